@@ -1,0 +1,440 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+const (
+	defaultMaxMessageBytes = 4 << 20
+	defaultCloseTimeout    = 2 * time.Second
+
+	// maxStderrLine caps one forwarded stderr line; the rest is dropped so a
+	// server cannot make us hold an arbitrarily long log line.
+	maxStderrLine = 8 << 10
+	// exitGrace is how long Read, having hit EOF on stdout, waits for the
+	// process to exit so that the error can carry the exit status.
+	exitGrace = 100 * time.Millisecond
+	// stderrGrace is how long Close, once the server is reaped, lets the
+	// stderr forwarder drain before cutting it off: a grandchild may still
+	// hold the pipe open.
+	stderrGrace = 100 * time.Millisecond
+)
+
+// Command is a Transport that runs an MCP server as a subprocess and talks to
+// it over stdio: one JSON-RPC message per line, newline-delimited, on the
+// server's stdin and stdout. Each Connect starts a new process.
+type Command struct {
+	// Path is the program to run; a name without a slash is looked up in PATH.
+	Path string
+	// Args are the program's arguments, not including its name.
+	Args []string
+	// Env is the server's environment, as for exec.Cmd: nil inherits ours.
+	Env []string
+	// Dir is the server's working directory; "" means ours.
+	Dir string
+	// MaxMessageBytes caps one incoming message; 0 means 4 MiB. A longer
+	// line fails the connection with *MessageTooLongError.
+	MaxMessageBytes int
+	// Logger receives the server's stderr, one Info record per line with the
+	// attribute stream=stderr (lines over 8 KiB are cut, and marked
+	// truncated=true). Add identifying attributes with Logger.With. Nil
+	// discards stderr.
+	Logger *slog.Logger
+	// CloseTimeout is how long Close waits for the server to exit after
+	// closing its stdin, and again after SIGTERM, before SIGKILL; 0 means 2s.
+	CloseTimeout time.Duration
+}
+
+// MessageTooLongError reports an incoming stdio line longer than the limit.
+// The connection cannot resynchronise after one, so every later Read returns
+// the same error.
+type MessageTooLongError struct {
+	Limit int // the MaxMessageBytes in force
+}
+
+func (e *MessageTooLongError) Error() string {
+	return fmt.Sprintf("transport: stdio message exceeds %d bytes", e.Limit)
+}
+
+// Connect starts the server. ctx is only checked before starting: the
+// process lives until the returned Conn is closed (or exits by itself).
+func (c *Command) Connect(ctx context.Context) (Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if c.Path == "" {
+		return nil, errors.New("transport: stdio command has no Path")
+	}
+	limit := c.MaxMessageBytes
+	if limit <= 0 {
+		limit = defaultMaxMessageBytes
+	}
+	closeTimeout := c.CloseTimeout
+	if closeTimeout <= 0 {
+		closeTimeout = defaultCloseTimeout
+	}
+
+	var opened []*os.File
+	fail := func(err error) (Conn, error) {
+		for _, f := range opened {
+			f.Close()
+		}
+		return nil, fmt.Errorf("transport: start %s: %w", c.Path, err)
+	}
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			opened = append(opened, r, w)
+		}
+		return r, w, err
+	}
+
+	// We make the pipes ourselves rather than asking exec.Cmd for them: with
+	// *os.File ends os/exec starts no copying goroutines, and our ends take
+	// deadlines and can be closed under a blocked Read or Write.
+	cmd := exec.Command(c.Path, c.Args...)
+	cmd.Env, cmd.Dir = c.Env, c.Dir
+	stdinR, stdinW, err := pipe()
+	if err != nil {
+		return fail(err)
+	}
+	stdoutR, stdoutW, err := pipe()
+	if err != nil {
+		return fail(err)
+	}
+	cmd.Stdin, cmd.Stdout = stdinR, stdoutW
+	var stderrR, stderrW *os.File
+	if c.Logger != nil {
+		if stderrR, stderrW, err = pipe(); err != nil {
+			return fail(err)
+		}
+		cmd.Stderr = stderrW
+	} // else os/exec connects stderr to the null device.
+	if err := cmd.Start(); err != nil {
+		return fail(err)
+	}
+	// The child holds its own copies; ours would keep the pipes open after
+	// it exits, and we would never see EOF.
+	stdinR.Close()
+	stdoutW.Close()
+	if stderrW != nil {
+		stderrW.Close()
+	}
+
+	conn := &stdioConn{
+		cmd:          cmd,
+		stdin:        stdinW,
+		stdout:       stdoutR,
+		stderr:       stderrR,
+		closeTimeout: closeTimeout,
+		wmu:          make(chan struct{}, 1),
+		msgs:         make(chan []byte),
+		readDone:     make(chan struct{}),
+		logDone:      make(chan struct{}),
+		exited:       make(chan struct{}),
+		done:         make(chan struct{}),
+	}
+	go func() {
+		cmd.Wait() // the outcome is kept in cmd.ProcessState
+		close(conn.exited)
+	}()
+	go conn.readLoop(limit)
+	if stderrR != nil {
+		go conn.logLoop(c.Logger)
+	} else {
+		close(conn.logDone)
+	}
+	return conn, nil
+}
+
+// stdioConn is a running server process.
+//
+// Concurrency: one goroutine reads stdout and hands lines to Read over an
+// unbuffered channel, so Read can honour ctx and Close without touching the
+// pipe. Writes are serialised by wmu, a one-slot channel used as a mutex so
+// that waiting for it honours ctx and Close. A third goroutine forwards
+// stderr, and a fourth reaps the process. Close stops all of them before it
+// returns.
+type stdioConn struct {
+	cmd          *exec.Cmd
+	stdin        *os.File
+	stdout       *os.File
+	stderr       *os.File // nil when stderr is discarded
+	closeTimeout time.Duration
+
+	wmu  chan struct{} // write lock
+	werr error         // sticky write failure; guarded by wmu
+
+	msgs     chan []byte   // lines from readLoop; closed when it stops
+	readErr  error         // why readLoop stopped; written before msgs closes
+	readDone chan struct{} // closed when readLoop returns
+	logDone  chan struct{} // closed when logLoop returns, or at once
+
+	exited    chan struct{} // closed once the process is reaped
+	done      chan struct{} // closed when Close begins
+	closeOnce sync.Once
+}
+
+// Read returns the next non-blank line from the server's stdout.
+func (c *stdioConn) Read(ctx context.Context) (Message, error) {
+	if c.isClosed() {
+		return Message{}, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return Message{}, err
+	}
+	select {
+	case line, ok := <-c.msgs:
+		if !ok {
+			if c.isClosed() {
+				return Message{}, ErrClosed
+			}
+			return Message{}, c.readErr
+		}
+		return Message{Data: line}, nil
+	case <-ctx.Done():
+		return Message{}, ctx.Err()
+	case <-c.done:
+		return Message{}, ErrClosed
+	}
+}
+
+// Write sends data and a newline. It is safe for concurrent use; each
+// message goes out whole.
+func (c *stdioConn) Write(ctx context.Context, data []byte) error {
+	if bytes.IndexByte(data, '\n') >= 0 {
+		return errors.New("transport: stdio message contains a newline")
+	}
+	if c.isClosed() {
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case c.wmu <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.done:
+		return ErrClosed
+	}
+	defer func() { <-c.wmu }()
+	if c.werr != nil {
+		return c.werr
+	}
+
+	// One buffer, one write: the line reaches the pipe in a single call.
+	buf := make([]byte, 0, len(data)+1)
+	buf = append(append(buf, data...), '\n')
+	n, err := c.write(ctx, buf)
+	switch {
+	case err == nil:
+		return nil
+	case c.isClosed():
+		return ErrClosed
+	case n > 0:
+		// Part of a line is on the wire; anything sent after it would be
+		// glued to it and garble both.
+		c.werr = fmt.Errorf("transport: stdio write cut mid-message: %w", err)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return fmt.Errorf("%w: %w", ctxErr, c.werr)
+		}
+		return c.werr
+	case errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil:
+		return ctx.Err()
+	default:
+		return fmt.Errorf("transport: stdio write: %w", err)
+	}
+}
+
+// write writes buf to stdin, giving up when ctx ends. That is best effort:
+// where pipes take no deadline (Windows) only Close interrupts a write to a
+// server that has stopped reading.
+func (c *stdioConn) write(ctx context.Context, buf []byte) (int, error) {
+	if ctx.Done() == nil {
+		return c.stdin.Write(buf)
+	}
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		c.stdin.SetWriteDeadline(time.Now())
+		close(fired)
+	})
+	n, err := c.stdin.Write(buf)
+	if !stop() {
+		// The deadline was (or is being) set; clear it for the next Write.
+		<-fired
+		c.stdin.SetWriteDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// Close shuts the server down the way the MCP spec asks: close its stdin,
+// wait CloseTimeout, SIGTERM, wait CloseTimeout, SIGKILL. It returns once the
+// process is reaped and every goroutine of the Conn has ended. Every call
+// returns nil, after that shutdown is complete.
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(c.shutdown)
+	return nil
+}
+
+func (c *stdioConn) shutdown() {
+	close(c.done)
+	// Also unblocks a Write stuck on a full pipe.
+	c.stdin.Close()
+	if !waitFor(c.exited, c.closeTimeout) {
+		// Signal fails where there is no SIGTERM (Windows): kill at once.
+		if c.cmd.Process.Signal(syscall.SIGTERM) != nil || !waitFor(c.exited, c.closeTimeout) {
+			c.cmd.Process.Kill()
+			<-c.exited
+		}
+	}
+	// readLoop drains stdout until now, so that a chatty server cannot block
+	// on a full pipe instead of noticing the closed stdin.
+	c.stdout.Close()
+	<-c.readDone
+	if c.stderr != nil {
+		waitFor(c.logDone, stderrGrace) // keep the server's last words
+		c.stderr.Close()
+		<-c.logDone
+	}
+}
+
+func (c *stdioConn) isClosed() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// readLoop feeds Read until stdout fails, then drains stdout until Close.
+func (c *stdioConn) readLoop(limit int) {
+	defer close(c.readDone)
+	r := bufio.NewReaderSize(c.stdout, 64<<10)
+	c.readErr = c.deliver(r, limit)
+	close(c.msgs)
+	io.Copy(io.Discard, r) // ends at EOF or when Close closes stdout
+}
+
+func (c *stdioConn) deliver(r *bufio.Reader, limit int) error {
+	for {
+		line, err := readLine(r, limit)
+		switch {
+		case errors.Is(err, io.EOF):
+			return c.eofError()
+		case err != nil:
+			var tooLong *MessageTooLongError
+			if errors.As(err, &tooLong) {
+				return err
+			}
+			return fmt.Errorf("transport: stdio read: %w", err)
+		case len(bytes.TrimSpace(line)) == 0:
+			continue
+		}
+		select {
+		case c.msgs <- line:
+		case <-c.done:
+			return ErrClosed
+		}
+	}
+}
+
+// eofError describes the end of stdout, with the exit status if the process
+// exits soon after (as it usually does: exiting is what closes stdout).
+func (c *stdioConn) eofError() error {
+	t := time.NewTimer(exitGrace)
+	defer t.Stop()
+	select {
+	case <-c.exited:
+		return fmt.Errorf("transport: server exited (%s): %w", c.cmd.ProcessState, io.EOF)
+	case <-t.C:
+	case <-c.done:
+	}
+	return fmt.Errorf("transport: server closed stdout: %w", io.EOF)
+}
+
+// readLine returns the next line without its '\n' (a final line without one
+// counts). It holds at most limit bytes of a line: past that it stops with
+// *MessageTooLongError rather than buffering the rest.
+func readLine(r *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if err == nil {
+			chunk = chunk[:len(chunk)-1]
+		}
+		if len(line)+len(chunk) > limit {
+			return nil, &MessageTooLongError{Limit: limit}
+		}
+		line = append(line, chunk...) // copies out of r's buffer
+		switch {
+		case err == nil:
+			return line, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+		case errors.Is(err, io.EOF) && len(line) > 0:
+			return line, nil // the next call reports EOF
+		default:
+			return nil, err
+		}
+	}
+}
+
+// logLoop forwards stderr to logger line by line until the pipe ends.
+func (c *stdioConn) logLoop(logger *slog.Logger) {
+	defer close(c.logDone)
+	r := bufio.NewReaderSize(c.stderr, maxStderrLine)
+	for {
+		line, truncated, err := readCapped(r, maxStderrLine)
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) > 0 {
+			attrs := []slog.Attr{slog.String("stream", "stderr")}
+			if truncated {
+				attrs = append(attrs, slog.Bool("truncated", true))
+			}
+			logger.LogAttrs(context.Background(), slog.LevelInfo, string(line), attrs...)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// readCapped reads one line, without its '\n', keeping at most limit bytes of
+// it and discarding the rest.
+func readCapped(r *bufio.Reader, limit int) (line []byte, truncated bool, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		chunk = bytes.TrimSuffix(chunk, []byte("\n"))
+		if room := limit - len(line); len(chunk) > room {
+			chunk, truncated = chunk[:room], true
+		}
+		line = append(line, chunk...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, truncated, err
+		}
+	}
+}
+
+// waitFor reports whether ch closed within d.
+func waitFor(ch <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}

@@ -1,0 +1,373 @@
+package transport
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// startHelper runs the test binary as a stdio server in the given mode (see
+// runHelper) and closes it when the test ends.
+func startHelper(t *testing.T, mode string, cmd Command) *stdioConn {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Path = exe
+	// Under -race a child that exits 0 would otherwise sleep 1s first.
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode, "GORACE=atexit_sleep_ms=0")
+	conn, err := cmd.Connect(context.Background())
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn.(*stdioConn)
+}
+
+func mustRead(t *testing.T, c Conn) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	msg, err := c.Read(ctx)
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	return string(msg.Data)
+}
+
+func TestStdioEcho(t *testing.T) {
+	ctx := context.Background()
+	c := startHelper(t, "echo", Command{})
+
+	msgs := []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `{"a":"b"}`, `{"big":"` + strings.Repeat("z", 100<<10) + `"}`}
+	for _, m := range msgs {
+		if err := c.Write(ctx, []byte(m)); err != nil {
+			t.Fatalf("Write: %v", err)
+		}
+	}
+	for _, want := range msgs {
+		if got := mustRead(t, c); got != want {
+			t.Fatalf("Read = %.40q…, want %.40q…", got, want)
+		}
+	}
+
+	err := c.Write(ctx, []byte("{\"a\":1}\n{\"b\":2}"))
+	if err == nil || !strings.Contains(err.Error(), "newline") {
+		t.Fatalf("Write with a newline = %v, want a newline error", err)
+	}
+	// The rejected Write sent nothing; the connection is still in step.
+	if err := c.Write(ctx, []byte(`{"after":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, c); got != `{"after":1}` {
+		t.Fatalf("Read = %q", got)
+	}
+
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if c.cmd.ProcessState == nil || !c.cmd.ProcessState.Success() {
+		t.Fatalf("echo server state after Close = %v, want a clean exit on stdin EOF", c.cmd.ProcessState)
+	}
+	if _, err := c.Read(ctx); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Read after Close = %v, want ErrClosed", err)
+	}
+	if err := c.Write(ctx, []byte("{}")); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Write after Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestStdioConcurrentWrites(t *testing.T) {
+	ctx := context.Background()
+	c := startHelper(t, "echo", Command{})
+
+	const writers, each = 8, 50
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				// Long enough that a torn write would show.
+				msg := fmt.Sprintf(`{"w":%d,"i":%d,"pad":"%s"}`, w, i, strings.Repeat("p", 5000))
+				if err := c.Write(ctx, []byte(msg)); err != nil {
+					t.Errorf("Write: %v", err)
+					return
+				}
+			}
+		})
+	}
+	next := make([]int, writers)
+	for range writers * each {
+		var w, i int
+		got := mustRead(t, c)
+		if _, err := fmt.Sscanf(got, `{"w":%d,"i":%d,`, &w, &i); err != nil || len(got) != len(fmt.Sprintf(`{"w":%d,"i":%d,"pad":""}`, w, i))+5000 {
+			t.Fatalf("garbled message %.60q… (len %d)", got, len(got))
+		}
+		if i != next[w] {
+			t.Fatalf("writer %d: got message %d, want %d", w, i, next[w])
+		}
+		next[w]++
+	}
+	wg.Wait()
+}
+
+func TestStdioReadContext(t *testing.T) {
+	c := startHelper(t, "echo", Command{})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := c.Read(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Read = %v, want DeadlineExceeded", err)
+	}
+	if err := c.Write(context.Background(), []byte(`{"still":"ok"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, c); got != `{"still":"ok"}` {
+		t.Fatalf("Read = %q", got)
+	}
+}
+
+func TestStdioCloseUnblocksRead(t *testing.T) {
+	c := startHelper(t, "echo", Command{})
+
+	readErr := make(chan error, 1)
+	go func() {
+		_, err := c.Read(context.Background())
+		readErr <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // let Read block
+
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			if err := c.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			// Every Close returns only once the process is reaped.
+			select {
+			case <-c.exited:
+			default:
+				t.Error("Close returned before the process was reaped")
+			}
+		})
+	}
+	wg.Wait()
+	if err := <-readErr; !errors.Is(err, ErrClosed) {
+		t.Fatalf("blocked Read = %v, want ErrClosed", err)
+	}
+}
+
+// captureHandler records what reaches a slog.Logger.
+type captureHandler struct {
+	mu   sync.Mutex
+	logs []string
+}
+
+func (h *captureHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *captureHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *captureHandler) WithGroup(string) slog.Handler            { return h }
+
+func (h *captureHandler) Handle(_ context.Context, r slog.Record) error {
+	s := r.Level.String() + " " + r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		s += " " + a.String()
+		return true
+	})
+	h.mu.Lock()
+	h.logs = append(h.logs, s)
+	h.mu.Unlock()
+	return nil
+}
+
+func TestStdioStderrForwarded(t *testing.T) {
+	h := &captureHandler{}
+	c := startHelper(t, "stderr", Command{Logger: slog.New(h)})
+	// Close returns after the forwarder has seen stderr's end, so every
+	// line is in by then.
+	c.Close()
+
+	want := []string{
+		"INFO hello from stderr stream=stderr",
+		"INFO second line stream=stderr",
+		"INFO " + strings.Repeat("x", maxStderrLine) + " stream=stderr truncated=true",
+		"INFO last words without newline stream=stderr",
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.logs) != len(want) {
+		t.Fatalf("got %d log records, want %d: %.200q", len(h.logs), len(want), h.logs)
+	}
+	for i := range want {
+		if h.logs[i] != want[i] {
+			t.Errorf("record %d = %.80q…, want %.80q…", i, h.logs[i], want[i])
+		}
+	}
+}
+
+func TestStdioMessageTooLong(t *testing.T) {
+	t.Run("small limit", func(t *testing.T) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		c := startHelper(t, "longline", Command{MaxMessageBytes: 1024})
+		ctx := context.Background()
+		_, err := c.Read(ctx)
+		runtime.ReadMemStats(&after)
+
+		var tooLong *MessageTooLongError
+		if !errors.As(err, &tooLong) || tooLong.Limit != 1024 {
+			t.Fatalf("Read = %v, want *MessageTooLongError{1024}", err)
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+			t.Errorf("reading a 5 MiB line allocated %d bytes; it should be discarded, not buffered", got)
+		}
+		// The stream cannot resynchronise: the same error from now on.
+		if _, err2 := c.Read(ctx); err2 != err {
+			t.Fatalf("second Read = %v, want the same error %v", err2, err)
+		}
+	})
+	t.Run("default limit", func(t *testing.T) {
+		c := startHelper(t, "longline", Command{})
+		_, err := c.Read(context.Background())
+		var tooLong *MessageTooLongError
+		if !errors.As(err, &tooLong) || tooLong.Limit != 4<<20 {
+			t.Fatalf("Read = %v, want *MessageTooLongError{4 MiB}", err)
+		}
+		if want := "transport: stdio message exceeds 4194304 bytes"; err.Error() != want {
+			t.Fatalf("Error() = %q, want %q", err.Error(), want)
+		}
+	})
+}
+
+func TestStdioServerExits(t *testing.T) {
+	c := startHelper(t, "exit3", Command{})
+
+	// Blank lines before the message are skipped.
+	if got := mustRead(t, c); got != `{"jsonrpc":"2.0","method":"bye"}` {
+		t.Fatalf("Read = %q", got)
+	}
+	_, err := c.Read(context.Background())
+	if !errors.Is(err, io.EOF) {
+		t.Fatalf("Read after exit = %v, want an error wrapping io.EOF", err)
+	}
+	if !strings.Contains(err.Error(), "exit status 3") {
+		t.Errorf("Read after exit = %q, want the exit status in it", err)
+	}
+	// Still EOF on the next Read.
+	if _, err := c.Read(context.Background()); !errors.Is(err, io.EOF) {
+		t.Fatalf("second Read = %v, want io.EOF", err)
+	}
+}
+
+func TestStdioCloseEscalates(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGTERM on Windows")
+	}
+	t.Run("SIGTERM", func(t *testing.T) {
+		c := startHelper(t, "deaf", Command{CloseTimeout: 100 * time.Millisecond})
+		mustRead(t, c)
+		c.Close()
+		if got := c.cmd.ProcessState.String(); got != "signal: terminated" {
+			t.Fatalf("server ended with %q, want SIGTERM", got)
+		}
+	})
+	t.Run("SIGKILL", func(t *testing.T) {
+		c := startHelper(t, "ignore-stdin-eof", Command{CloseTimeout: 100 * time.Millisecond})
+		mustRead(t, c) // SIGTERM is ignored from here on
+		start := time.Now()
+		c.Close()
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("Close took %v", d)
+		}
+		if got := c.cmd.ProcessState.String(); got != "signal: killed" {
+			t.Fatalf("server ended with %q, want SIGKILL", got)
+		}
+	})
+}
+
+func TestStdioWriteContext(t *testing.T) {
+	c := startHelper(t, "deaf", Command{CloseTimeout: 100 * time.Millisecond})
+	mustRead(t, c)
+
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.Write(canceled, []byte("{}")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Write with a done ctx = %v, want Canceled", err)
+	}
+
+	// The server never reads, so a big message fills the pipe and blocks.
+	big := []byte(`"` + strings.Repeat("b", 1<<20) + `"`)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	err := c.Write(ctx, big)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("blocked Write = %v, want DeadlineExceeded", err)
+	}
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Skip("ctx ended before the write began (slow machine)")
+	}
+	// Half a message went out: the connection refuses to garble more.
+	if err := c.Write(context.Background(), []byte("{}")); err == nil || !strings.Contains(err.Error(), "mid-message") {
+		t.Fatalf("Write after a cut message = %v, want the sticky error", err)
+	}
+}
+
+func TestStdioCloseUnblocksWrite(t *testing.T) {
+	c := startHelper(t, "deaf", Command{CloseTimeout: 100 * time.Millisecond})
+	mustRead(t, c)
+
+	writeErr := make(chan error, 1)
+	go func() {
+		writeErr <- c.Write(context.Background(), []byte(`"`+strings.Repeat("b", 1<<20)+`"`))
+	}()
+	time.Sleep(20 * time.Millisecond) // let Write block on the full pipe
+	c.Close()
+	if err := <-writeErr; !errors.Is(err, ErrClosed) {
+		t.Fatalf("blocked Write = %v, want ErrClosed", err)
+	}
+}
+
+func TestStdioStartError(t *testing.T) {
+	ctx := context.Background()
+	_, err := (&Command{Path: "/nonexistent/conduit-test-server"}).Connect(ctx)
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Connect = %v, want an error wrapping fs.ErrNotExist", err)
+	}
+	if _, err := (&Command{}).Connect(ctx); err == nil {
+		t.Fatal("Connect without a Path succeeded")
+	}
+}
+
+func TestReadLine(t *testing.T) {
+	const limit = 20
+	in := "short\n" +
+		strings.Repeat("a", limit) + "\n" + // exactly at the limit
+		"\n" +
+		"tail without newline"
+	// A buffer smaller than a line exercises the multi-chunk path.
+	r := bufio.NewReaderSize(strings.NewReader(in), 16)
+	for _, want := range []string{"short", strings.Repeat("a", limit), "", "tail without newline"} {
+		got, err := readLine(r, limit)
+		if err != nil || string(got) != want {
+			t.Fatalf("readLine = %q, %v; want %q", got, err, want)
+		}
+	}
+	if _, err := readLine(r, limit); err != io.EOF {
+		t.Fatalf("readLine at end = %v, want io.EOF", err)
+	}
+
+	r = bufio.NewReaderSize(strings.NewReader(strings.Repeat("a", limit+1)+"\n"), 16)
+	var tooLong *MessageTooLongError
+	if _, err := readLine(r, limit); !errors.As(err, &tooLong) || tooLong.Limit != limit {
+		t.Fatalf("readLine over the limit = %v, want *MessageTooLongError{%d}", err, limit)
+	}
+}

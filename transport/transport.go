@@ -1,0 +1,51 @@
+// Package transport moves JSON-RPC messages between Conduit and one MCP
+// server. A transport only moves bytes: it never interprets a message beyond
+// its framing. Policy (what to answer, when to give up) lives in actors/.
+package transport
+
+import (
+	"context"
+	"errors"
+)
+
+// Message is one JSON-RPC message as it came off the wire.
+type Message struct {
+	// Data is exactly one JSON-RPC message (never a batch, never a newline).
+	Data []byte
+	// Related is the raw JSON id of the client request whose response stream
+	// carried this message (Streamable HTTP), or "" when the transport cannot
+	// tell (stdio, in memory). The call tracker uses it to tie a server
+	// request to an in-flight call.
+	Related string
+}
+
+// Transport opens a connection to one server.
+type Transport interface {
+	// Connect starts the server or opens the session. The ctx bounds only the
+	// connecting, not the life of the returned Conn.
+	Connect(ctx context.Context) (Conn, error)
+}
+
+// Conn is one open connection.
+//
+// Read is called from one goroutine at a time. Write may be called
+// concurrently with Read and with other Writes. Close may be called more than
+// once, concurrently with Read and Write, and must unblock both.
+type Conn interface {
+	// Read blocks until the next message, ctx ends, or the connection ends.
+	// At the end of the stream it returns io.EOF (or an error wrapping it).
+	Read(ctx context.Context) (Message, error)
+	// Write sends one message. data holds no newline.
+	Write(ctx context.Context, data []byte) error
+	// Close ends the connection and releases everything it holds.
+	Close() error
+}
+
+// Origin is implemented by connections that know the server's origin
+// (scheme://host[:port]); the elicitation guard compares URLs against it.
+type Origin interface {
+	Origin() string
+}
+
+// ErrClosed is returned by Read and Write after Close.
+var ErrClosed = errors.New("transport: connection closed")
