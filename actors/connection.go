@@ -1,0 +1,294 @@
+package actors
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/conduitmcp/conduit/era"
+	"github.com/conduitmcp/conduit/guards"
+	"github.com/conduitmcp/conduit/messages"
+	"github.com/conduitmcp/conduit/supervisor"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// connection is the connection actor. It owns the map of outgoing calls in
+// flight and the map of request children, decodes what the reader goroutine
+// hands it, and answers what needs no callback (ping, unknown methods,
+// undeclared capabilities, duplicates, the busy cap) itself. It supervises
+// its children: a child's panic reaches HandleFailure on this actor's
+// goroutine and is answered -32603; children are stopped, never restarted.
+type connection struct {
+	cfg     *Config
+	shared  *shared
+	life    *lifecycle
+	writer  *writer
+	tracker *actor.PID
+	mailbox *actor.PID
+
+	version string
+	era     messages.Era
+	closed  bool
+
+	pending  map[messages.ID]*callRequest
+	children map[*actor.PID]messages.ID // request child → server request id
+	running  map[messages.ID]*actor.PID // server request id → request child
+	slots    supervisor.Cap
+}
+
+var _ actor.SupervisorStrategy = (*connection)(nil)
+
+func (c *connection) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		c.tracker = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return newTracker(ctx.Self()) }))
+		mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID, Era: c.era}, c.cfg.LogRate, c.cfg.LogBurst, c.life.mailboxExited)
+		c.mailbox = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return mb }))
+	case *inbound:
+		c.inbound(ctx, m.msg)
+	case *callRequest:
+		c.call(ctx, m)
+	case *cancelCall:
+		if p, ok := c.pending[m.id]; ok {
+			delete(c.pending, m.id)
+			ctx.Send(c.tracker, &callEnded{id: m.id})
+			if p.method != messages.MethodInitialize {
+				c.notify(messages.MethodCancelled, messages.CancelledParams{RequestID: m.id, Reason: m.reason})
+			}
+		}
+	case *callExpired:
+		p, ok := c.pending[m.id]
+		if !ok {
+			return
+		}
+		delete(c.pending, m.id)
+		if p.method != messages.MethodInitialize { // a client must not cancel initialize
+			c.notify(messages.MethodCancelled, messages.CancelledParams{RequestID: m.id, Reason: "timeout"})
+		}
+		what := "timeout"
+		if m.total {
+			what = "max total timeout"
+		}
+		p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindTimeout, Method: p.method,
+			Message: fmt.Sprintf("no response within the %s of %s: active %s, paused for input %s", what, m.limit, m.active.Round(time.Millisecond), m.paused.Round(time.Millisecond)),
+			Active:  m.active, Paused: m.paused}}
+	case *notifyRequest:
+		if c.closed {
+			m.done <- &messages.Error{Kind: messages.KindClosed, Method: m.method, Message: "connection closed"}
+			return
+		}
+		m.done <- c.notify(m.method, m.params)
+	case *setSession:
+		c.version, c.era = m.version, m.era
+	case *childReply:
+		c.childDone(ctx, m.child, m.frame)
+	case *readerDone:
+		c.shutdown(ctx, &messages.Error{Kind: messages.KindTransport, Message: "connection to the server lost", Err: m.err})
+	case *writerFailed:
+		c.shutdown(ctx, &messages.Error{Kind: messages.KindTransport, Message: "write to the server failed", Err: m.err})
+	case *closeRequest:
+		c.shutdown(ctx, m.err)
+		close(m.done)
+	}
+}
+
+// HandleFailure runs on this actor's goroutine when a child panicked in
+// Receive. A request child is answered -32603 and stopped; the tracker or
+// mailbox failing is a bug, and ends the connection.
+func (c *connection) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, _ *actor.RestartStatistics, reason any, _ any) {
+	if id, ok := c.children[child]; ok {
+		c.shared.logger.Error("request child failed", "id", id.String(), "reason", fmt.Sprint(reason))
+		e := &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: input request failed"}
+		c.release(child, id)
+		c.send(messages.NewErrorResponse(id, e))
+		sup.StopChildren(child)
+		return
+	}
+	c.shared.logger.Error("conduit actor failed", "actor", child.String(), "reason", fmt.Sprint(reason))
+	sup.StopChildren(child)
+	c.life.stop(&messages.Error{Kind: messages.KindProtocol, Message: fmt.Sprintf("internal actor failed: %v", reason)})
+}
+
+func (c *connection) inbound(ctx actor.Context, msg transport.Message) {
+	f, derr := messages.Decode(msg.Data)
+	if derr != nil {
+		c.shared.counters.malformed.Add(1)
+		c.shared.logger.Warn("malformed message from server", "code", derr.Err.Code, "err", derr.Err.Message)
+		c.send(messages.NewErrorResponse(derr.ID, derr.Err))
+		return
+	}
+	switch {
+	case f.IsResponse():
+		c.response(ctx, f)
+	case f.IsNotification():
+		c.serverNotification(ctx, f)
+	default:
+		c.serverRequest(ctx, f, msg.Related)
+	}
+}
+
+func (c *connection) response(ctx actor.Context, f *messages.Frame) {
+	p, ok := c.pending[f.ID]
+	if !ok {
+		c.shared.counters.unknownResponses.Add(1)
+		c.shared.logger.Warn("response to an unknown id dropped", "id", f.ID.String())
+		return
+	}
+	delete(c.pending, f.ID)
+	ctx.Send(c.tracker, &callEnded{id: f.ID})
+	if f.Error != nil {
+		p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindRPC, Method: p.method, RPC: f.Error}}
+		return
+	}
+	p.reply <- callOutcome{result: f.Result}
+}
+
+func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame) {
+	if f.Method == messages.MethodCancelled {
+		var p messages.CancelledParams
+		if err := json.Unmarshal(f.Params, &p); err != nil || p.RequestID.IsZero() {
+			c.shared.logger.Debug("malformed notifications/cancelled ignored")
+			return
+		}
+		if child, ok := c.running[p.RequestID]; ok {
+			ctx.Send(child, &cancelInput{reason: p.Reason})
+		}
+		return
+	}
+	ctx.Send(c.mailbox, &enqueue{method: f.Method, params: f.Params})
+}
+
+func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint string) {
+	refuse := func(code int, outcome, format string, args ...any) {
+		e := &messages.RPCError{Code: code, Message: fmt.Sprintf(format, args...)}
+		c.send(messages.NewErrorResponse(f.ID, e))
+		if outcome != "" {
+			c.shared.audit(messages.AuditRecord{Time: time.Now(), ServerID: c.cfg.ServerID, Era: c.era, Method: f.Method, RequestID: f.ID, Outcome: outcome}, e)
+		}
+	}
+	if f.Method == messages.MethodPing {
+		c.sendResult(f.ID, struct{}{})
+		return
+	}
+	if _, dup := c.running[f.ID]; dup {
+		refuse(messages.CodeInvalidRequest, "", "Invalid Request: id %s is already in use by a running request", f.ID)
+		return
+	}
+	switch f.Method {
+	case messages.MethodCreateMessage, messages.MethodElicit, messages.MethodListRoots:
+	default:
+		refuse(messages.CodeMethodNotFound, "", "Method not found: %s", f.Method)
+		return
+	}
+	c.shared.counters.serverRequests.Add(1)
+	if c.era == messages.EraModern {
+		c.shared.logger.Warn("modern server sent a request; refused", "method", f.Method)
+		refuse(messages.CodeMethodNotFound, guards.OutcomeRefused, "Method not found: %s (there are no server requests in %s)", f.Method, c.version)
+		return
+	}
+	if !c.cfg.Declared.Allows(f.Method, c.version) {
+		refuse(messages.CodeMethodNotFound, guards.OutcomeRefused, "Method not found: %s (the client did not declare this capability)", f.Method)
+		return
+	}
+	if c.closed {
+		refuse(messages.CodeInternalError, guards.OutcomeRefused, "Internal error: client is closing")
+		return
+	}
+	if !c.slots.Acquire() {
+		c.shared.counters.busy.Add(1)
+		refuse(messages.CodeBusy, guards.OutcomeBusy, "Server busy: %d requests already running", c.slots.Max)
+		return
+	}
+	spec := requestSpec{
+		id: f.ID, method: f.Method, params: f.Params, hint: hint,
+		version: c.version, origin: c.cfg.Origin, tracker: c.tracker, shared: c.shared,
+		base:    messages.RequestContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID, Era: c.era, Assigns: c.cfg.Assigns},
+		timeout: c.cfg.handlerTimeout(f.Method),
+	}
+	child := ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return &request{spec: spec} }))
+	c.children[child] = f.ID
+	c.running[f.ID] = child
+}
+
+func (c *connection) childDone(ctx actor.Context, child *actor.PID, frame *messages.Frame) {
+	id, ok := c.children[child]
+	if !ok {
+		return
+	}
+	c.release(child, id)
+	if frame != nil {
+		c.send(frame)
+	}
+	ctx.Stop(child) // only now: its reply has arrived
+}
+
+func (c *connection) release(child *actor.PID, id messages.ID) {
+	delete(c.children, child)
+	delete(c.running, id)
+	c.slots.Release()
+	// The tracker may be gone during shutdown; the message is then dropped.
+	c.life.system.Root.Send(c.tracker, &inputEnded{token: child})
+}
+
+func (c *connection) call(ctx actor.Context, m *callRequest) {
+	if c.closed {
+		m.reply <- callOutcome{err: c.life.closedErr(m.method)}
+		return
+	}
+	f, err := messages.NewRequest(m.id, m.method, m.params)
+	if err != nil {
+		m.reply <- callOutcome{err: &messages.Error{Kind: messages.KindProtocol, Method: m.method, Err: err}}
+		return
+	}
+	c.pending[m.id] = m
+	ctx.Send(c.tracker, &callStarted{id: m.id, method: m.method, timeout: m.timeout, maxTotal: m.maxTotal, assigns: m.assigns})
+	c.send(f)
+}
+
+func (c *connection) notify(method string, params any) error {
+	f, err := messages.NewNotification(method, params)
+	if err != nil {
+		return err
+	}
+	c.send(f)
+	return nil
+}
+
+func (c *connection) sendResult(id messages.ID, result any) {
+	f, err := messages.NewResult(id, result)
+	if err == nil {
+		c.send(f)
+	}
+}
+
+func (c *connection) send(f *messages.Frame) {
+	data, err := f.Encode()
+	if err != nil {
+		c.shared.logger.Error("frame could not be encoded", "err", err)
+		return
+	}
+	c.writer.send(data)
+}
+
+// shutdown fails every call in flight with err and lets the runtime tear
+// the rest down.
+// It is idempotent.
+func (c *connection) shutdown(ctx actor.Context, err error) {
+	if c.closed {
+		return
+	}
+	c.closed = true
+	c.life.stop(err)
+	for id, p := range c.pending {
+		delete(c.pending, id)
+		p.reply <- callOutcome{err: c.life.closedErr(p.method)}
+	}
+	// The children stop with this actor (the runtime poisons it next); their
+	// handlers' contexts are cancelled by the runtime. Stopping them here
+	// too would send a second Stop to a dead PID: a logged dead letter.
+	c.children, c.running = map[*actor.PID]messages.ID{}, map[messages.ID]*actor.PID{}
+}
+
+var _ = era.Of

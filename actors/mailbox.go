@@ -1,0 +1,125 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"golang.org/x/time/rate"
+
+	"github.com/conduitmcp/conduit/messages"
+	"github.com/conduitmcp/conduit/sanitize"
+)
+
+// MaxWaitingNotifications is how many notifications may wait for the
+// handler; newer ones are dropped and counted. The one being handled does
+// not count toward it.
+const MaxWaitingNotifications = 1000
+
+// mailbox is the notification mailbox: HandleNotification and HandleLog run
+// one at a time, in arrival order, in one goroutine it owns. Each delivery
+// is acknowledged before the next, so at most one item is in the worker's
+// hands and the rest wait in an explicit queue with a hard cap (the
+// library's bounded mailboxes spin or drop the oldest). Log entries are rate
+// limited and sanitised before they are queued.
+type mailbox struct {
+	shared  *shared
+	nc      messages.NotificationContext
+	limiter *rate.Limiter
+	work    chan item // capacity 1; closed in Stopping
+	exited  chan struct{}
+	queue   []item
+	busy    bool
+}
+
+type item struct {
+	log   *messages.LoggingMessage
+	notif *messages.Notification
+}
+
+func newMailbox(s *shared, nc messages.NotificationContext, limit rate.Limit, burst int, exited chan struct{}) *mailbox {
+	return &mailbox{shared: s, nc: nc, limiter: rate.NewLimiter(limit, burst), work: make(chan item, 1), exited: exited}
+}
+
+func (m *mailbox) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		self, root := ctx.Self(), ctx.ActorSystem().Root
+		go m.run(func() { root.Send(self, &delivered{}) })
+	case *enqueue:
+		it, ok := m.item(msg)
+		if !ok {
+			return
+		}
+		switch {
+		case !m.busy:
+			m.busy = true
+			m.work <- it
+		case len(m.queue) >= MaxWaitingNotifications:
+			m.shared.counters.notificationsDropped.Add(1)
+		default:
+			m.queue = append(m.queue, it)
+		}
+	case *delivered:
+		if len(m.queue) == 0 {
+			m.busy = false
+			return
+		}
+		it := m.queue[0]
+		m.queue[0] = item{}
+		m.queue = m.queue[1:]
+		m.work <- it
+	case *actor.Stopping:
+		close(m.work)
+	}
+}
+
+// item turns a notification into a queue item, or reports false when it is
+// rate limited, malformed, or nobody listens for it.
+func (m *mailbox) item(msg *enqueue) (item, bool) {
+	h := m.shared.handler
+	if msg.method == messages.MethodLog {
+		if _, ok := h.(messages.LogHandler); !ok {
+			return item{}, false
+		}
+		if !m.limiter.Allow() {
+			m.shared.counters.logsDropped.Add(1)
+			return item{}, false
+		}
+		e, err := sanitize.Log(msg.params)
+		if err != nil {
+			m.shared.counters.malformed.Add(1)
+			m.shared.logger.Warn("malformed server log entry dropped", "err", err)
+			return item{}, false
+		}
+		return item{log: &messages.LoggingMessage{Level: e.Level, Logger: e.Logger, Data: e.Data}}, true
+	}
+	if _, ok := h.(messages.NotificationHandler); !ok {
+		return item{}, false
+	}
+	return item{notif: &messages.Notification{Method: msg.method, Params: msg.params}}, true
+}
+
+// run is the worker goroutine: one callback at a time, each acknowledged.
+func (m *mailbox) run(ack func()) {
+	defer close(m.exited)
+	for it := range m.work {
+		m.deliver(m.shared.ctx, it)
+		ack()
+	}
+}
+
+func (m *mailbox) deliver(ctx context.Context, it item) {
+	defer func() {
+		if v := recover(); v != nil {
+			m.shared.counters.notificationPanics.Add(1)
+			m.shared.logger.Error("notification handler panicked; skipped", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		}
+	}()
+	if it.log != nil {
+		m.shared.handler.(messages.LogHandler).HandleLog(ctx, m.nc, it.log)
+		return
+	}
+	m.shared.handler.(messages.NotificationHandler).HandleNotification(ctx, m.nc, it.notif)
+}

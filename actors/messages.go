@@ -1,0 +1,156 @@
+package actors
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/conduitmcp/conduit/messages"
+	"github.com/conduitmcp/conduit/supervisor"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// The actor messages below never leave this package, so they are
+// unexported: nothing outside can forge one. Every one of them may reach an
+// actor after it stopped (late handler results, timer ticks, reader output
+// and bookkeeping during shutdown), so all implement IgnoreDeadLetterLogging:
+// each dead letter that is logged starts a throttling goroutine.
+
+type quiet struct{}
+
+func (quiet) IgnoreDeadLetterLogging() {}
+
+// Reader and writer goroutines → connection.
+type (
+	inbound struct {
+		quiet
+		msg transport.Message
+	}
+	readerDone struct {
+		quiet
+		err error
+	}
+	writerFailed struct {
+		quiet
+		err error
+	}
+)
+
+// Callers (Runtime) → connection.
+type (
+	callRequest struct {
+		quiet
+		id       messages.ID
+		method   string
+		params   json.RawMessage
+		timeout  time.Duration
+		maxTotal time.Duration
+		assigns  map[string]any
+		reply    chan callOutcome // buffered 1: the connection never blocks on it
+	}
+	callOutcome struct {
+		quiet
+		result json.RawMessage
+		err    error
+	}
+	cancelCall struct {
+		quiet
+		id     messages.ID
+		reason string
+	}
+	notifyRequest struct {
+		quiet
+		method string
+		params any
+		done   chan error // buffered 1
+	}
+	setSession struct {
+		quiet
+		version string
+		era     messages.Era
+	}
+	closeRequest struct {
+		quiet
+		err  error
+		done chan struct{}
+	}
+)
+
+// Connection ↔ call tracker.
+type (
+	callStarted struct {
+		quiet
+		id       messages.ID
+		method   string
+		timeout  time.Duration
+		maxTotal time.Duration
+		assigns  map[string]any
+	}
+	callEnded struct {
+		quiet
+		id messages.ID
+	}
+	// callExpired: the tracker gave up on a call (deadline or total).
+	callExpired struct {
+		quiet
+		id     messages.ID
+		active time.Duration
+		paused time.Duration
+		limit  time.Duration
+		total  bool
+	}
+	// inputStarted asks the tracker which call an input belongs to, and
+	// pauses that call's deadline. hint is the raw id of the call whose
+	// stream carried the request ("" when the transport cannot tell).
+	inputStarted struct {
+		quiet
+		token any
+		hint  string
+	}
+	inputGrant struct {
+		quiet
+		related  messages.ID
+		assigns  map[string]any
+		hasCall  bool
+		inFlight int
+	}
+	inputEnded struct {
+		quiet
+		token any
+	}
+	deadlineFired struct {
+		quiet
+		id    messages.ID
+		gen   uint64
+		total bool
+	}
+)
+
+// Connection ↔ request child.
+type (
+	childReply struct {
+		quiet
+		child *actor.PID
+		frame *messages.Frame // nil: send nothing (the server cancelled)
+	}
+	cancelInput struct {
+		quiet
+		reason string
+	}
+	handlerDone struct {
+		quiet
+		out supervisor.Outcome
+	}
+	handlerTimedOut struct{ quiet }
+)
+
+// Connection → notification mailbox.
+type (
+	enqueue struct {
+		quiet
+		method string
+		params json.RawMessage
+	}
+	delivered struct{ quiet }
+)

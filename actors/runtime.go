@@ -1,0 +1,325 @@
+// Package actors runs one MCP connection on supervised actors: the
+// connection actor (which supervises one request child per legacy server
+// request), the call tracker and the notification mailbox. The Runtime is
+// the only thing the public package sees; no actor type or PID leaves here.
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"golang.org/x/time/rate"
+
+	"github.com/conduitmcp/conduit/era"
+	"github.com/conduitmcp/conduit/guards"
+	"github.com/conduitmcp/conduit/messages"
+	"github.com/conduitmcp/conduit/supervisor"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// Config configures a Runtime. Zero limits take the seed's defaults.
+type Config struct {
+	Conn     transport.Conn
+	Handler  any
+	Declared era.Declared
+	Guards   *guards.Pipeline
+	Name     string
+	ServerID string
+	Assigns  map[string]any
+	// HandlerTimeout, when set, overrides the per-kind defaults (5 min for
+	// elicitation, 60 s otherwise).
+	HandlerTimeout    time.Duration
+	MaxServerRequests int        // 0 means 8
+	LogRate           rate.Limit // 0 means 50/s
+	LogBurst          int        // 0 means 100
+	Logger            *slog.Logger
+	Audit             func(messages.AuditRecord)
+	// Origin is the server's origin when the transport reports one.
+	Origin string
+	// System, when set, hosts the actors; otherwise the Runtime makes its own.
+	System *actor.ActorSystem
+	// FlushTimeout bounds how long Close waits for queued writes (0: 2 s).
+	FlushTimeout time.Duration
+}
+
+func (c *Config) handlerTimeout(method string) time.Duration {
+	switch {
+	case c.HandlerTimeout > 0:
+		return c.HandlerTimeout
+	case method == messages.MethodElicit:
+		return DefaultElicitationTimeout
+	}
+	return DefaultHandlerTimeout
+}
+
+// shared is the state every actor of one connection reads; its fields are
+// set before any actor starts and never reassigned.
+type shared struct {
+	ctx       context.Context // parent of every handler's ctx; cancelled at close
+	handler   any
+	guards    *guards.Pipeline
+	logger    *slog.Logger
+	auditFn   func(messages.AuditRecord)
+	auditMu   sync.Mutex // the hook is called from several actors: one at a time
+	abandoned supervisor.Gauge
+	counters  counters
+}
+
+type counters struct {
+	serverRequests, busy, notificationsDropped, logsDropped, malformed, unknownResponses, notificationPanics atomic.Int64
+}
+
+// audit calls the audit hook with the error filled in. A panicking hook is
+// logged, never allowed to take an actor down.
+func (s *shared) audit(rec messages.AuditRecord, rpcErr *messages.RPCError) {
+	if s.auditFn == nil {
+		return
+	}
+	if rpcErr != nil {
+		code := rpcErr.Code
+		rec.Code, rec.Message = &code, rpcErr.Message
+	}
+	s.auditMu.Lock()
+	defer s.auditMu.Unlock()
+	defer func() {
+		if v := recover(); v != nil {
+			s.logger.Error("audit hook panicked", "panic", fmt.Sprint(v))
+		}
+	}()
+	s.auditFn(rec)
+}
+
+// lifecycle is how the actors ask the runtime to tear the connection down.
+type lifecycle struct {
+	system        *actor.ActorSystem
+	once          sync.Once
+	stopping      chan struct{} // closed by stop
+	err           error         // why; read after stopping is closed
+	mailboxExited chan struct{}
+}
+
+func (l *lifecycle) stop(err error) {
+	l.once.Do(func() {
+		l.err = err
+		close(l.stopping)
+	})
+}
+
+// closedErr is the error a call gets once the connection is ending.
+func (l *lifecycle) closedErr(method string) error {
+	var e *messages.Error
+	if errors.As(l.err, &e) {
+		cp := *e
+		cp.Method = method
+		return &cp
+	}
+	return &messages.Error{Kind: messages.KindClosed, Method: method, Message: "client closed", Err: l.err}
+}
+
+// Runtime is one running connection.
+type Runtime struct {
+	cfg       Config
+	system    *actor.ActorSystem
+	pid       *actor.PID
+	life      *lifecycle
+	shared    *shared
+	cancel    context.CancelFunc
+	writer    *writer
+	readerEnd chan struct{}
+	done      chan struct{} // closed when teardown has finished
+	nextID    atomic.Int64
+}
+
+// Start spawns the actors for cfg.Conn and starts reading from it.
+func Start(cfg Config) *Runtime {
+	if cfg.MaxServerRequests <= 0 {
+		cfg.MaxServerRequests = 8
+	}
+	if cfg.LogRate == 0 {
+		cfg.LogRate = 50
+	}
+	if cfg.LogBurst <= 0 {
+		cfg.LogBurst = 100
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Guards == nil {
+		cfg.Guards = guards.New(guards.Config{})
+	}
+	if cfg.FlushTimeout <= 0 {
+		cfg.FlushTimeout = 2 * time.Second
+	}
+	system := cfg.System
+	if system == nil {
+		system = NewSystem(cfg.Logger)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rt := &Runtime{
+		cfg: cfg, system: system, cancel: cancel,
+		life:      &lifecycle{system: system, stopping: make(chan struct{}), mailboxExited: make(chan struct{})},
+		shared:    &shared{ctx: ctx, handler: cfg.Handler, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit},
+		readerEnd: make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	conn := &connection{
+		cfg: &rt.cfg, shared: rt.shared, life: rt.life,
+		version: era.LegacyVersions[0], era: messages.EraLegacy,
+		pending:  map[messages.ID]*callRequest{},
+		children: map[*actor.PID]messages.ID{},
+		running:  map[messages.ID]*actor.PID{},
+		slots:    supervisor.Cap{Max: cfg.MaxServerRequests},
+	}
+	// The writer needs the PID for its error report, the actor needs the
+	// writer: the error path goes through a variable set before any write.
+	var pid *actor.PID
+	rt.writer = startWriter(cfg.Conn, func(err error) { system.Root.Send(pid, &writerFailed{err: err}) })
+	conn.writer = rt.writer
+	props := actor.PropsFromProducer(func() actor.Actor { return conn }, actor.WithGuardian(supervisor.Stopping()))
+	pid = system.Root.Spawn(props)
+	rt.pid = pid
+	go rt.read(ctx)
+	go rt.teardown()
+	return rt
+}
+
+// read is the reader goroutine: it only moves messages to the actor.
+func (rt *Runtime) read(ctx context.Context) {
+	defer close(rt.readerEnd)
+	for {
+		msg, err := rt.cfg.Conn.Read(ctx)
+		if err != nil {
+			rt.system.Root.Send(rt.pid, &readerDone{err: err})
+			return
+		}
+		rt.system.Root.Send(rt.pid, &inbound{msg: msg})
+	}
+}
+
+// teardown waits for the connection to end (Close, transport failure or an
+// internal failure) and releases everything: pending calls fail, handler
+// contexts are cancelled, queued writes are flushed (bounded), the
+// transport is closed, and every goroutine and actor is waited for.
+func (rt *Runtime) teardown() {
+	<-rt.life.stopping
+	done := make(chan struct{})
+	rt.system.Root.Send(rt.pid, &closeRequest{err: rt.life.err, done: done})
+	<-done
+	rt.cancel()
+	rt.writer.close()
+	flush := time.NewTimer(rt.cfg.FlushTimeout)
+	select {
+	case <-rt.writer.exited:
+	case <-flush.C:
+	}
+	flush.Stop()
+	_ = rt.cfg.Conn.Close()
+	<-rt.writer.exited
+	<-rt.readerEnd
+	_ = rt.system.Root.PoisonFuture(rt.pid).Wait()
+	<-rt.life.mailboxExited
+	close(rt.done)
+}
+
+// Done is closed once the connection has ended and everything is released.
+func (rt *Runtime) Done() <-chan struct{} { return rt.done }
+
+// Err says why the connection ended; nil before Done is closed.
+func (rt *Runtime) Err() error {
+	select {
+	case <-rt.done:
+		return rt.life.err
+	default:
+		return nil
+	}
+}
+
+// Close ends the connection and waits for everything to be released.
+func (rt *Runtime) Close() error {
+	rt.life.stop(&messages.Error{Kind: messages.KindClosed, Message: "client closed"})
+	<-rt.done
+	return nil
+}
+
+// CallOptions are the per-call settings.
+type CallOptions struct {
+	Timeout         time.Duration
+	MaxTotalTimeout time.Duration
+	Assigns         map[string]any
+}
+
+// Call sends a request and waits for its answer, the call's deadline, the
+// caller's ctx, or the end of the connection.
+func (rt *Runtime) Call(ctx context.Context, method string, params any, opts CallOptions) (json.RawMessage, error) {
+	raw, err := json.Marshal(params)
+	if params == nil {
+		raw, err = nil, nil
+	}
+	if err != nil {
+		return nil, &messages.Error{Kind: messages.KindProtocol, Method: method, Message: "params could not be encoded", Err: err}
+	}
+	if opts.Assigns == nil {
+		opts.Assigns = rt.cfg.Assigns
+	}
+	select {
+	case <-rt.life.stopping:
+		return nil, rt.life.closedErr(method)
+	default:
+	}
+	id := messages.IntID(rt.nextID.Add(1))
+	reply := make(chan callOutcome, 1)
+	rt.system.Root.Send(rt.pid, &callRequest{id: id, method: method, params: raw, timeout: opts.Timeout, maxTotal: opts.MaxTotalTimeout, assigns: opts.Assigns, reply: reply})
+	select {
+	case out := <-reply:
+		return out.result, out.err
+	case <-ctx.Done():
+		rt.system.Root.Send(rt.pid, &cancelCall{id: id, reason: "cancelled by the caller"})
+		return nil, &messages.Error{Kind: messages.KindCancelled, Method: method, Err: context.Cause(ctx)}
+	case <-rt.done:
+		select {
+		case out := <-reply:
+			return out.result, out.err
+		default:
+			return nil, rt.life.closedErr(method)
+		}
+	}
+}
+
+// Notify sends a notification to the server.
+func (rt *Runtime) Notify(method string, params any) error {
+	done := make(chan error, 1)
+	rt.system.Root.Send(rt.pid, &notifyRequest{method: method, params: params, done: done})
+	select {
+	case err := <-done:
+		return err
+	case <-rt.done:
+		return rt.life.closedErr(method)
+	}
+}
+
+// SetSession records the negotiated version and era.
+func (rt *Runtime) SetSession(version string, e messages.Era) {
+	rt.system.Root.Send(rt.pid, &setSession{version: version, era: e})
+}
+
+// Stats returns a snapshot of the counters.
+func (rt *Runtime) Stats() messages.Stats {
+	c := &rt.shared.counters
+	return messages.Stats{
+		ServerRequests:            c.serverRequests.Load(),
+		Busy:                      c.busy.Load(),
+		AbandonedHandlers:         rt.shared.abandoned.Load(),
+		NotificationsDropped:      c.notificationsDropped.Load(),
+		LogsDropped:               c.logsDropped.Load(),
+		Malformed:                 c.malformed.Load(),
+		UnknownResponses:          c.unknownResponses.Load(),
+		NotificationHandlerPanics: c.notificationPanics.Load(),
+	}
+}

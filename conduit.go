@@ -1,0 +1,395 @@
+// Package conduit is an MCP client runtime for hosts (agents, IDEs,
+// gateways) whose core job is answering a server's requests for input —
+// sampling, elicitation, roots — and its notifications and logs, safely and
+// on time, on supervised actors.
+//
+// A handler is any value; it implements zero or more of SamplingHandler,
+// ElicitationHandler (with ElicitationModer), RootsLister,
+// NotificationHandler and LogHandler, and the client advertises exactly the
+// capabilities whose interface is implemented.
+package conduit
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/conduitmcp/conduit/actors"
+	"github.com/conduitmcp/conduit/era"
+	"github.com/conduitmcp/conduit/guards"
+	"github.com/conduitmcp/conduit/messages"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// Wire and API types, defined in package messages and re-exported here.
+type (
+	Error               = messages.Error
+	Kind                = messages.Kind
+	RPCError            = messages.RPCError
+	ID                  = messages.ID
+	Era                 = messages.Era
+	Stats               = messages.Stats
+	AuditRecord         = messages.AuditRecord
+	SamplingHandler     = messages.SamplingHandler
+	SamplingToolUser    = messages.SamplingToolUser
+	ElicitationHandler  = messages.ElicitationHandler
+	ElicitationModer    = messages.ElicitationModer
+	RootsLister         = messages.RootsLister
+	NotificationHandler = messages.NotificationHandler
+	LogHandler          = messages.LogHandler
+	RequestContext      = messages.RequestContext
+	SamplingRequest     = messages.SamplingRequest
+	ElicitationRequest  = messages.ElicitationRequest
+	RootsRequest        = messages.RootsRequest
+	NotificationContext = messages.NotificationContext
+	FieldInfo           = messages.FieldInfo
+	CreateMessageResult = messages.CreateMessageResult
+	ElicitResult        = messages.ElicitResult
+	ListRootsResult     = messages.ListRootsResult
+	Root                = messages.Root
+	LoggingMessage      = messages.LoggingMessage
+	Notification        = messages.Notification
+	Implementation      = messages.Implementation
+	Tool                = messages.Tool
+	CallToolResult      = messages.CallToolResult
+	Resource            = messages.Resource
+	ReadResourceResult  = messages.ReadResourceResult
+	Prompt              = messages.Prompt
+	GetPromptResult     = messages.GetPromptResult
+	ContentBlock        = messages.ContentBlock
+	Contents            = messages.Contents
+)
+
+// Error kinds.
+const (
+	KindTimeout      = messages.KindTimeout
+	KindCancelled    = messages.KindCancelled
+	KindTransport    = messages.KindTransport
+	KindProtocol     = messages.KindProtocol
+	KindRPC          = messages.KindRPC
+	KindInputHandler = messages.KindInputHandler
+	KindClosed       = messages.KindClosed
+)
+
+// Eras.
+const (
+	EraLegacy = messages.EraLegacy
+	EraModern = messages.EraModern
+)
+
+// Defaults (the seed's).
+const (
+	DefaultTimeout            = 60 * time.Second
+	DefaultMaxTotalTimeout    = 30 * time.Minute
+	DefaultHandlerTimeout     = actors.DefaultHandlerTimeout
+	DefaultElicitationTimeout = actors.DefaultElicitationTimeout
+	DefaultMaxServerRequests  = 8
+)
+
+// SamplingOptions configure the sampling guards. Zero values take defaults.
+type SamplingOptions struct {
+	MaxTokens         int  // maxTokens is clamped to this (4096)
+	Context           bool // allow includeContext other than "none" (advertises sampling.context)
+	AllowIdle         bool // allow legacy sampling while no call is in flight
+	MaxToolIterations int  // refuse more assistant tool_use turns than this (5)
+	RejectionCode     int  // the code of sampling refusals (-1)
+}
+
+// ElicitationOptions configure the elicitation guards.
+type ElicitationOptions struct {
+	// Origin is the server's origin (https://host[:port]) for URL checks,
+	// when the transport does not report it.
+	Origin string
+}
+
+// Options configure a Client. The zero value is valid.
+type Options struct {
+	// Name and Version identify the client (clientInfo); Name defaults to
+	// "conduit".
+	Name, Version string
+	// ServerID is the operator-assigned id of the server, passed to every
+	// callback.
+	ServerID string
+	// Handler answers the server's input requests; see the package doc.
+	Handler any
+	// Assigns are passed to callbacks not tied to a call.
+	Assigns map[string]any
+	// HandlerTimeout overrides the per-kind handler timeouts (5 min for
+	// elicitation, 60 s otherwise).
+	HandlerTimeout time.Duration
+	// MaxServerRequests caps server requests running at once (8).
+	MaxServerRequests int
+	// InputRateLimit and InputBurst budget one server's input requests
+	// (10/s, bursts of 20).
+	InputRateLimit rate.Limit
+	InputBurst     int
+	// LogRateLimit and LogBurst limit the server's log entries (50/s,
+	// bursts of 100).
+	LogRateLimit rate.Limit
+	LogBurst     int
+	Sampling     SamplingOptions
+	Elicitation  ElicitationOptions
+	// Timeout and MaxTotalTimeout are the defaults of every call (60 s and
+	// 30 min). A call's deadline is paused while input is gathered for it,
+	// but it never outlives MaxTotalTimeout.
+	Timeout, MaxTotalTimeout time.Duration
+	// ProtocolVersion is the legacy version to offer (2025-11-25).
+	ProtocolVersion string
+	// Logger receives Conduit's own logs and the server's stderr.
+	Logger *slog.Logger
+	// Audit, when set, is called for every input request after the guards,
+	// with its outcome. It runs on an actor: it must not block.
+	Audit func(AuditRecord)
+}
+
+// Client is a connection to one MCP server. Its methods are safe for
+// concurrent use.
+type Client struct {
+	rt       *actors.Runtime
+	opts     Options
+	declared era.Declared
+	version  string
+	era      Era
+	init     messages.InitializeResult
+}
+
+// Connect opens t, performs the handshake and returns a ready Client.
+func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client, error) {
+	if opts.Name == "" {
+		opts.Name = "conduit"
+	}
+	if opts.Version == "" {
+		opts.Version = "0.1.0"
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxTotalTimeout <= 0 {
+		opts.MaxTotalTimeout = DefaultMaxTotalTimeout
+	}
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return nil, &Error{Kind: KindTransport, Message: "could not connect", Err: err}
+	}
+	declared := era.Declare(opts.Handler, opts.Sampling.Context)
+	origin := opts.Elicitation.Origin
+	if o, ok := conn.(transport.Origin); ok && o.Origin() != "" {
+		origin = o.Origin()
+	}
+	pipeline := guards.New(guards.Config{
+		Sampling: guards.SamplingConfig{
+			MaxTokens: opts.Sampling.MaxTokens, Context: opts.Sampling.Context, AllowIdle: opts.Sampling.AllowIdle,
+			MaxToolIterations: opts.Sampling.MaxToolIterations, RejectionCode: opts.Sampling.RejectionCode,
+			Tools: declared.SamplingTools,
+		},
+		Elicitation: guards.ElicitationConfig{Modes: declared.ElicitModes, Origin: origin},
+		InputRate:   opts.InputRateLimit,
+		InputBurst:  opts.InputBurst,
+		Logger:      opts.Logger,
+	})
+	rt := actors.Start(actors.Config{
+		Conn: conn, Handler: opts.Handler, Declared: declared, Guards: pipeline,
+		Name: opts.Name, ServerID: opts.ServerID, Assigns: opts.Assigns,
+		HandlerTimeout: opts.HandlerTimeout, MaxServerRequests: opts.MaxServerRequests,
+		LogRate: opts.LogRateLimit, LogBurst: opts.LogBurst,
+		Logger: opts.Logger, Audit: opts.Audit, Origin: origin,
+	})
+	c := &Client{rt: rt, opts: opts, declared: declared}
+	if err := c.initialize(ctx); err != nil {
+		_ = rt.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Client) initialize(ctx context.Context) error {
+	params := era.InitializeParams(c.declared, Implementation{Name: c.opts.Name, Version: c.opts.Version}, c.opts.ProtocolVersion)
+	raw, err := c.rt.Call(ctx, messages.MethodInitialize, params, actors.CallOptions{Timeout: c.opts.Timeout, MaxTotalTimeout: c.opts.Timeout})
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, &c.init); err != nil {
+		return &Error{Kind: KindProtocol, Method: messages.MethodInitialize, Message: "malformed initialize result", Err: err}
+	}
+	if err := era.CheckInitialize(&c.init, params.ProtocolVersion); err != nil {
+		return &Error{Kind: KindProtocol, Method: messages.MethodInitialize, Err: err}
+	}
+	c.version, c.era = c.init.ProtocolVersion, EraLegacy
+	c.rt.SetSession(c.version, c.era)
+	return c.rt.Notify(messages.MethodInitialized, nil)
+}
+
+// ProtocolVersion is the negotiated protocol version.
+func (c *Client) ProtocolVersion() string { return c.version }
+
+// Era is the negotiated era.
+func (c *Client) Era() Era { return c.era }
+
+// ServerInfo is what the server said about itself.
+func (c *Client) ServerInfo() Implementation { return c.init.ServerInfo }
+
+// ServerCapabilities are the server's capabilities as sent.
+func (c *Client) ServerCapabilities() json.RawMessage { return c.init.Capabilities }
+
+// Instructions are the server's instructions, if any.
+func (c *Client) Instructions() string { return c.init.Instructions }
+
+// Stats returns a snapshot of the client's counters.
+func (c *Client) Stats() Stats { return c.rt.Stats() }
+
+// Done is closed once the connection has ended and everything is released.
+func (c *Client) Done() <-chan struct{} { return c.rt.Done() }
+
+// Err says why the connection ended, once Done is closed.
+func (c *Client) Err() error { return c.rt.Err() }
+
+// Close ends the connection: calls in flight fail with KindClosed, handler
+// contexts are cancelled, the server is shut down (stdio: stdin closed, then
+// SIGTERM, then SIGKILL). It waits until everything is released.
+func (c *Client) Close() error { return c.rt.Close() }
+
+// CallOption adjusts one call.
+type CallOption func(*callOptions)
+
+type callOptions struct {
+	timeout, maxTotal time.Duration
+	assigns           map[string]any
+}
+
+// WithTimeout sets the call's deadline (paused while input is gathered).
+func WithTimeout(d time.Duration) CallOption { return func(o *callOptions) { o.timeout = d } }
+
+// WithMaxTotalTimeout bounds the call's whole life, pauses included.
+func WithMaxTotalTimeout(d time.Duration) CallOption { return func(o *callOptions) { o.maxTotal = d } }
+
+// WithAssigns sets the assigns passed to handlers answering input for this
+// call.
+func WithAssigns(a map[string]any) CallOption { return func(o *callOptions) { o.assigns = a } }
+
+// Call sends method with params and decodes the result into result (which
+// may be nil). It is the primitive under the typed methods.
+func (c *Client) Call(ctx context.Context, method string, params, result any, opts ...CallOption) error {
+	o := callOptions{timeout: c.opts.Timeout, maxTotal: c.opts.MaxTotalTimeout, assigns: c.opts.Assigns}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	raw, err := c.rt.Call(ctx, method, params, actors.CallOptions{Timeout: o.timeout, MaxTotalTimeout: o.maxTotal, Assigns: o.assigns})
+	if err != nil {
+		return err
+	}
+	if result == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, result); err != nil {
+		return &Error{Kind: KindProtocol, Method: method, Message: "malformed result", Err: err}
+	}
+	return nil
+}
+
+// Ping checks the server is alive.
+func (c *Client) Ping(ctx context.Context, opts ...CallOption) error {
+	return c.Call(ctx, messages.MethodPing, nil, nil, opts...)
+}
+
+// SetLogLevel asks the server for log entries at level and above.
+func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOption) error {
+	return c.Call(ctx, messages.MethodSetLevel, messages.SetLevelParams{Level: level}, nil, opts...)
+}
+
+// ListTools lists every tool, following pagination.
+func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]Tool, error) {
+	var all []Tool
+	err := paginate(ctx, c, messages.MethodListTools, opts, func(raw json.RawMessage) (string, error) {
+		var r messages.ListToolsResult
+		err := json.Unmarshal(raw, &r)
+		all = append(all, r.Tools...)
+		return r.NextCursor, err
+	})
+	return all, err
+}
+
+// ListResources lists every resource, following pagination.
+func (c *Client) ListResources(ctx context.Context, opts ...CallOption) ([]Resource, error) {
+	var all []Resource
+	err := paginate(ctx, c, messages.MethodListResources, opts, func(raw json.RawMessage) (string, error) {
+		var r messages.ListResourcesResult
+		err := json.Unmarshal(raw, &r)
+		all = append(all, r.Resources...)
+		return r.NextCursor, err
+	})
+	return all, err
+}
+
+// ListPrompts lists every prompt, following pagination.
+func (c *Client) ListPrompts(ctx context.Context, opts ...CallOption) ([]Prompt, error) {
+	var all []Prompt
+	err := paginate(ctx, c, messages.MethodListPrompts, opts, func(raw json.RawMessage) (string, error) {
+		var r messages.ListPromptsResult
+		err := json.Unmarshal(raw, &r)
+		all = append(all, r.Prompts...)
+		return r.NextCursor, err
+	})
+	return all, err
+}
+
+// maxPages stops a server that returns cursors forever.
+const maxPages = 1000
+
+func paginate(ctx context.Context, c *Client, method string, opts []CallOption, page func(json.RawMessage) (string, error)) error {
+	cursor := ""
+	for range maxPages {
+		var raw json.RawMessage
+		if err := c.Call(ctx, method, messages.ListParams{Cursor: cursor}, &raw, opts...); err != nil {
+			return err
+		}
+		next, err := page(raw)
+		if err != nil {
+			return &Error{Kind: KindProtocol, Method: method, Message: "malformed result", Err: err}
+		}
+		if next == "" {
+			return nil
+		}
+		cursor = next
+	}
+	return &Error{Kind: KindProtocol, Method: method, Message: "more than 1000 pages"}
+}
+
+// CallTool calls a tool. args is marshalled as the arguments object (nil
+// sends none). A tool result with IsError is returned as a result, not an
+// error.
+func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*CallToolResult, error) {
+	p := messages.CallToolParams{Name: name}
+	if args != nil {
+		raw, err := json.Marshal(args)
+		if err != nil {
+			return nil, &Error{Kind: KindProtocol, Method: messages.MethodCallTool, Message: "arguments could not be encoded", Err: err}
+		}
+		p.Arguments = raw
+	}
+	var r CallToolResult
+	if err := c.Call(ctx, messages.MethodCallTool, p, &r, opts...); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// ReadResource reads a resource.
+func (c *Client) ReadResource(ctx context.Context, uri string, opts ...CallOption) (*ReadResourceResult, error) {
+	var r ReadResourceResult
+	if err := c.Call(ctx, messages.MethodReadResource, messages.ReadResourceParams{URI: uri}, &r, opts...); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// GetPrompt gets a prompt with its arguments.
+func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string, opts ...CallOption) (*GetPromptResult, error) {
+	var r GetPromptResult
+	if err := c.Call(ctx, messages.MethodGetPrompt, messages.GetPromptParams{Name: name, Arguments: args}, &r, opts...); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}

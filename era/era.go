@@ -1,0 +1,153 @@
+// Package era knows the protocol revisions: which versions each era has,
+// how a client's capabilities are derived from its handler in each
+// revision's exact shape, and how a legacy initialize is offered and checked.
+package era
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/conduitmcp/conduit/messages"
+)
+
+// LegacyVersions are the legacy revisions Conduit speaks, newest first; the
+// first is the one offered in initialize.
+var LegacyVersions = []string{messages.Version20251125, messages.Version20250618}
+
+// ModernVersions are the modern revisions Conduit speaks, newest first.
+var ModernVersions = []string{messages.Version20260728}
+
+// Of returns the era of a version, and false when Conduit does not speak it.
+func Of(version string) (messages.Era, bool) {
+	switch {
+	case slices.Contains(LegacyVersions, version):
+		return messages.EraLegacy, true
+	case slices.Contains(ModernVersions, version):
+		return messages.EraModern, true
+	}
+	return "", false
+}
+
+// Declared is what a client declares it can do, derived once from its
+// handler and options. It decides both the advertised capabilities and
+// which server requests are refused before any callback.
+type Declared struct {
+	Sampling        bool
+	SamplingTools   bool // sampling.tools (2025-11-25+)
+	SamplingContext bool // sampling.context (2025-11-25+)
+	ElicitModes     []string
+	Roots           bool
+}
+
+// Declare derives a Declared from handler (any value; see the handler
+// interfaces in messages). samplingContext is the option that allows
+// includeContext other than "none".
+func Declare(handler any, samplingContext bool) Declared {
+	var d Declared
+	if _, ok := handler.(messages.SamplingHandler); ok {
+		d.Sampling = true
+		d.SamplingContext = samplingContext
+		if u, ok := handler.(messages.SamplingToolUser); ok {
+			d.SamplingTools = u.UsesSamplingTools()
+		}
+	}
+	if _, ok := handler.(messages.ElicitationHandler); ok {
+		d.ElicitModes = []string{messages.ModeForm}
+		if m, ok := handler.(messages.ElicitationModer); ok {
+			d.ElicitModes = nil
+			for _, mode := range m.ElicitationModes() {
+				if (mode == messages.ModeForm || mode == messages.ModeURL) && !slices.Contains(d.ElicitModes, mode) {
+					d.ElicitModes = append(d.ElicitModes, mode)
+				}
+			}
+		}
+	}
+	if _, ok := handler.(messages.RootsLister); ok {
+		d.Roots = true
+	}
+	return d
+}
+
+// Elicitation reports whether elicitation is declared at all in version.
+func (d Declared) Elicitation(version string) bool {
+	return len(d.ModesIn(version)) > 0
+}
+
+// ModesIn returns the declared elicitation modes that exist in version:
+// 2025-06-18 has form mode only.
+func (d Declared) ModesIn(version string) []string {
+	if version == messages.Version20250618 {
+		if slices.Contains(d.ElicitModes, messages.ModeForm) {
+			return []string{messages.ModeForm}
+		}
+		return nil
+	}
+	return d.ElicitModes
+}
+
+// Allows reports whether a server request for method was declared: the
+// capability check that runs before any callback.
+func (d Declared) Allows(method, version string) bool {
+	switch method {
+	case messages.MethodCreateMessage:
+		return d.Sampling
+	case messages.MethodElicit:
+		return d.Elicitation(version)
+	case messages.MethodListRoots:
+		return d.Roots
+	}
+	return false
+}
+
+// Capabilities returns ClientCapabilities in version's exact shape. With
+// nothing declared it is {}.
+func (d Declared) Capabilities(version string) map[string]any {
+	caps := map[string]any{}
+	newer := version != messages.Version20250618
+	if d.Sampling {
+		s := map[string]any{}
+		if newer && d.SamplingContext {
+			s["context"] = map[string]any{}
+		}
+		if newer && d.SamplingTools {
+			s["tools"] = map[string]any{}
+		}
+		caps["sampling"] = s
+	}
+	if modes := d.ModesIn(version); len(modes) > 0 {
+		e := map[string]any{}
+		if newer {
+			for _, m := range modes {
+				e[m] = map[string]any{}
+			}
+		}
+		caps["elicitation"] = e
+	}
+	if d.Roots {
+		// Conduit never sends notifications/roots/list_changed, so it
+		// does not claim listChanged.
+		caps["roots"] = map[string]any{}
+	}
+	return caps
+}
+
+// InitializeParams builds the legacy initialize request's params, offering
+// version (LegacyVersions[0] when empty).
+func InitializeParams(d Declared, info messages.Implementation, version string) messages.InitializeParams {
+	if version == "" {
+		version = LegacyVersions[0]
+	}
+	return messages.InitializeParams{ProtocolVersion: version, Capabilities: d.Capabilities(version), ClientInfo: info}
+}
+
+// CheckInitialize accepts the server's answer when it names a legacy
+// version Conduit speaks, and otherwise returns an error naming both sides'
+// versions.
+func CheckInitialize(res *messages.InitializeResult, offered string) error {
+	if era, ok := Of(res.ProtocolVersion); ok && era == messages.EraLegacy {
+		return nil
+	}
+	return fmt.Errorf("server answered initialize with protocol version %q; Conduit offered %s and accepts %s",
+		res.ProtocolVersion, offered, strings.Join(LegacyVersions, ", "))
+}

@@ -1,0 +1,131 @@
+package messages
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// JSON-RPC and MCP error codes the client sends or recognises.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+	// CodeBusy is Conduit's implementation-defined code (the -32000…-32019
+	// range) for "too many server requests at once" and "rate limited".
+	CodeBusy = -32000
+	// CodeResourceNotFound is the legacy resource-not-found code.
+	CodeResourceNotFound = -32002
+	// Modern (2026-07-28) codes.
+	CodeHeaderMismatch             = -32020
+	CodeMissingClientCapability    = -32021
+	CodeUnsupportedProtocolVersion = -32022
+	// CodeURLElicitationRequired is 2025-11-25 only.
+	CodeURLElicitationRequired = -32042
+	// CodeSamplingRejected is the documented "user rejected sampling" code.
+	CodeSamplingRejected = -1
+)
+
+// RPCError is a JSON-RPC error object. A handler returns one (found with
+// errors.As) to refuse a legacy server request with that exact code; it is
+// also what a server's error response decodes to. errors.Is compares codes,
+// so errors.Is(err, ErrMethodNotFound) matches any -32601.
+type RPCError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *RPCError) Error() string {
+	if len(e.Data) > 0 {
+		return fmt.Sprintf("jsonrpc error %d: %s (data: %s)", e.Code, e.Message, truncate(e.Data, 512))
+	}
+	return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message)
+}
+
+// Is reports whether target is an *RPCError with the same code.
+func (e *RPCError) Is(target error) bool {
+	t, ok := target.(*RPCError)
+	return ok && t.Code == e.Code
+}
+
+// Sentinel wire errors for errors.Is.
+var (
+	ErrParse                   = &RPCError{Code: CodeParseError, Message: "Parse error"}
+	ErrInvalidRequest          = &RPCError{Code: CodeInvalidRequest, Message: "Invalid Request"}
+	ErrMethodNotFound          = &RPCError{Code: CodeMethodNotFound, Message: "Method not found"}
+	ErrInvalidParams           = &RPCError{Code: CodeInvalidParams, Message: "Invalid params"}
+	ErrInternal                = &RPCError{Code: CodeInternalError, Message: "Internal error"}
+	ErrBusy                    = &RPCError{Code: CodeBusy, Message: "Server busy"}
+	ErrUnsupportedVersion      = &RPCError{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version"}
+	ErrMissingClientCapability = &RPCError{Code: CodeMissingClientCapability, Message: "Missing required client capability"}
+)
+
+// Kind classifies a failed call.
+type Kind string
+
+// The kinds of Error.
+const (
+	KindTimeout      Kind = "timeout"       // the call's deadline passed
+	KindCancelled    Kind = "cancelled"     // the caller's context ended
+	KindTransport    Kind = "transport"     // the connection failed or the server exited
+	KindProtocol     Kind = "protocol"      // the server broke the protocol, or a guard refused
+	KindRPC          Kind = "rpc"           // the server answered with a JSON-RPC error
+	KindInputHandler Kind = "input_handler" // a handler failed while answering input (modern)
+	KindClosed       Kind = "closed"        // the client was closed
+)
+
+// Error is the one error type a call returns. Find it with errors.As; the
+// server's JSON-RPC error, when there is one, is reachable with errors.Is
+// and errors.As through Unwrap.
+type Error struct {
+	Kind   Kind
+	Method string
+	// Message says what happened, in words.
+	Message string
+	// RPC is the server's error (KindRPC) or the code a guard refused with.
+	RPC *RPCError
+	// Active is how long the call was in flight; Paused is how much of it the
+	// deadline was paused while input was gathered (timeouts only).
+	Active, Paused time.Duration
+	// Err is the underlying cause, if any.
+	Err error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("conduit: ")
+	if e.Method != "" {
+		b.WriteString(e.Method)
+		b.WriteString(": ")
+	}
+	b.WriteString(string(e.Kind))
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	if e.RPC != nil {
+		b.WriteString(": ")
+		b.WriteString(e.RPC.Error())
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap exposes the RPC error and the cause.
+func (e *Error) Unwrap() []error {
+	var errs []error
+	if e.RPC != nil {
+		errs = append(errs, e.RPC)
+	}
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	return errs
+}

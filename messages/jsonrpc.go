@@ -1,0 +1,254 @@
+// Package messages holds every value that crosses an actor boundary in
+// Conduit: JSON-RPC frames and ids, the MCP types the client reads and
+// writes, the handler interfaces and the request values they receive, and
+// the errors callers inspect. It imports only the standard library.
+package messages
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Version is the JSON-RPC version every frame carries.
+const Version = "2.0"
+
+// ID is a JSON-RPC request id: a string or an integer, never null. The zero
+// ID means "no id" (a notification, or an error that cannot be attributed).
+// IDs are comparable and usable as map keys: two ids are equal when their
+// JSON is equal, so the integer 7 and the string "7" differ, as they must.
+type ID struct {
+	raw string // canonical JSON text: an integer, or a quoted string
+}
+
+// IntID returns the integer id n.
+func IntID(n int64) ID { return ID{raw: strconv.FormatInt(n, 10)} }
+
+// StringID returns the string id s.
+func StringID(s string) ID {
+	b, _ := json.Marshal(s) // a string always marshals
+	return ID{raw: string(b)}
+}
+
+// IsZero reports whether id is absent.
+func (id ID) IsZero() bool { return id.raw == "" }
+
+// String returns the id's JSON text, or "null" for the zero ID.
+func (id ID) String() string {
+	if id.raw == "" {
+		return "null"
+	}
+	return id.raw
+}
+
+// MarshalJSON writes the id, or null for the zero ID.
+func (id ID) MarshalJSON() ([]byte, error) {
+	if id.raw == "" {
+		return []byte("null"), nil
+	}
+	return []byte(id.raw), nil
+}
+
+// UnmarshalJSON accepts a string or an integer. null, fractions, exponents,
+// booleans, arrays and objects are refused: the spec allows only strings and
+// integers, and a float id could not be echoed back exactly.
+func (id *ID) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return errors.New("jsonrpc: empty id")
+	}
+	switch data[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return fmt.Errorf("jsonrpc: bad string id: %w", err)
+		}
+		*id = StringID(s)
+		return nil
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		n, err := strconv.ParseInt(string(data), 10, 64)
+		if err != nil {
+			return fmt.Errorf("jsonrpc: id %s is not a 64-bit integer", truncate(data, 32))
+		}
+		*id = IntID(n)
+		return nil
+	}
+	return fmt.Errorf("jsonrpc: id must be a string or an integer, got %s", truncate(data, 32))
+}
+
+// Frame is one JSON-RPC 2.0 message on the wire: a request (ID and Method), a
+// notification (Method, no ID) or a response (ID and Result or Error).
+type Frame struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      ID              `json:"id,omitzero"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *RPCError       `json:"error,omitempty"`
+}
+
+// IsRequest reports whether f is a request (it expects a response).
+func (f *Frame) IsRequest() bool { return f.Method != "" && !f.ID.IsZero() }
+
+// IsNotification reports whether f is a notification.
+func (f *Frame) IsNotification() bool { return f.Method != "" && f.ID.IsZero() }
+
+// IsResponse reports whether f is a response.
+func (f *Frame) IsResponse() bool { return f.Method == "" }
+
+// NewRequest builds a request frame; params is marshalled unless it is nil.
+func NewRequest(id ID, method string, params any) (*Frame, error) {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return nil, err
+	}
+	return &Frame{JSONRPC: Version, ID: id, Method: method, Params: raw}, nil
+}
+
+// NewNotification builds a notification frame.
+func NewNotification(method string, params any) (*Frame, error) {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return nil, err
+	}
+	return &Frame{JSONRPC: Version, Method: method, Params: raw}, nil
+}
+
+// NewResult builds a success response; a nil result is sent as {}.
+func NewResult(id ID, result any) (*Frame, error) {
+	raw := json.RawMessage(`{}`)
+	if result != nil {
+		b, err := json.Marshal(result)
+		if err != nil {
+			return nil, fmt.Errorf("jsonrpc: marshal result: %w", err)
+		}
+		raw = b
+	}
+	return &Frame{JSONRPC: Version, ID: id, Result: raw}, nil
+}
+
+// NewErrorResponse builds an error response. id may be zero (sent as null)
+// when the failing message could not be attributed.
+func NewErrorResponse(id ID, e *RPCError) *Frame {
+	return &Frame{JSONRPC: Version, ID: id, Error: e}
+}
+
+func marshalParams(params any) (json.RawMessage, error) {
+	switch p := params.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return p, nil
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("jsonrpc: marshal params: %w", err)
+	}
+	return b, nil
+}
+
+// Encode writes f as one line of JSON (encoding/json never emits a raw
+// newline: it escapes them inside strings).
+func (f *Frame) Encode() ([]byte, error) {
+	if f.ID.IsZero() && f.Method == "" {
+		// An unattributable error response must still carry "id": null.
+		type nullID struct {
+			JSONRPC string    `json:"jsonrpc"`
+			ID      *struct{} `json:"id"`
+			Error   *RPCError `json:"error,omitempty"`
+		}
+		return json.Marshal(nullID{JSONRPC: f.JSONRPC, Error: f.Error})
+	}
+	return json.Marshal(f)
+}
+
+// Decode parses one wire message. It returns a *RPCError carrying the code
+// the peer should get: -32700 for text that is not JSON, -32600 for JSON that
+// is not a valid JSON-RPC 2.0 message (with the id when one could be read).
+func Decode(data []byte) (*Frame, *DecodeError) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) || (len(bytes.TrimSpace(data)) > 0 && json.Valid(data)) {
+			return nil, &DecodeError{Err: &RPCError{Code: CodeInvalidRequest, Message: "Invalid Request: not a JSON object (batches are not supported)"}}
+		}
+		return nil, &DecodeError{Err: &RPCError{Code: CodeParseError, Message: "Parse error: " + err.Error()}}
+	}
+	f := &Frame{}
+	var id ID
+	idErr := error(nil)
+	if raw, ok := fields["id"]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		idErr = id.UnmarshalJSON(raw)
+		if idErr == nil {
+			f.ID = id
+		}
+	}
+	invalid := func(why string) (*Frame, *DecodeError) {
+		return nil, &DecodeError{ID: f.ID, Err: &RPCError{Code: CodeInvalidRequest, Message: "Invalid Request: " + why}}
+	}
+	if err := json.Unmarshal(fields["jsonrpc"], &f.JSONRPC); err != nil || f.JSONRPC != Version {
+		return invalid(`"jsonrpc" must be "2.0"`)
+	}
+	if idErr != nil {
+		return invalid(idErr.Error())
+	}
+	if raw, ok := fields["method"]; ok {
+		if err := json.Unmarshal(raw, &f.Method); err != nil || f.Method == "" {
+			return invalid(`"method" must be a non-empty string`)
+		}
+		if p, ok := fields["params"]; ok && !isNull(p) {
+			if t := firstByte(p); t != '{' && t != '[' {
+				return invalid(`"params" must be an object`)
+			}
+			f.Params = p
+		}
+		return f, nil
+	}
+	// A response.
+	if _, ok := fields["id"]; !ok {
+		return invalid(`a message needs "method" or "id"`)
+	}
+	res, hasResult := fields["result"]
+	errRaw, hasError := fields["error"]
+	if hasResult == hasError {
+		return invalid(`a response needs exactly one of "result" and "error"`)
+	}
+	if hasResult {
+		f.Result = res
+		return f, nil
+	}
+	var rpcErr RPCError
+	if err := json.Unmarshal(errRaw, &rpcErr); err != nil {
+		return invalid(`"error" must be an object with an integer "code" and a string "message"`)
+	}
+	f.Error = &rpcErr
+	return f, nil
+}
+
+// DecodeError is a message that could not be decoded, with the id to answer
+// (zero when none could be read) and the JSON-RPC error to answer with.
+type DecodeError struct {
+	ID  ID
+	Err *RPCError
+}
+
+func (e *DecodeError) Error() string { return e.Err.Error() }
+
+func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
+
+func firstByte(raw json.RawMessage) byte {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return 0
+	}
+	return raw[0]
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
+}

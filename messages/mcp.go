@@ -1,0 +1,345 @@
+package messages
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+)
+
+// Protocol versions.
+const (
+	Version20250618 = "2025-06-18"
+	Version20251125 = "2025-11-25"
+	Version20260728 = "2026-07-28"
+)
+
+// Era is the protocol era a connection speaks.
+type Era string
+
+// The two eras.
+const (
+	EraLegacy Era = "legacy" // 2025-06-18, 2025-11-25: the server sends requests
+	EraModern Era = "modern" // 2026-07-28: input requests arrive inside results (MRTR)
+)
+
+// Method names the client sends or answers.
+const (
+	MethodInitialize          = "initialize"
+	MethodInitialized         = "notifications/initialized"
+	MethodPing                = "ping"
+	MethodCancelled           = "notifications/cancelled"
+	MethodProgress            = "notifications/progress"
+	MethodLog                 = "notifications/message"
+	MethodSetLevel            = "logging/setLevel"
+	MethodCreateMessage       = "sampling/createMessage"
+	MethodElicit              = "elicitation/create"
+	MethodListRoots           = "roots/list"
+	MethodRootsListChanged    = "notifications/roots/list_changed"
+	MethodElicitationComplete = "notifications/elicitation/complete"
+	MethodListTools           = "tools/list"
+	MethodCallTool            = "tools/call"
+	MethodListResources       = "resources/list"
+	MethodReadResource        = "resources/read"
+	MethodListPrompts         = "prompts/list"
+	MethodGetPrompt           = "prompts/get"
+	MethodDiscover            = "server/discover"
+)
+
+// Implementation names a client or server.
+type Implementation struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
+}
+
+// InitializeParams are the params of a legacy initialize request.
+type InitializeParams struct {
+	ProtocolVersion string         `json:"protocolVersion"`
+	Capabilities    map[string]any `json:"capabilities"`
+	ClientInfo      Implementation `json:"clientInfo"`
+}
+
+// InitializeResult is the server's answer to initialize.
+type InitializeResult struct {
+	ProtocolVersion string          `json:"protocolVersion"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+	ServerInfo      Implementation  `json:"serverInfo"`
+	Instructions    string          `json:"instructions,omitempty"`
+}
+
+// CancelledParams are the params of notifications/cancelled.
+type CancelledParams struct {
+	RequestID ID     `json:"requestId"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// SetLevelParams are the params of logging/setLevel.
+type SetLevelParams struct {
+	Level string `json:"level"`
+}
+
+// ContentBlock is one content item: text, image, audio, resource link,
+// embedded resource, tool_use or tool_result. Fields of other types are empty.
+type ContentBlock struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+	URI      string `json:"uri,omitempty"`
+	Name     string `json:"name,omitempty"`
+	// tool_use
+	ID    string          `json:"id,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+	// tool_result
+	ToolUseID         string          `json:"toolUseId,omitempty"`
+	Content           json.RawMessage `json:"content,omitempty"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           *bool           `json:"isError,omitempty"`
+	// resource
+	Resource    json.RawMessage `json:"resource,omitempty"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+}
+
+// Contents is a sampling message's content: one block (every revision) or an
+// array of blocks (2025-11-25 and later). It marshals back in the shape it
+// was given, so a single block stays a single object for 2025-06-18 servers.
+type Contents struct {
+	Blocks []ContentBlock
+	// Array is true when the content is (or must be sent as) a JSON array.
+	Array bool
+}
+
+// Text returns a single text block.
+func Text(s string) Contents { return Contents{Blocks: []ContentBlock{{Type: "text", Text: s}}} }
+
+// MarshalJSON writes one object, or an array when Array is set or there is
+// not exactly one block.
+func (c Contents) MarshalJSON() ([]byte, error) {
+	if !c.Array && len(c.Blocks) == 1 {
+		return json.Marshal(c.Blocks[0])
+	}
+	if c.Blocks == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal(c.Blocks)
+}
+
+// UnmarshalJSON accepts one object or an array of objects.
+func (c *Contents) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '[' {
+		c.Array = true
+		return json.Unmarshal(data, &c.Blocks)
+	}
+	if len(data) > 0 && data[0] == '{' {
+		var b ContentBlock
+		if err := json.Unmarshal(data, &b); err != nil {
+			return err
+		}
+		c.Blocks, c.Array = []ContentBlock{b}, false
+		return nil
+	}
+	return errors.New("content must be an object or an array")
+}
+
+// SamplingMessage is one turn of a sampling conversation.
+type SamplingMessage struct {
+	Role    string          `json:"role"`
+	Content Contents        `json:"content"`
+	Meta    json.RawMessage `json:"_meta,omitempty"`
+}
+
+// CreateMessageParams are the params of sampling/createMessage.
+type CreateMessageParams struct {
+	Messages         []SamplingMessage `json:"messages"`
+	ModelPreferences json.RawMessage   `json:"modelPreferences,omitempty"`
+	SystemPrompt     string            `json:"systemPrompt,omitempty"`
+	IncludeContext   string            `json:"includeContext,omitempty"`
+	Temperature      *float64          `json:"temperature,omitempty"`
+	MaxTokens        int               `json:"maxTokens"`
+	StopSequences    []string          `json:"stopSequences,omitempty"`
+	Metadata         json.RawMessage   `json:"metadata,omitempty"`
+	Tools            json.RawMessage   `json:"tools,omitempty"`
+	ToolChoice       json.RawMessage   `json:"toolChoice,omitempty"`
+	Task             json.RawMessage   `json:"task,omitempty"`
+	Meta             json.RawMessage   `json:"_meta,omitempty"`
+}
+
+// CreateMessageResult is the answer to a sampling request.
+type CreateMessageResult struct {
+	Role       string          `json:"role"`
+	Content    Contents        `json:"content"`
+	Model      string          `json:"model"`
+	StopReason string          `json:"stopReason,omitempty"`
+	Meta       json.RawMessage `json:"_meta,omitempty"`
+}
+
+// ElicitParams are the params of elicitation/create (form or URL mode).
+type ElicitParams struct {
+	Mode            string          `json:"mode,omitempty"`
+	Message         string          `json:"message"`
+	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
+	URL             string          `json:"url,omitempty"`
+	ElicitationID   string          `json:"elicitationId,omitempty"`
+	Task            json.RawMessage `json:"task,omitempty"`
+	Meta            json.RawMessage `json:"_meta,omitempty"`
+}
+
+// Elicitation actions.
+const (
+	ActionAccept  = "accept"
+	ActionDecline = "decline"
+	ActionCancel  = "cancel"
+)
+
+// Elicitation modes.
+const (
+	ModeForm = "form"
+	ModeURL  = "url"
+)
+
+// ElicitResult is the answer to an elicitation. Declining is a result.
+type ElicitResult struct {
+	Action  string          `json:"action"`
+	Content map[string]any  `json:"content,omitempty"`
+	Meta    json.RawMessage `json:"_meta,omitempty"`
+}
+
+// Root is one workspace root offered to the server.
+type Root struct {
+	URI  string          `json:"uri"`
+	Name string          `json:"name,omitempty"`
+	Meta json.RawMessage `json:"_meta,omitempty"`
+}
+
+// ListRootsResult is the answer to roots/list.
+type ListRootsResult struct {
+	Roots []Root          `json:"roots"`
+	Meta  json.RawMessage `json:"_meta,omitempty"`
+}
+
+// Tool is one tool a server offers.
+type Tool struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	Meta         json.RawMessage `json:"_meta,omitempty"`
+}
+
+// ListParams are the params of the paginated list methods.
+type ListParams struct {
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// ListToolsResult is the answer to tools/list.
+type ListToolsResult struct {
+	Tools      []Tool `json:"tools"`
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+// CallToolParams are the params of tools/call.
+type CallToolParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Meta      json.RawMessage `json:"_meta,omitempty"`
+}
+
+// CallToolResult is the answer to tools/call.
+type CallToolResult struct {
+	Content           []ContentBlock  `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError,omitempty"`
+	Meta              json.RawMessage `json:"_meta,omitempty"`
+}
+
+// Resource is one resource a server offers.
+type Resource struct {
+	URI         string `json:"uri"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MimeType    string `json:"mimeType,omitempty"`
+}
+
+// ListResourcesResult is the answer to resources/list.
+type ListResourcesResult struct {
+	Resources  []Resource `json:"resources"`
+	NextCursor string     `json:"nextCursor,omitempty"`
+}
+
+// ReadResourceParams are the params of resources/read.
+type ReadResourceParams struct {
+	URI  string          `json:"uri"`
+	Meta json.RawMessage `json:"_meta,omitempty"`
+}
+
+// ResourceContents is one item of a resources/read answer.
+type ResourceContents struct {
+	URI      string `json:"uri"`
+	MimeType string `json:"mimeType,omitempty"`
+	Text     string `json:"text,omitempty"`
+	Blob     string `json:"blob,omitempty"`
+}
+
+// ReadResourceResult is the answer to resources/read.
+type ReadResourceResult struct {
+	Contents []ResourceContents `json:"contents"`
+}
+
+// PromptArgument describes one argument of a prompt.
+type PromptArgument struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+}
+
+// Prompt is one prompt a server offers.
+type Prompt struct {
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Arguments   []PromptArgument `json:"arguments,omitempty"`
+}
+
+// ListPromptsResult is the answer to prompts/list.
+type ListPromptsResult struct {
+	Prompts    []Prompt `json:"prompts"`
+	NextCursor string   `json:"nextCursor,omitempty"`
+}
+
+// GetPromptParams are the params of prompts/get.
+type GetPromptParams struct {
+	Name      string            `json:"name"`
+	Arguments map[string]string `json:"arguments,omitempty"`
+	Meta      json.RawMessage   `json:"_meta,omitempty"`
+}
+
+// PromptMessage is one message of a prompt.
+type PromptMessage struct {
+	Role    string       `json:"role"`
+	Content ContentBlock `json:"content"`
+}
+
+// GetPromptResult is the answer to prompts/get.
+type GetPromptResult struct {
+	Description string          `json:"description,omitempty"`
+	Messages    []PromptMessage `json:"messages"`
+}
+
+// LoggingMessage is a sanitised server log entry (notifications/message):
+// only level, logger and data are kept.
+type LoggingMessage struct {
+	Level  string `json:"level"`
+	Logger string `json:"logger,omitempty"`
+	Data   any    `json:"data"`
+}
+
+// Notification is a server notification other than a log entry.
+type Notification struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
+}

@@ -1,0 +1,55 @@
+package messages
+
+import (
+	"time"
+)
+
+// Stats is a snapshot of a client's counters. Nothing is dropped silently:
+// every drop is counted here.
+type Stats struct {
+	// ServerRequests counts input requests the server sent (legacy).
+	ServerRequests int64
+	// Busy counts server requests refused with -32000 because
+	// MaxServerRequests were already running.
+	Busy int64
+	// AbandonedHandlers is how many handlers that ignored their context
+	// are still running after their request gave up on them (a gauge).
+	AbandonedHandlers int64
+	// NotificationsDropped counts notifications and log entries dropped
+	// because 1000 were already waiting.
+	NotificationsDropped int64
+	// LogsDropped counts server log entries over the log rate limit.
+	LogsDropped int64
+	// Malformed counts messages from the server that were not valid
+	// JSON-RPC (answered -32700/-32600, or dropped when undecodable).
+	Malformed int64
+	// UnknownResponses counts responses to ids with no call in flight
+	// (late answers after a timeout, or a confused server).
+	UnknownResponses int64
+	// NotificationHandlerPanics counts notification/log callbacks that
+	// panicked (logged and skipped).
+	NotificationHandlerPanics int64
+}
+
+// AuditRecord describes one input request after the guards, with its
+// outcome: answered, refused, timeout, cancelled, busy or rate_limited.
+type AuditRecord struct {
+	Time             time.Time `json:"time"`
+	ServerID         string    `json:"server_id,omitempty"`
+	Era              Era       `json:"era"`
+	Method           string    `json:"method"`
+	RequestID        ID        `json:"request_id,omitzero"`
+	RelatedRequestID ID        `json:"related_request_id,omitzero"`
+	// Key is the input request's key (modern).
+	Key string `json:"key,omitempty"`
+	// Request is the request as the handler saw it after the guards
+	// (params, and for elicitation the URL verdict), or nil when it was
+	// refused before the guards could decode it.
+	Request any    `json:"request,omitempty"`
+	Outcome string `json:"outcome"`
+	// Code and Message are the JSON-RPC error sent, when one was.
+	Code    *int   `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Result is the result sent, when one was.
+	Result any `json:"result,omitempty"`
+}
