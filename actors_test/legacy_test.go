@@ -510,3 +510,58 @@ func TestRPCErrorFromServer(t *testing.T) {
 		assert.True(t, errors.Is(err, messages.ErrInvalidParams))
 	})
 }
+
+func TestHandlerIgnoringItsContextIsAbandonedAndCounted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		h := &handler{roots: func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+			<-release // ignores ctx
+			return &conduit.ListRootsResult{}, nil
+		}}
+		c, srv := connect(t, conduit.Options{Handler: h, HandlerTimeout: time.Second}, "2025-11-25")
+		srv.request(1, "roots/list", nil)
+		srv.expectError(1, messages.CodeInternalError)
+		synctest.Wait()
+		assert.EqualValues(t, 1, c.Stats().AbandonedHandlers)
+		close(release)
+		synctest.Wait()
+		assert.EqualValues(t, 0, c.Stats().AbandonedHandlers)
+		// Its late answer was discarded: the next frame answers the ping.
+		srv.request("p", "ping", nil)
+		srv.expectResponse("p")
+	})
+}
+
+func TestAuditRecordsOutcomes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu = make(chan conduit.AuditRecord, 16)
+		h := &handler{roots: func(ctx context.Context, _ *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+			return nil, block(ctx)
+		}}
+		_, srv := connect(t, conduit.Options{Handler: h, ServerID: "s", HandlerTimeout: time.Second, Sampling: conduit.SamplingOptions{AllowIdle: true}, Audit: func(r conduit.AuditRecord) { mu <- r }}, "2025-11-25")
+		srv.request(1, "elicitation/create", formParams) // answered (decline)
+		srv.expectResponse(1)
+		srv.request(2, "roots/list", nil) // timeout
+		srv.expectError(2, messages.CodeInternalError)
+		srv.request(3, "sampling/createMessage", map[string]any{"maxTokens": "many"}) // refused by the guards
+		srv.expectError(3, messages.CodeInvalidParams)
+		want := []struct {
+			id      string
+			outcome string
+			code    int
+		}{{"1", "answered", 0}, {"2", "timeout", messages.CodeInternalError}, {"3", "refused", messages.CodeInvalidParams}}
+		for _, w := range want {
+			r := <-mu
+			assert.Equal(t, w.id, r.RequestID.String())
+			assert.Equal(t, w.outcome, r.Outcome)
+			assert.Equal(t, "s", r.ServerID)
+			if w.code == 0 {
+				assert.Nil(t, r.Code)
+				assert.Equal(t, &conduit.ElicitResult{Action: "decline"}, r.Result)
+			} else {
+				require.NotNil(t, r.Code)
+				assert.Equal(t, w.code, *r.Code)
+			}
+		}
+	})
+}

@@ -1,0 +1,142 @@
+package actors_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit"
+)
+
+// notes records notifications and log entries in the order delivered, and
+// can hold the first delivery until released.
+type notes struct {
+	mu      sync.Mutex
+	got     []string
+	hold    chan struct{} // when set, the first delivery waits on it
+	once    sync.Once
+	panicOn string
+}
+
+func (n *notes) wait() {
+	if n.hold != nil {
+		n.once.Do(func() { <-n.hold })
+	}
+}
+
+func (n *notes) add(s string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.got = append(n.got, s)
+}
+
+func (n *notes) list() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]string(nil), n.got...)
+}
+
+func (n *notes) HandleNotification(_ context.Context, nc conduit.NotificationContext, m *conduit.Notification) {
+	n.wait()
+	if m.Method == n.panicOn {
+		panic("notification handler bug")
+	}
+	n.add(m.Method + " " + string(m.Params))
+}
+
+func (n *notes) HandleLog(_ context.Context, nc conduit.NotificationContext, e *conduit.LoggingMessage) {
+	n.wait()
+	n.add(fmt.Sprintf("log %s %s %v", e.Level, e.Logger, e.Data))
+}
+
+func TestNotificationsInArrivalOrderAndPanicsSkipped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := &notes{panicOn: "notifications/tools/list_changed"}
+		c, srv := connect(t, conduit.Options{Handler: n}, "2025-11-25")
+		srv.notify("notifications/resources/updated", map[string]any{"uri": "a"})
+		srv.notify("notifications/message", map[string]any{"level": "warning", "logger": "idx", "data": "one"})
+		srv.notify("notifications/tools/list_changed", map[string]any{})
+		srv.notify("notifications/progress", map[string]any{"progressToken": 1, "progress": 2})
+		srv.notify("notifications/message", map[string]any{"level": "bogus", "data": "two", "extra": "dropped"})
+		synctest.Wait()
+		assert.Equal(t, []string{
+			`notifications/resources/updated {"uri":"a"}`,
+			"log warning idx one",
+			`notifications/progress {"progress":2,"progressToken":1}`,
+			"log info  two",
+		}, n.list())
+		assert.EqualValues(t, 1, c.Stats().NotificationHandlerPanics)
+	})
+}
+
+func TestNotificationContextCarriesClientServerAndEra(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		got := make(chan conduit.NotificationContext, 1)
+		h := notifyFunc(func(nc conduit.NotificationContext) { got <- nc })
+		_, srv := connect(t, conduit.Options{Name: "acme", ServerID: "s9", Handler: h}, "2025-11-25")
+		srv.notify("notifications/resources/list_changed", map[string]any{})
+		assert.Equal(t, conduit.NotificationContext{Client: "acme", ServerID: "s9", Era: conduit.EraLegacy}, <-got)
+	})
+}
+
+type notifyFunc func(conduit.NotificationContext)
+
+func (f notifyFunc) HandleNotification(_ context.Context, nc conduit.NotificationContext, _ *conduit.Notification) {
+	f(nc)
+}
+
+func TestBeyondThousandWaitingNotificationsAreDroppedAndCounted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := &notes{hold: make(chan struct{})}
+		c, srv := connect(t, conduit.Options{Handler: n}, "2025-11-25")
+		// The first is taken by the handler (and held); 1000 more wait;
+		// the next 5 are dropped.
+		for i := range 1006 {
+			srv.notify("notifications/resources/updated", map[string]any{"i": i})
+		}
+		synctest.Wait()
+		assert.EqualValues(t, 5, c.Stats().NotificationsDropped)
+		close(n.hold)
+		synctest.Wait()
+		got := n.list()
+		require.Len(t, got, 1001)
+		assert.Equal(t, `notifications/resources/updated {"i":0}`, got[0])
+		assert.Equal(t, `notifications/resources/updated {"i":1000}`, got[1000])
+	})
+}
+
+func TestServerLogsAreRateLimited(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := &notes{}
+		c, srv := connect(t, conduit.Options{Handler: n}, "2025-11-25")
+		for i := range 150 {
+			srv.notify("notifications/message", map[string]any{"level": "info", "data": i})
+		}
+		synctest.Wait()
+		assert.Len(t, n.list(), 100) // the burst
+		assert.EqualValues(t, 50, c.Stats().LogsDropped)
+		time.Sleep(time.Second) // 50 more tokens
+		for i := range 60 {
+			srv.notify("notifications/message", map[string]any{"level": "info", "data": i})
+		}
+		synctest.Wait()
+		assert.Len(t, n.list(), 150)
+		assert.EqualValues(t, 60, c.Stats().LogsDropped)
+	})
+}
+
+func TestServerLogsAreSanitised(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := &notes{}
+		_, srv := connect(t, conduit.Options{Handler: n}, "2025-11-25")
+		srv.notify("notifications/message", map[string]any{"level": "error", "logger": "ev\u202eil\x1b[31m", "data": "a\x1b]0;pwned\x07b\u2028c"})
+		synctest.Wait()
+		assert.Equal(t, []string{"log error evil ab c"}, n.list())
+	})
+}

@@ -1,0 +1,98 @@
+package messages
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDecode(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   string
+		code int    // 0: decodes
+		id   string // id to answer with, for errors
+		kind string // request, notification, response
+	}{
+		{"request", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, 0, "", "request"},
+		{"string id", `{"jsonrpc":"2.0","id":"a","method":"ping","params":{}}`, 0, "", "request"},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/x"}`, 0, "", "notification"},
+		{"result", `{"jsonrpc":"2.0","id":3,"result":{}}`, 0, "", "response"},
+		{"error response", `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no"}}`, 0, "", "response"},
+		{"null id error response", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}`, 0, "", "response"},
+		{"not json", `{"jsonrpc":`, CodeParseError, "null", ""},
+		{"empty", ``, CodeParseError, "null", ""},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, CodeInvalidRequest, "null", ""},
+		{"scalar", `42`, CodeInvalidRequest, "null", ""},
+		{"null", `null`, CodeInvalidRequest, "null", ""},
+		{"wrong version", `{"jsonrpc":"1.0","id":7,"method":"ping"}`, CodeInvalidRequest, "7", ""},
+		{"float id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, CodeInvalidRequest, "null", ""},
+		{"bool id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, CodeInvalidRequest, "null", ""},
+		{"huge id", `{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}`, CodeInvalidRequest, "null", ""},
+		{"method not string", `{"jsonrpc":"2.0","id":2,"method":5}`, CodeInvalidRequest, "2", ""},
+		{"params scalar", `{"jsonrpc":"2.0","id":2,"method":"x","params":"s"}`, CodeInvalidRequest, "2", ""},
+		{"both result and error", `{"jsonrpc":"2.0","id":2,"result":{},"error":{"code":1,"message":"m"}}`, CodeInvalidRequest, "2", ""},
+		{"neither", `{"jsonrpc":"2.0","id":2}`, CodeInvalidRequest, "2", ""},
+		{"no id no method", `{"jsonrpc":"2.0","result":{}}`, CodeInvalidRequest, "null", ""},
+		{"error of wrong type", `{"jsonrpc":"2.0","id":2,"error":"bad"}`, CodeInvalidRequest, "2", ""},
+		{"deep nesting", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}}`, CodeParseError, "null", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, derr := Decode([]byte(tc.in))
+			if tc.code != 0 {
+				require.NotNil(t, derr)
+				assert.Equal(t, tc.code, derr.Err.Code)
+				assert.Equal(t, tc.id, derr.ID.String())
+				return
+			}
+			require.Nil(t, derr)
+			switch tc.kind {
+			case "request":
+				assert.True(t, f.IsRequest())
+			case "notification":
+				assert.True(t, f.IsNotification())
+			case "response":
+				assert.True(t, f.IsResponse())
+			}
+		})
+	}
+}
+
+func TestEncodeUnattributableErrorHasNullID(t *testing.T) {
+	b, err := NewErrorResponse(ID{}, &RPCError{Code: CodeParseError, Message: "Parse error"}).Encode()
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`, string(b))
+}
+
+func TestIDsKeepTheirType(t *testing.T) {
+	var a, b ID
+	require.NoError(t, json.Unmarshal([]byte(`7`), &a))
+	require.NoError(t, json.Unmarshal([]byte(`"7"`), &b))
+	assert.NotEqual(t, a, b)
+	assert.Equal(t, IntID(7), a)
+	assert.Equal(t, StringID("7"), b)
+	out, _ := json.Marshal(b)
+	assert.Equal(t, `"7"`, string(out))
+}
+
+func TestRPCErrorIsComparesCodes(t *testing.T) {
+	err := &Error{Kind: KindRPC, RPC: &RPCError{Code: CodeMethodNotFound, Message: "whatever"}}
+	assert.True(t, errors.Is(err, ErrMethodNotFound))
+	assert.False(t, errors.Is(err, ErrInvalidParams))
+}
+
+func TestContentsKeepsItsShape(t *testing.T) {
+	for _, in := range []string{`{"type":"text","text":"a"}`, `[{"type":"text","text":"a"}]`} {
+		var c Contents
+		require.NoError(t, json.Unmarshal([]byte(in), &c))
+		out, err := json.Marshal(c)
+		require.NoError(t, err)
+		assert.JSONEq(t, in, string(out))
+	}
+	var c Contents
+	assert.Error(t, json.Unmarshal([]byte(`"text"`), &c))
+}
