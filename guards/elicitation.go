@@ -1,0 +1,115 @@
+package guards
+
+import (
+	"slices"
+
+	"github.com/conduitmcp/conduit/messages"
+)
+
+// beforeElicitation applies the elicitation rules: the mode (absent = form)
+// must be one the handler declared and the revision defines; a URL must pass
+// CheckURL; a form schema must be the revision's flat primitive subset.
+func (p *Pipeline) beforeElicitation(in *Input) (any, *Refusal) {
+	fields, r := rawFields(in.Params)
+	if r != nil {
+		return nil, r
+	}
+	var params messages.ElicitParams
+	if r := decode(in.Params, &params); r != nil {
+		return nil, r
+	}
+	mode := params.Mode
+	if present(fields, "mode") && mode == "" {
+		return nil, invalidParams("elicitation mode must be \"form\" or \"url\"")
+	}
+	if mode == "" {
+		mode = messages.ModeForm
+	}
+	if mode != messages.ModeForm && mode != messages.ModeURL {
+		return nil, invalidParams("unknown elicitation mode %q", mode)
+	}
+	if mode == messages.ModeURL && in.Version == messages.Version20250618 {
+		return nil, invalidParams("elicitation mode \"url\" does not exist in protocol version %s", in.Version)
+	}
+	if !slices.Contains(p.cfg.Elicitation.Modes, mode) {
+		return nil, invalidParams("elicitation mode %q is not supported by this client", mode)
+	}
+	req := &messages.ElicitationRequest{RequestContext: in.Context, Mode: mode, Params: params, Raw: in.Params}
+	if mode == messages.ModeURL {
+		if params.URL == "" {
+			return nil, invalidParams("url mode requires \"url\"")
+		}
+		if in.Version == messages.Version20251125 && params.ElicitationID == "" {
+			return nil, invalidParams("url mode requires \"elicitationId\"")
+		}
+		info, err := CheckURL(params.URL)
+		if err != nil {
+			return nil, invalidParams("%v", err)
+		}
+		req.URL, req.Host, req.IDN = info.URL, info.Host, info.IDN
+		o := in.Origin
+		if o == "" {
+			o = p.cfg.Elicitation.Origin
+		}
+		req.OriginMismatch = !info.SameOrigin(o)
+		return req, nil
+	}
+	if !present(fields, "requestedSchema") {
+		return nil, invalidParams("form mode requires \"requestedSchema\"")
+	}
+	form, err := ParseForm(in.Version, params.RequestedSchema)
+	if err != nil {
+		return nil, invalidParams("requestedSchema: %v", err)
+	}
+	in.form = form
+	req.Fields = form.Fields()
+	return req, nil
+}
+
+// afterElicitation checks the answer: a known action; a form accept is
+// completed with the schema's defaults and must fit the schema; a URL
+// accept carries no content; decline and cancel carry none (dropped).
+func (p *Pipeline) afterElicitation(in *Input, req any, r *messages.ElicitResult) (any, *Refusal) {
+	if r == nil {
+		return nil, internalError("elicitation handler returned no result")
+	}
+	out := *r
+	switch r.Action {
+	case messages.ActionDecline, messages.ActionCancel:
+		out.Content = nil
+		return &out, nil
+	case messages.ActionAccept:
+	default:
+		return nil, internalError("elicitation action must be \"accept\", \"decline\" or \"cancel\", got %q", r.Action)
+	}
+	er, _ := req.(*messages.ElicitationRequest)
+	mode := messages.ModeForm
+	if er != nil && er.Mode != "" {
+		mode = er.Mode
+	}
+	if mode == messages.ModeURL {
+		if len(r.Content) > 0 {
+			return nil, internalError("a url-mode accept carries no content")
+		}
+		out.Content = nil
+		return &out, nil
+	}
+	form := in.form
+	if form == nil {
+		if er == nil {
+			return nil, internalError("elicitation answer without its request")
+		}
+		var err error
+		form, err = ParseForm(in.Version, er.Params.RequestedSchema)
+		if err != nil {
+			return nil, internalError("requestedSchema: %v", err)
+		}
+		in.form = form
+	}
+	content, err := form.Complete(r.Content)
+	if err != nil {
+		return nil, internalError("elicitation answer does not fit the schema: %v", err)
+	}
+	out.Content = content
+	return &out, nil
+}

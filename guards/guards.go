@@ -1,0 +1,300 @@
+// Package guards holds the safety checks applied around every input request
+// (sampling, elicitation, roots), in both eras, before and after the user's
+// callback. It is plain code: no goroutines, no actors. The legacy path (a
+// request child) and the modern path (MRTR in the caller's goroutine) call
+// the same Pipeline, so each rule is written once.
+//
+// docs/safety.md lists every check, the code it answers with and the spec
+// text behind it.
+package guards
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/conduitmcp/conduit/messages"
+)
+
+// Outcomes recorded for an input request (see the audit hook).
+const (
+	OutcomeAnswered    = "answered"
+	OutcomeRefused     = "refused"
+	OutcomeTimeout     = "timeout"
+	OutcomeCancelled   = "cancelled"
+	OutcomeBusy        = "busy"
+	OutcomeRateLimited = "rate_limited"
+)
+
+// Defaults of the zero Config.
+const (
+	DefaultInputRate         rate.Limit = 10 // input requests per second, per server
+	DefaultInputBurst                   = 20
+	DefaultMaxTokens                    = 4096
+	DefaultMaxToolIterations            = 5
+	DefaultRejectionCode                = messages.CodeSamplingRejected // -1
+)
+
+// Refusal is a guard's "no": the JSON-RPC error the server gets (legacy), or
+// that a modern call fails with, and the outcome to record.
+type Refusal struct {
+	Err     *messages.RPCError
+	Outcome string // OutcomeRefused or OutcomeRateLimited
+}
+
+func refuse(code int, format string, args ...any) *Refusal {
+	return &Refusal{Err: &messages.RPCError{Code: code, Message: fmt.Sprintf(format, args...)}, Outcome: OutcomeRefused}
+}
+
+func invalidParams(format string, args ...any) *Refusal {
+	return refuse(messages.CodeInvalidParams, "Invalid params: "+format, args...)
+}
+
+func internalError(format string, args ...any) *Refusal {
+	return refuse(messages.CodeInternalError, "Internal error: "+format, args...)
+}
+
+// Input is one input request as it reaches the guards: after the capability
+// check, before any callback. Pass the same *Input to Before and After: Before
+// caches what After needs (the compiled form schema) in it.
+type Input struct {
+	// Method is sampling/createMessage, elicitation/create or roots/list.
+	Method string
+	// Params are the params exactly as the server sent them.
+	Params json.RawMessage
+	// Context is filled by the caller (client, server id, era, assigns,
+	// related request id).
+	Context messages.RequestContext
+	// Version is the negotiated protocol version.
+	Version string
+	// CallsInFlight is how many client calls are in flight (the sampling
+	// idle rule).
+	CallsInFlight int
+	// Origin is the server's origin (scheme://host[:port]) as the transport
+	// reports it, or "" when unknown.
+	Origin string
+
+	// form is the elicitation form Before parsed and compiled, reused by
+	// After (compiled once per request).
+	form *Form
+}
+
+// Config configures a Pipeline. The zero value is usable: every limit takes
+// the seed's default.
+type Config struct {
+	Sampling    SamplingConfig
+	Elicitation ElicitationConfig
+	// InputRate and InputBurst limit the input requests (all three methods
+	// together) of the one server the Pipeline serves. InputRate <= 0 means
+	// 10 per second (rate.Inf disables the limit); InputBurst <= 0 means 20.
+	InputRate  rate.Limit
+	InputBurst int
+	// Logger receives one record per dropped root (and nothing else); nil
+	// discards.
+	Logger *slog.Logger
+}
+
+// WithDefaults returns c with every zero setting replaced by its default.
+func (c Config) WithDefaults() Config {
+	c.Sampling = c.Sampling.WithDefaults()
+	c.Elicitation = c.Elicitation.WithDefaults()
+	if c.InputRate <= 0 {
+		c.InputRate = DefaultInputRate
+	}
+	if c.InputBurst <= 0 {
+		c.InputBurst = DefaultInputBurst
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// SamplingConfig holds the sampling rules' settings.
+type SamplingConfig struct {
+	MaxTokens         int  // clamp for maxTokens; 0 means 4096
+	Context           bool // allow includeContext other than "none"
+	AllowIdle         bool // allow legacy sampling while no call is in flight
+	MaxToolIterations int  // 0 means 5
+	RejectionCode     int  // 0 means -1
+	Tools             bool // sampling.tools was declared
+}
+
+// WithDefaults returns c with every zero (or negative) limit replaced by its
+// default.
+func (c SamplingConfig) WithDefaults() SamplingConfig {
+	if c.MaxTokens <= 0 {
+		c.MaxTokens = DefaultMaxTokens
+	}
+	if c.MaxToolIterations <= 0 {
+		c.MaxToolIterations = DefaultMaxToolIterations
+	}
+	if c.RejectionCode == 0 {
+		c.RejectionCode = DefaultRejectionCode
+	}
+	return c
+}
+
+// ElicitationConfig holds the elicitation rules' settings.
+type ElicitationConfig struct {
+	Modes  []string // declared modes; empty means form only
+	Origin string   // the server's origin when the transport cannot tell
+}
+
+// WithDefaults returns c with Modes defaulted to ["form"]. The slice is
+// copied, so the caller may reuse its own.
+func (c ElicitationConfig) WithDefaults() ElicitationConfig {
+	if len(c.Modes) == 0 {
+		c.Modes = []string{messages.ModeForm}
+	} else {
+		c.Modes = append([]string(nil), c.Modes...)
+	}
+	return c
+}
+
+// Pipeline runs the checks for one server connection. It is safe for
+// concurrent use: its settings never change after New, the limiter and the
+// counter are synchronised, and per-request state lives in the Input.
+type Pipeline struct {
+	cfg     Config
+	limiter *rate.Limiter
+	dropped atomic.Int64
+	// now is the limiter's clock; tests replace it.
+	now func() time.Time
+}
+
+// New returns a Pipeline for cfg.
+func New(cfg Config) *Pipeline {
+	cfg = cfg.WithDefaults()
+	return &Pipeline{
+		cfg:     cfg,
+		limiter: rate.NewLimiter(cfg.InputRate, cfg.InputBurst),
+		now:     time.Now,
+	}
+}
+
+// Config returns the Pipeline's settings, defaults filled in.
+func (p *Pipeline) Config() Config {
+	c := p.cfg
+	c.Elicitation.Modes = append([]string(nil), c.Elicitation.Modes...)
+	return c
+}
+
+// DroppedRoots is how many roots After has withheld from the server so far
+// (not file://, not on the local host, or unparsable).
+func (p *Pipeline) DroppedRoots() int64 { return p.dropped.Load() }
+
+// Before decodes and checks in. It returns the value the handler receives
+// (*messages.SamplingRequest, *messages.ElicitationRequest or
+// *messages.RootsRequest), or the refusal to send instead of calling it.
+//
+// The budget is checked first: a request over it is refused without being
+// decoded. A method other than the three input methods is refused with
+// -32601 and does not spend budget.
+func (p *Pipeline) Before(in *Input) (any, *Refusal) {
+	switch in.Method {
+	case messages.MethodCreateMessage, messages.MethodElicit, messages.MethodListRoots:
+	default:
+		return nil, refuse(messages.CodeMethodNotFound, "Method not found: %s", in.Method)
+	}
+	if r := p.budget(in.Method); r != nil {
+		return nil, r
+	}
+	switch in.Method {
+	case messages.MethodCreateMessage:
+		return p.beforeSampling(in)
+	case messages.MethodElicit:
+		return p.beforeElicitation(in)
+	default:
+		if r := checkObject(in.Params); r != nil {
+			return nil, r
+		}
+		return &messages.RootsRequest{RequestContext: in.Context}, nil
+	}
+}
+
+// budget spends one token of the server's input budget.
+func (p *Pipeline) budget(method string) *Refusal {
+	if p.limiter.AllowN(p.now(), 1) {
+		return nil
+	}
+	var r *Refusal
+	if method == messages.MethodCreateMessage {
+		r = refuse(p.cfg.Sampling.RejectionCode, "Sampling rejected: rate limited")
+	} else {
+		r = refuse(messages.CodeBusy, "rate limited")
+	}
+	r.Outcome = OutcomeRateLimited
+	return r
+}
+
+// After checks the handler's answer to req and returns the result to send:
+// a copy, filtered or completed, never the handler's own value mutated.
+func (p *Pipeline) After(in *Input, req any, result any) (any, *Refusal) {
+	switch r := result.(type) {
+	case *messages.CreateMessageResult:
+		return p.afterSampling(r)
+	case *messages.ElicitResult:
+		return p.afterElicitation(in, req, r)
+	case *messages.ListRootsResult:
+		return p.afterRoots(in, r)
+	case nil:
+		return nil, internalError("handler returned no result")
+	}
+	return nil, internalError("handler returned an unexpected %T", result)
+}
+
+// decode unmarshals params (absent params decode as {}) and turns a type
+// mismatch into -32602.
+func decode(raw json.RawMessage, v any) *Refusal {
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage(`{}`)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return invalidParams("%v", err)
+	}
+	return nil
+}
+
+// checkObject refuses params that are present but not a JSON object.
+func checkObject(raw json.RawMessage) *Refusal {
+	_, r := rawFields(raw)
+	return r
+}
+
+// rawFields splits params into their top-level members (absent or null
+// params are {}).
+func rawFields(raw json.RawMessage) (map[string]json.RawMessage, *Refusal) {
+	fields := map[string]json.RawMessage{}
+	if len(raw) == 0 || string(raw) == "null" {
+		return fields, nil
+	}
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, invalidParams("params must be an object")
+	}
+	return fields, nil
+}
+
+// present reports whether key is in fields with a non-null value.
+func present(fields map[string]json.RawMessage, key string) bool {
+	v, ok := fields[key]
+	return ok && !isNull(v)
+}
+
+func isNull(v json.RawMessage) bool {
+	return string(trimSpace(v)) == "null"
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}

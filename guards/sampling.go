@@ -1,0 +1,152 @@
+package guards
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+
+	"github.com/conduitmcp/conduit/messages"
+)
+
+// samplingWire decodes CreateMessageParams with maxTokens kept raw, so a
+// missing, fractional, string or huge value gets a precise answer.
+type samplingWire struct {
+	messages.CreateMessageParams
+	MaxTokens json.RawMessage `json:"maxTokens"`
+}
+
+// jsonInteger is a JSON number literal without fraction or exponent.
+var jsonInteger = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+
+// beforeSampling applies the sampling rules, in this order: idle (legacy),
+// shape (-32602), tools capability (-32602), tool iterations, then the
+// maxTokens clamp and the includeContext coercion.
+func (p *Pipeline) beforeSampling(in *Input) (any, *Refusal) {
+	cfg := p.cfg.Sampling
+	if in.Context.Era == messages.EraLegacy && in.CallsInFlight <= 0 && !cfg.AllowIdle {
+		return nil, refuse(cfg.RejectionCode, "Sampling rejected: no call in flight")
+	}
+	fields, r := rawFields(in.Params)
+	if r != nil {
+		return nil, r
+	}
+	msgs, ok := fields["messages"]
+	if !ok || firstByte(msgs) != '[' {
+		return nil, invalidParams("messages must be an array")
+	}
+	mt, ok := fields["maxTokens"]
+	if !ok || isNull(mt) {
+		return nil, invalidParams("maxTokens is required")
+	}
+	var w samplingWire
+	if r := decode(in.Params, &w); r != nil {
+		return nil, r
+	}
+	params := w.CreateMessageParams
+	maxTokens, r := positiveInt(w.MaxTokens, cfg.MaxTokens)
+	if r != nil {
+		return nil, r
+	}
+	params.MaxTokens = maxTokens
+	for i, m := range params.Messages {
+		if m.Role != "user" && m.Role != "assistant" {
+			return nil, invalidParams("messages[%d].role must be \"user\" or \"assistant\"", i)
+		}
+		if len(m.Content.Blocks) == 0 {
+			return nil, invalidParams("messages[%d].content is required", i)
+		}
+	}
+	if !cfg.Tools {
+		if present(fields, "tools") {
+			return nil, invalidParams("tools require the sampling.tools capability, which this client did not declare")
+		}
+		if present(fields, "toolChoice") {
+			return nil, invalidParams("toolChoice requires the sampling.tools capability, which this client did not declare")
+		}
+	}
+	if n := toolTurns(params.Messages); n > cfg.MaxToolIterations {
+		return nil, refuse(cfg.RejectionCode, "Sampling rejected: more than %d tool iterations", cfg.MaxToolIterations)
+	}
+	// includeContext: absent stays absent; "none" stays; anything else
+	// ("thisServer", "allServers", unknown) becomes "none" unless the
+	// operator allowed context, and even then an unknown value becomes
+	// "none".
+	switch params.IncludeContext {
+	case "", "none":
+	case "thisServer", "allServers":
+		if !cfg.Context {
+			params.IncludeContext = "none"
+		}
+	default:
+		params.IncludeContext = "none"
+	}
+	return &messages.SamplingRequest{RequestContext: in.Context, Params: params, Raw: in.Params}, nil
+}
+
+// positiveInt reads maxTokens: a JSON integer literal greater than zero,
+// clamped to limit (a positive integer too large for int is clamped too).
+func positiveInt(raw json.RawMessage, limit int) (int, *Refusal) {
+	s := string(trimSpace(raw))
+	if !jsonInteger.MatchString(s) {
+		return 0, invalidParams("maxTokens must be a positive integer, got %.32s", s)
+	}
+	if s[0] == '-' || s == "0" {
+		return 0, invalidParams("maxTokens must be a positive integer, got %.32s", s)
+	}
+	if len(s) > 18 { // beyond int64: a positive integer, so clamped
+		return limit, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, invalidParams("maxTokens must be a positive integer, got %.32s", s)
+	}
+	if n > int64(limit) {
+		return limit, nil
+	}
+	return int(n), nil
+}
+
+// toolTurns counts the assistant messages holding at least one tool_use
+// block: each is one iteration of a tool loop.
+func toolTurns(msgs []messages.SamplingMessage) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Role != "assistant" {
+			continue
+		}
+		for _, b := range m.Content.Blocks {
+			if b.Type == "tool_use" {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// afterSampling checks the handler's answer: it must name the model and
+// carry content; an empty role becomes "assistant".
+func (p *Pipeline) afterSampling(r *messages.CreateMessageResult) (any, *Refusal) {
+	if r == nil {
+		return nil, internalError("sampling handler returned no result")
+	}
+	if r.Model == "" {
+		return nil, internalError("sampling result has no model")
+	}
+	if len(r.Content.Blocks) == 0 {
+		return nil, internalError("sampling result has no content")
+	}
+	out := *r
+	if out.Role == "" {
+		out.Role = "assistant"
+	}
+	return &out, nil
+}
+
+func firstByte(raw json.RawMessage) byte {
+	raw = trimSpace(raw)
+	if len(raw) == 0 {
+		return 0
+	}
+	return raw[0]
+}
