@@ -243,3 +243,27 @@ func TestGoSDKServerInProcessListsRoots(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `[{"uri":"file:///srv/repo","name":"repo"}]`, textOf(t, r))
 }
+
+// The everything-server's test_elicitation_sep1330_enums cannot be used:
+// go-sdk v1.8.0 refuses its own titledMulti schema before sending it
+// ("items must specify enum for untitled enums"). The same schema goes
+// through the fake server in TestEverySep1330EnumShapePassesTheGuards.
+
+func TestEverythingServerAnswerOutsideTheSchemaIsNotSent(t *testing.T) {
+	h := &handler{elicit: func(_ context.Context, r *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
+		return &conduit.ElicitResult{Action: "accept", Content: map[string]any{"age": "old"}}, nil
+	}}
+	var audit []conduit.AuditRecord
+	var mu sync.Mutex
+	c := connectEverything(t, conduit.Options{Handler: h, Audit: func(a conduit.AuditRecord) { mu.Lock(); audit = append(audit, a); mu.Unlock() }})
+	r, err := c.CallTool(callCtx(t), "test_elicitation_sep1034_defaults", nil)
+	require.NoError(t, err)
+	assert.True(t, r.IsError)
+	assert.Contains(t, textOf(t, r), "age")
+	assert.NotContains(t, textOf(t, r), "old", "the refused value is not echoed to the server")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, audit, 1)
+	assert.Equal(t, "refused", audit[0].Outcome)
+	assert.Equal(t, messages.CodeInternalError, *audit[0].Code)
+}

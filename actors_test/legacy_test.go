@@ -565,3 +565,40 @@ func TestAuditRecordsOutcomes(t *testing.T) {
 		}
 	})
 }
+
+// The schema of go-sdk's test_elicitation_sep1330_enums: every enum shape.
+var sep1330Schema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"untitledSingle": map[string]any{"type": "string", "enum": []any{"option1", "option2", "option3"}},
+		"titledSingle": map[string]any{"type": "string", "oneOf": []any{
+			map[string]any{"const": "value1", "title": "First Option"},
+			map[string]any{"const": "value2", "title": "Second Option"},
+		}},
+		"legacyEnum": map[string]any{"type": "string", "enum": []any{"opt1", "opt2"}, "enumNames": []any{"Option One", "Option Two"}},
+		"untitledMulti": map[string]any{"type": "array", "minItems": 1, "maxItems": 3,
+			"items": map[string]any{"type": "string", "enum": []any{"option1", "option2", "option3"}}},
+		"titledMulti": map[string]any{"type": "array", "minItems": 1, "maxItems": 3,
+			"items": map[string]any{"anyOf": []any{
+				map[string]any{"const": "value1", "title": "First Option"},
+				map[string]any{"const": "value2", "title": "Second Option"},
+			}}},
+	},
+}
+
+func TestEverySep1330EnumShapePassesTheGuards(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		answer := map[string]any{
+			"untitledSingle": "option2", "titledSingle": "value2", "legacyEnum": "opt1",
+			"untitledMulti": []any{"option1", "option3"}, "titledMulti": []any{"value2"},
+		}
+		h := &handler{elicit: func(context.Context, *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
+			return &conduit.ElicitResult{Action: "accept", Content: answer}, nil
+		}}
+		_, srv := connect(t, conduit.Options{Handler: h}, "2025-11-25")
+		srv.request(1, "elicitation/create", map[string]any{"message": "enums", "requestedSchema": sep1330Schema})
+		m := srv.expectResponse(1)
+		assert.Equal(t, map[string]any{"action": "accept", "content": answer}, m["result"])
+		assert.Equal(t, 1, h.count())
+	})
+}
