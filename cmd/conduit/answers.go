@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/conduitmcp/conduit"
+)
+
+// answers are the scripted answers of an answers file. A nil kind is absent
+// from the file: the handler does not implement it, so it is not advertised.
+type answers struct {
+	Sampling    *samplingAnswer
+	Elicitation *elicitationAnswer
+	// Roots is nil when the file has no "roots"; an empty list offers
+	// roots but lists none.
+	Roots []conduit.Root
+	// rootEntries are the roots as written in the file.
+	rootEntries []string
+}
+
+// samplingAnswer is the file's "sampling": a result or a refusal.
+type samplingAnswer struct {
+	Result *conduit.CreateMessageResult
+	Error  *conduit.RPCError
+	Delay  time.Duration
+}
+
+// elicitationAnswer is the file's "elicitation": an action (with content
+// for a form accept) or a refusal.
+type elicitationAnswer struct {
+	Modes   []string
+	Action  string
+	Content map[string]any
+	Error   *conduit.RPCError
+	Delay   time.Duration
+}
+
+// The file's JSON shape.
+type answersFile struct {
+	Sampling *struct {
+		Result json.RawMessage `json:"result"`
+		Error  *refusalJSON    `json:"error"`
+		Delay  string          `json:"delay"`
+	} `json:"sampling"`
+	Elicitation *struct {
+		Modes   []string       `json:"modes"`
+		Action  string         `json:"action"`
+		Content map[string]any `json:"content"`
+		Error   *refusalJSON   `json:"error"`
+		Delay   string         `json:"delay"`
+	} `json:"elicitation"`
+	Roots *[]string `json:"roots"`
+}
+
+type refusalJSON struct {
+	Code    *int            `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// loadAnswers reads and checks an answers file. Every problem is a usage
+// error naming the file.
+func loadAnswers(path string) (*answers, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("answers file: %v", err)
+	}
+	a, err := parseAnswers(data)
+	if err != nil {
+		return nil, usagef("answers file %s: %v", path, err)
+	}
+	return a, nil
+}
+
+// parseAnswers checks an answers file's content. Unknown keys are refused
+// so a misspelt kind is not silently "not implemented".
+func parseAnswers(data []byte) (*answers, error) {
+	var f answersFile
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("invalid JSON: more than one value")
+	}
+	var a answers
+	if s := f.Sampling; s != nil {
+		sa := &samplingAnswer{}
+		var err error
+		if sa.Delay, err = parseDelay(s.Delay); err != nil {
+			return nil, fmt.Errorf("sampling.delay: %v", err)
+		}
+		hasResult := len(s.Result) > 0 && string(s.Result) != "null"
+		switch {
+		case hasResult && s.Error != nil:
+			return nil, errors.New(`sampling: give "result" or "error", not both`)
+		case s.Error != nil:
+			if sa.Error, err = s.Error.rpcError("sampling"); err != nil {
+				return nil, err
+			}
+		case hasResult:
+			var r conduit.CreateMessageResult
+			if err := json.Unmarshal(s.Result, &r); err != nil {
+				return nil, fmt.Errorf("sampling.result: %v", err)
+			}
+			if len(r.Content.Blocks) == 0 {
+				return nil, errors.New("sampling.result: \"content\" is required")
+			}
+			if r.Role == "" {
+				r.Role = "assistant"
+			}
+			if r.Model == "" {
+				r.Model = "scripted"
+			}
+			sa.Result = &r
+		default:
+			return nil, errors.New(`sampling: give "result" (a CreateMessageResult) or "error" ({"code", "message"})`)
+		}
+		a.Sampling = sa
+	}
+	if e := f.Elicitation; e != nil {
+		ea := &elicitationAnswer{Modes: e.Modes, Action: e.Action, Content: e.Content}
+		var err error
+		if ea.Delay, err = parseDelay(e.Delay); err != nil {
+			return nil, fmt.Errorf("elicitation.delay: %v", err)
+		}
+		if ea.Modes == nil {
+			ea.Modes = []string{"form"}
+		}
+		if len(ea.Modes) == 0 {
+			return nil, errors.New(`elicitation.modes: name at least one of "form", "url"`)
+		}
+		for _, m := range ea.Modes {
+			if m != "form" && m != "url" {
+				return nil, fmt.Errorf(`elicitation.modes: unknown mode %q (want "form" or "url")`, m)
+			}
+		}
+		switch {
+		case e.Error != nil && e.Action != "":
+			return nil, errors.New(`elicitation: give "action" or "error", not both`)
+		case e.Error != nil:
+			if e.Content != nil {
+				return nil, errors.New(`elicitation: "content" goes with "action": "accept", not with "error"`)
+			}
+			if ea.Error, err = e.Error.rpcError("elicitation"); err != nil {
+				return nil, err
+			}
+		case e.Action == "accept":
+		case e.Action == "decline" || e.Action == "cancel":
+			if e.Content != nil {
+				return nil, fmt.Errorf(`elicitation: "content" goes with "action": "accept", not %q`, e.Action)
+			}
+		case e.Action == "":
+			return nil, errors.New(`elicitation: give "action" ("accept", "decline" or "cancel") or "error" ({"code", "message"})`)
+		default:
+			return nil, fmt.Errorf(`elicitation.action: %q is not "accept", "decline" or "cancel"`, e.Action)
+		}
+		a.Elicitation = ea
+	}
+	if f.Roots != nil {
+		roots, err := parseRoots(*f.Roots)
+		if err != nil {
+			return nil, fmt.Errorf("roots: %v", err)
+		}
+		a.Roots, a.rootEntries = roots, *f.Roots
+	}
+	return &a, nil
+}
+
+func (r *refusalJSON) rpcError(kind string) (*conduit.RPCError, error) {
+	if r.Code == nil {
+		return nil, fmt.Errorf("%s.error: \"code\" (an integer) is required", kind)
+	}
+	msg := r.Message
+	if msg == "" {
+		msg = "refused"
+	}
+	return &conduit.RPCError{Code: *r.Code, Message: msg, Data: r.Data}, nil
+}
+
+func parseDelay(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration such as \"500ms\" or \"2s\"", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q is negative", s)
+	}
+	return d, nil
+}
+
+// parseRoots turns each entry into a root: a URI (it has a scheme) is kept;
+// anything else is a directory path, made absolute against the current
+// directory, cleaned, and offered as a file:// URI named after its last
+// element.
+func parseRoots(entries []string) ([]conduit.Root, error) {
+	roots := make([]conduit.Root, 0, len(entries))
+	for _, e := range entries {
+		r, err := parseRoot(e)
+		if err != nil {
+			return nil, err
+		}
+		roots = append(roots, r)
+	}
+	return roots, nil
+}
+
+func parseRoot(s string) (conduit.Root, error) {
+	if s == "" {
+		return conduit.Root{}, errors.New("an empty root")
+	}
+	if isURI(s) {
+		if _, err := url.Parse(s); err != nil {
+			return conduit.Root{}, fmt.Errorf("%q: %v", s, err)
+		}
+		return conduit.Root{URI: s}, nil
+	}
+	abs, err := filepath.Abs(s)
+	if err != nil {
+		return conduit.Root{}, fmt.Errorf("%q: %v", s, err)
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
+	return conduit.Root{URI: u.String(), Name: filepath.Base(abs)}, nil
+}
+
+// isURI reports whether s starts with a URI scheme ("file:", "https:", …).
+// A one-letter scheme is taken for a Windows drive letter.
+func isURI(s string) bool {
+	scheme, _, ok := strings.Cut(s, ":")
+	if !ok || len(scheme) < 2 {
+		return false
+	}
+	for i, c := range scheme {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// mergeRoots returns the flag roots then the file roots, without repeating
+// a URI.
+func mergeRoots(lists ...[]conduit.Root) []conduit.Root {
+	var out []conduit.Root
+	seen := map[string]bool{}
+	for _, l := range lists {
+		for _, r := range l {
+			if !seen[r.URI] {
+				seen[r.URI] = true
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// app is one run of the CLI.
+type app struct {
+	std    streams
+	stderr *lockedWriter // shared by logs, server log entries and the final error
+	opts   options
+}
+
+// run executes the CLI with args (without the program name) and returns the
+// exit status.
+func run(ctx context.Context, args []string, std streams) int {
+	a := &app{std: std, stderr: &lockedWriter{w: std.err}}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(std.in)
+	root.SetOut(std.out)
+	root.SetErr(a.stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitCode(err)
+	if a.opts.json {
+		b, _ := json.Marshal(reportOf(err))
+		_, _ = a.stderr.Write(append(b, '\n'))
+		return code
+	}
+	msg := "conduit: " + err.Error() + "\n"
+	if code == exitUsage {
+		c, _, ferr := root.Find(args)
+		if ferr != nil || c == nil {
+			c = root
+		}
+		msg += fmt.Sprintf("Run '%s --help' for usage.\n", c.CommandPath())
+	}
+	_, _ = a.stderr.Write([]byte(msg))
+	return code
+}
+
+const exitStatusHelp = `Exit status: 0 success; 1 the call failed (JSON-RPC error, timeout, input
+handler error, tool result with isError, interrupted); 2 usage error (bad flags or
+arguments, unreadable or invalid answers file); 3 could not connect (the server
+could not be started, or the handshake failed).`
+
+const answersHelp = `Answering the server's input requests:
+  With --answers FILE the requests are answered from the file, never
+  interactively. Only the kinds present in the file are offered to the server
+  (the others are refused); --roots offers roots without a file. Without
+  --answers the client offers no sampling and no elicitation (interactive
+  prompts are not available yet). The file:
+
+  {"sampling":    {"result": {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "scripted"}, "delay": "0s"},
+   "elicitation": {"modes": ["form", "url"], "action": "accept", "content": {"name": "Ada"}, "delay": "0s"},
+   "roots":       ["/srv/repo", "file:///home/me/notes"]}
+
+  "error": {"code": N, "message": "..."} in place of "result" (sampling) or of
+  "action" (elicitation) refuses with that JSON-RPC error. "modes" defaults to
+  ["form"]; "content" is sent with a form-mode accept only. "delay" waits before
+  answering (a Go duration). A root that is not a URI is a directory, relative
+  to the current directory, offered as a file:// URI; --roots come first.
+
+Diagnostics go to stderr: warnings and errors by default; -v adds Conduit's
+info logs and the server's own stderr, -vv debug logs.`
+
+// flag groups, for the help.
+const (
+	groupConnection = "Connection flags"
+	groupHandler    = "Handler flags"
+)
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "conduit",
+		Short: "An MCP client that answers the server's requests for input",
+		Long: `conduit connects to an MCP server, calls a tool (or lists and reads what the
+server offers), answers the server's requests for input (sampling, elicitation,
+roots) from a scripted answers file, and prints the result.
+
+The server runs as a subprocess speaking stdio: give its command after --.`,
+		Annotations: map[string]string{"more": exitStatusHelp},
+		Example: `  conduit tools -- everything-server
+  conduit call --answers answers.json test_sampling '{"prompt":"hi"}' -- everything-server`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.CompletionOptions.HiddenDefaultCmd = true
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usagef("%v", err) })
+	root.PersistentFlags().CountVarP(&a.opts.verbose, "verbose", "v", "``more diagnostics on stderr: -v adds Conduit's info logs and the server's stderr, -vv debug logs (default: warnings and errors only)")
+	root.SetUsageFunc(a.usage)
+
+	root.AddCommand(
+		a.command(&cobra.Command{
+			Use:   "call [flags] TOOL [ARGS_JSON] -- COMMAND [ARGS...]",
+			Short: "Call a tool, answer its input requests, print the result",
+			Long: `Call the tool TOOL with the arguments ARGS_JSON (a JSON object; none when
+omitted), answering the server's input requests, and print the result: each
+text block's text on its own line, any other block as compact JSON, then the
+structured content as JSON. With --json, the whole CallToolResult as JSON.
+A result with isError is printed and exits 1.`,
+			Example: `  conduit call test_simple_text -- everything-server
+  conduit call --answers answers.json --json test_sampling '{"prompt":"hi"}' -- everything-server`,
+		}, a.runCall),
+		a.command(&cobra.Command{
+			Use:   "tools [flags] -- COMMAND [ARGS...]",
+			Short: "List the server's tools",
+			Long:  "List the server's tools: one per line, name and the first line of its description. With --json, the JSON array of tools.",
+		}, a.runTools),
+		a.command(&cobra.Command{
+			Use:   "resources [flags] -- COMMAND [ARGS...]",
+			Short: "List the server's resources",
+			Long:  "List the server's resources: one per line, URI, name and the first line of its description. With --json, the JSON array of resources.",
+		}, a.runResources),
+		a.command(&cobra.Command{
+			Use:   "prompts [flags] -- COMMAND [ARGS...]",
+			Short: "List the server's prompts",
+			Long:  "List the server's prompts: one per line, name, arguments (required ones marked *) and the first line of its description. With --json, the JSON array of prompts.",
+		}, a.runPrompts),
+		a.command(&cobra.Command{
+			Use:   "read [flags] URI -- COMMAND [ARGS...]",
+			Short: "Read a resource",
+			Long:  "Read the resource URI and print its contents: text as is, anything else as compact JSON. With --json, the whole ReadResourceResult.",
+		}, a.runRead),
+		a.command(&cobra.Command{
+			Use:   "prompt [flags] NAME [ARGS_JSON] -- COMMAND [ARGS...]",
+			Short: "Get a prompt",
+			Long:  "Get the prompt NAME with the arguments ARGS_JSON (a JSON object of strings) and print its messages, one per line as \"[role] text\". With --json, the whole GetPromptResult.",
+		}, a.runPrompt),
+	)
+	return root
+}
+
+// command completes a server command: the connection and handler flags,
+// the help, and the split of the arguments at --.
+func (a *app) command(c *cobra.Command, do func(cmd *cobra.Command, args, server []string) error) *cobra.Command {
+	c.Annotations = map[string]string{"more": answersHelp + "\n\n" + exitStatusHelp}
+	c.Flags().SortFlags = false
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, all []string) error {
+		args, server := all, []string(nil)
+		if n := cmd.ArgsLenAtDash(); n >= 0 {
+			args, server = all[:n], all[n:]
+			if len(server) == 0 {
+				return usagef("no server command after --")
+			}
+		}
+		return do(cmd, args, server)
+	}
+	a.connectionFlags(c.Flags())
+	a.handlerFlags(c.Flags())
+	return c
+}
+
+func (a *app) connectionFlags(fs *pflag.FlagSet) {
+	o := &a.opts
+	group := func(name string) { _ = fs.SetAnnotation(name, "group", []string{groupConnection}) }
+	fs.StringVar(&o.url, "url", "", "connect to the Streamable HTTP endpoint at `URL` (not available yet: use -- COMMAND)")
+	group("url")
+	fs.StringVar(&o.serverID, "server-id", "", "an `ID` for the server, passed to the handlers and written in the audit records")
+	group("server-id")
+	fs.StringVar(&o.era, "era", "auto", "the protocol era: `auto|legacy|modern` (only legacy is available yet; auto means legacy)")
+	group("era")
+	fs.StringVar(&o.protocolVersion, "protocol-version", "", "offer protocol version `V`: 2025-11-25 (default) or 2025-06-18")
+	group("protocol-version")
+	fs.DurationVar(&o.timeout, "timeout", 0, "give up on each request after `D`, paused while the server waits for input (default 60s)")
+	group("timeout")
+	fs.DurationVar(&o.maxTotalTimeout, "max-total-timeout", 0, "give up on each request after `D` in all, pauses included (default 30m)")
+	group("max-total-timeout")
+	fs.StringArrayVar(&o.headers, "header", nil, "send the HTTP header `K=V`, repeatable (HTTP only: ignored, with a warning, for a stdio server)")
+	group("header")
+}
+
+func (a *app) handlerFlags(fs *pflag.FlagSet) {
+	o := &a.opts
+	group := func(name string) { _ = fs.SetAnnotation(name, "group", []string{groupHandler}) }
+	fs.StringVar(&o.answers, "answers", "", "answer the server's input requests from `FILE`, non-interactively (format below)")
+	group("answers")
+	fs.StringArrayVar(&o.roots, "roots", nil, "offer `DIR|URI` to the server as a root, repeatable (a directory becomes a file:// URI)")
+	group("roots")
+	fs.DurationVar(&o.handlerTimeout, "handler-timeout", 0, "give up on answering one input request after `D`, for every kind (default 5m for elicitation, 60s otherwise)")
+	group("handler-timeout")
+	fs.IntVar(&o.maxServerRequests, "max-server-requests", 0, "answer at most `N` input requests at once; more are refused as busy (default 8)")
+	group("max-server-requests")
+	fs.StringVar(&o.audit, "audit", "", "append one JSON object per line to `FILE` for every input request: what the handler saw after the guards, its outcome (answered, refused, timeout, cancelled, busy, rate_limited) and the code/message or result sent")
+	group("audit")
+	fs.StringVar(&o.logLevel, "log-level", "", "ask the server for logs at `LEVEL` and above: "+strings.Join(logLevels, ", "))
+	group("log-level")
+	fs.BoolVar(&o.json, "json", false, `machine output: the result as JSON on stdout; each server log entry as one JSON object {"level","logger","data"} per line on stderr`)
+	group("json")
+}
+
+// usage prints a command's usage with its flags in groups.
+func (a *app) usage(c *cobra.Command) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage:\n  %s\n", c.UseLine())
+	if c.HasAvailableSubCommands() {
+		fmt.Fprintf(&b, "  %s [command]\n", c.CommandPath())
+	}
+	if c.Example != "" {
+		fmt.Fprintf(&b, "\nExamples:\n%s\n", c.Example)
+	}
+	if c.HasAvailableSubCommands() {
+		b.WriteString("\nCommands:\n")
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() {
+				fmt.Fprintf(&b, "  %-10s %s\n", sub.Name(), sub.Short)
+			}
+		}
+	}
+	groups := map[string]*pflag.FlagSet{}
+	other := pflag.NewFlagSet("other", pflag.ContinueOnError)
+	other.SortFlags = false
+	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		g := f.Annotations["group"]
+		if len(g) == 0 {
+			other.AddFlag(f)
+			return
+		}
+		if groups[g[0]] == nil {
+			groups[g[0]] = pflag.NewFlagSet(g[0], pflag.ContinueOnError)
+			groups[g[0]].SortFlags = false
+		}
+		groups[g[0]].AddFlag(f)
+	})
+	for _, name := range []string{groupConnection, groupHandler} {
+		if fs := groups[name]; fs != nil {
+			fmt.Fprintf(&b, "\n%s:\n%s", name, fs.FlagUsages())
+		}
+	}
+	c.InheritedFlags().VisitAll(func(f *pflag.Flag) { other.AddFlag(f) })
+	if other.HasFlags() {
+		fmt.Fprintf(&b, "\nFlags:\n%s", other.FlagUsages())
+	}
+	if more := c.Annotations["more"]; more != "" {
+		fmt.Fprintf(&b, "\n%s\n", more)
+	}
+	if c.HasAvailableSubCommands() {
+		fmt.Fprintf(&b, "\nUse \"%s [command] --help\" for more about a command.\n", c.CommandPath())
+	}
+	_, err := fmt.Fprint(c.OutOrStderr(), b.String())
+	return err
+}

@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/conduitmcp/conduit"
+)
+
+func (a *app) runCall(cmd *cobra.Command, args, server []string) error {
+	switch {
+	case len(args) == 0:
+		return usagef("missing TOOL: conduit call [flags] TOOL [ARGS_JSON] -- COMMAND [ARGS...]")
+	case len(args) > 2:
+		return usagef("too many arguments before --: %q (put the server command after --)", args[2:])
+	}
+	tool := args[0]
+	var toolArgs json.RawMessage
+	if len(args) == 2 {
+		var err error
+		if toolArgs, err = objectArg("ARGS_JSON", args[1]); err != nil {
+			return err
+		}
+	}
+	return a.session(cmd.Context(), server, func(ctx context.Context, c *conduit.Client) error {
+		var res *conduit.CallToolResult
+		var err error
+		if toolArgs != nil { // a nil RawMessage in an interface would be sent as null
+			res, err = c.CallTool(ctx, tool, toolArgs)
+		} else {
+			res, err = c.CallTool(ctx, tool, nil)
+		}
+		if err != nil {
+			return err
+		}
+		if err := a.printCallResult(res); err != nil {
+			return err
+		}
+		if res.IsError {
+			return &exitError{code: exitFailed, err: fmt.Errorf("tool %s reported an error (isError)", tool)}
+		}
+		return nil
+	})
+}
+
+func (a *app) runTools(cmd *cobra.Command, args, server []string) error {
+	if err := noArgs(args); err != nil {
+		return err
+	}
+	return a.session(cmd.Context(), server, func(ctx context.Context, c *conduit.Client) error {
+		tools, err := c.ListTools(ctx)
+		if err != nil {
+			return err
+		}
+		if a.opts.json {
+			return a.printJSON(nonNil(tools))
+		}
+		return a.table(func(w io.Writer) {
+			for _, t := range tools {
+				fmt.Fprintf(w, "%s\t%s\n", oneLine(t.Name), firstLine(t.Description))
+			}
+		})
+	})
+}
+
+func (a *app) runResources(cmd *cobra.Command, args, server []string) error {
+	if err := noArgs(args); err != nil {
+		return err
+	}
+	return a.session(cmd.Context(), server, func(ctx context.Context, c *conduit.Client) error {
+		resources, err := c.ListResources(ctx)
+		if err != nil {
+			return err
+		}
+		if a.opts.json {
+			return a.printJSON(nonNil(resources))
+		}
+		return a.table(func(w io.Writer) {
+			for _, r := range resources {
+				fmt.Fprintf(w, "%s\t%s\t%s\n", oneLine(r.URI), oneLine(r.Name), firstLine(r.Description))
+			}
+		})
+	})
+}
+
+func (a *app) runPrompts(cmd *cobra.Command, args, server []string) error {
+	if err := noArgs(args); err != nil {
+		return err
+	}
+	return a.session(cmd.Context(), server, func(ctx context.Context, c *conduit.Client) error {
+		prompts, err := c.ListPrompts(ctx)
+		if err != nil {
+			return err
+		}
+		if a.opts.json {
+			return a.printJSON(nonNil(prompts))
+		}
+		return a.table(func(w io.Writer) {
+			for _, p := range prompts {
+				var names []string
+				for _, arg := range p.Arguments {
+					n := oneLine(arg.Name)
+					if arg.Required {
+						n += "*"
+					}
+					names = append(names, n)
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\n", oneLine(p.Name), strings.Join(names, " "), firstLine(p.Description))
+			}
+		})
+	})
+}
+
+func (a *app) runRead(cmd *cobra.Command, args, server []string) error {
+	switch {
+	case len(args) == 0:
+		return usagef("missing URI: conduit read [flags] URI -- COMMAND [ARGS...]")
+	case len(args) > 1:
+		return usagef("too many arguments before --: %q (put the server command after --)", args[1:])
+	}
+	uri := args[0]
+	return a.session(cmd.Context(), server, func(ctx context.Context, c *conduit.Client) error {
+		res, err := c.ReadResource(ctx, uri)
+		if err != nil {
+			return err
+		}
+		if a.opts.json {
+			return a.printJSON(res)
+		}
+		var b bytes.Buffer
+		for _, item := range res.Contents {
+			if item.Blob == "" {
+				b.WriteString(item.Text)
+				if !strings.HasSuffix(item.Text, "\n") {
+					b.WriteByte('\n')
+				}
+				continue
+			}
+			if err := appendCompact(&b, item); err != nil {
+				return err
+			}
+		}
+		return a.write(b.Bytes())
+	})
+}
+
+func (a *app) runPrompt(cmd *cobra.Command, args, server []string) error {
+	switch {
+	case len(args) == 0:
+		return usagef("missing NAME: conduit prompt [flags] NAME [ARGS_JSON] -- COMMAND [ARGS...]")
+	case len(args) > 2:
+		return usagef("too many arguments before --: %q (put the server command after --)", args[2:])
+	}
+	name := args[0]
+	var promptArgs map[string]string
+	if len(args) == 2 {
+		raw, err := objectArg("ARGS_JSON", args[1])
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(raw, &promptArgs); err != nil {
+			return usagef("ARGS_JSON: prompt arguments must all be strings: %s", args[1])
+		}
+	}
+	return a.session(cmd.Context(), server, func(ctx context.Context, c *conduit.Client) error {
+		res, err := c.GetPrompt(ctx, name, promptArgs)
+		if err != nil {
+			return err
+		}
+		if a.opts.json {
+			return a.printJSON(res)
+		}
+		var b bytes.Buffer
+		for _, m := range res.Messages {
+			fmt.Fprintf(&b, "[%s] ", m.Role)
+			if m.Content.Type == "text" {
+				b.WriteString(m.Content.Text)
+				b.WriteByte('\n')
+				continue
+			}
+			if err := appendCompact(&b, m.Content); err != nil {
+				return err
+			}
+		}
+		return a.write(b.Bytes())
+	})
+}
+
+// printCallResult prints a tool result: with --json the whole result;
+// otherwise each text block's text on its own line, other blocks as compact
+// JSON, then the structured content as compact JSON.
+func (a *app) printCallResult(res *conduit.CallToolResult) error {
+	if a.opts.json {
+		if res.Content == nil {
+			res.Content = []conduit.ContentBlock{}
+		}
+		return a.printJSON(res)
+	}
+	var b bytes.Buffer
+	for _, block := range res.Content {
+		if block.Type == "text" {
+			b.WriteString(block.Text)
+			b.WriteByte('\n')
+			continue
+		}
+		if err := appendCompact(&b, block); err != nil {
+			return err
+		}
+	}
+	if len(res.StructuredContent) > 0 && string(res.StructuredContent) != "null" {
+		if err := json.Compact(&b, res.StructuredContent); err != nil {
+			return fmt.Errorf("structuredContent: %w", err)
+		}
+		b.WriteByte('\n')
+	}
+	return a.write(b.Bytes())
+}
+
+// objectArg checks that s is one JSON object.
+func objectArg(name, s string) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	dec := json.NewDecoder(strings.NewReader(s))
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, usagef("%s must be a JSON object, such as '{\"key\": \"value\"}': %s", name, s)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, usagef("%s must be one JSON object: %s", name, s)
+	}
+	return json.RawMessage(strings.TrimSpace(s)), nil
+}
+
+func noArgs(args []string) error {
+	if len(args) > 0 {
+		return usagef("unexpected arguments before --: %q (put the server command after --)", args)
+	}
+	return nil
+}
+
+func (a *app) printJSON(v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return a.write(append(b, '\n'))
+}
+
+func (a *app) write(b []byte) error {
+	_, err := a.std.out.Write(b)
+	return err
+}
+
+// table prints rows of tab-separated cells in aligned columns.
+func (a *app) table(rows func(w io.Writer)) error {
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	rows(tw)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	for line := range strings.Lines(b.String()) {
+		out.WriteString(strings.TrimRight(line, " \n"))
+		out.WriteByte('\n')
+	}
+	return a.write(out.Bytes())
+}
+
+func appendCompact(b *bytes.Buffer, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b.Write(raw)
+	b.WriteByte('\n')
+	return nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// firstLine is the first line of s, for one-line listings.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return oneLine(s)
+}
+
+// oneLine keeps a server-chosen name on one line and out of the table's
+// columns: control characters become spaces.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029 {
+			return ' '
+		}
+		return r
+	}, strings.TrimSpace(s))
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/conduitmcp/conduit"
+)
+
+// exitError carries the exit status an error ends the process with, and
+// the words to say about it.
+type exitError struct {
+	code int
+	msg  string // when empty, err's text
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.msg != "" {
+		return e.msg
+	}
+	return plain(e.err)
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// plain is err's text without the library's "conduit: " prefix: the CLI
+// adds its own.
+func plain(err error) string { return strings.TrimPrefix(err.Error(), "conduit: ") }
+
+// usagef is a usage error (exit 2).
+func usagef(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// connectFailed is a failure to start the server or to complete the
+// handshake (exit 3), unless the user interrupted it (exit 1).
+func connectFailed(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return &exitError{code: exitFailed, msg: "interrupted while connecting: " + plain(err), err: err}
+	}
+	var ce *conduit.Error
+	if errors.As(err, &ce) && ce.Kind == conduit.KindTransport && ce.Method == "" && ce.Err != nil {
+		// Connect's own wrapping of the transport's error says nothing more.
+		return &exitError{code: exitConnect, msg: "could not start the server: " + ce.Err.Error(), err: err}
+	}
+	return &exitError{code: exitConnect, msg: "could not connect: " + plain(err), err: err}
+}
+
+// callFailed is a failure of the call itself (exit 1).
+func callFailed(ctx context.Context, err error) error {
+	var ce *conduit.Error
+	if ctx.Err() != nil && errors.As(err, &ce) && ce.Kind == conduit.KindCancelled {
+		return &exitError{code: exitFailed, msg: "interrupted: " + plain(err), err: err}
+	}
+	return &exitError{code: exitFailed, err: err}
+}
+
+// exitCode is the status err ends the process with. Errors that are not
+// ours come from cobra (unknown command, bad flag, flag value): usage.
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return exitUsage
+}
+
+// errorReport is the --json form of the final error, one line on stderr.
+type errorReport struct {
+	Error string       `json:"error"`
+	Exit  int          `json:"exit"`
+	Kind  conduit.Kind `json:"kind,omitempty"`
+	Code  *int         `json:"code,omitempty"`
+}
+
+func reportOf(err error) errorReport {
+	r := errorReport{Error: err.Error(), Exit: exitCode(err)}
+	var ce *conduit.Error
+	if errors.As(err, &ce) {
+		r.Kind = ce.Kind
+	}
+	var re *conduit.RPCError
+	if errors.As(err, &re) {
+		code := re.Code
+		r.Code = &code
+	}
+	return r
+}

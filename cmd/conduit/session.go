@@ -1,0 +1,278 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// options are the values of every flag; one command runs per process, so
+// the commands share one set.
+type options struct {
+	// connection
+	url             string
+	serverID        string
+	era             string
+	protocolVersion string
+	timeout         time.Duration
+	maxTotalTimeout time.Duration
+	headers         []string
+	// handler
+	answers           string
+	roots             []string
+	handlerTimeout    time.Duration
+	maxServerRequests int
+	audit             string
+	logLevel          string
+	json              bool
+	// global
+	verbose int
+}
+
+// Protocol versions the CLI accepts for --protocol-version.
+var (
+	legacyVersions = []string{"2025-11-25", "2025-06-18"}
+	modernVersions = []string{"2026-07-28"}
+)
+
+// logLevels are the RFC 5424 levels of logging/setLevel.
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// check validates the flags that do not need the server command.
+func (o *options) check() error {
+	switch o.era {
+	case "auto", "legacy":
+	case "modern":
+		return usagef("--era modern: modern era not available yet (use --era legacy)")
+	default:
+		return usagef("--era %q: want auto, legacy or modern", o.era)
+	}
+	if v := o.protocolVersion; v != "" && !slices.Contains(legacyVersions, v) {
+		if slices.Contains(modernVersions, v) {
+			return usagef("--protocol-version %s: modern era not available yet (use %s)", v, strings.Join(legacyVersions, " or "))
+		}
+		return usagef("--protocol-version %q: want one of %s", v, strings.Join(legacyVersions, ", "))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--timeout", o.timeout}, {"--max-total-timeout", o.maxTotalTimeout}, {"--handler-timeout", o.handlerTimeout}} {
+		if d.v < 0 {
+			return usagef("%s %s: must be positive", d.name, d.v)
+		}
+	}
+	if o.maxServerRequests < 0 {
+		return usagef("--max-server-requests %d: must be positive", o.maxServerRequests)
+	}
+	for _, h := range o.headers {
+		if k, _, ok := strings.Cut(h, "="); !ok || strings.TrimSpace(k) == "" {
+			return usagef("--header %q: want NAME=VALUE", h)
+		}
+	}
+	if o.logLevel != "" && !slices.Contains(logLevels, o.logLevel) {
+		return usagef("--log-level %q: want one of %s", o.logLevel, strings.Join(logLevels, ", "))
+	}
+	return nil
+}
+
+// session connects to the server named by --url or by server (the words
+// after --), runs do with the client, and closes the client. Its errors
+// carry their exit status.
+func (a *app) session(ctx context.Context, server []string, do func(context.Context, *conduit.Client) error) error {
+	o := &a.opts
+	if err := o.check(); err != nil {
+		return err
+	}
+	switch {
+	case o.url != "" && len(server) > 0:
+		return usagef("give either --url URL or -- COMMAND [ARGS...], not both")
+	case o.url != "":
+		return usagef("--url: HTTP transport not available yet (run the server over stdio: -- COMMAND [ARGS...])")
+	case len(server) == 0 || server[0] == "":
+		return usagef("no server: put its command after the arguments, following --: -- COMMAND [ARGS...]")
+	}
+	logger := newLogger(a.stderr, o.verbose, o.json)
+	if len(o.headers) > 0 {
+		logger.Warn("--header is only used with --url (HTTP); ignored for a stdio server")
+	}
+
+	var flagRoots []conduit.Root
+	if len(o.roots) > 0 {
+		var err error
+		if flagRoots, err = parseRoots(o.roots); err != nil {
+			return usagef("--roots: %v", err)
+		}
+	}
+	var ans *answers
+	if o.answers != "" {
+		var err error
+		if ans, err = loadAnswers(o.answers); err != nil {
+			return err
+		}
+	}
+	n := &notifier{w: a.stderr, json: o.json, logger: logger}
+	handler := newHandler(n, ans, flagRoots)
+	warnMissingRoots(logger, o.roots)
+	if ans != nil {
+		warnMissingRoots(logger, ans.rootEntries)
+	}
+
+	audit := &auditor{logger: logger}
+	if o.audit != "" {
+		f, err := os.OpenFile(o.audit, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return usagef("--audit: %v", err)
+		}
+		audit.file = f
+		defer func() {
+			if err := f.Close(); err != nil {
+				logger.Error("audit file", "err", err)
+			}
+		}()
+	}
+
+	tail := &stderrTail{}
+	t := &transport.Command{
+		Path:   server[0],
+		Args:   server[1:],
+		Logger: slog.New(tailHandler{next: logger.Handler(), tail: tail}),
+	}
+	client, err := conduit.Connect(ctx, t, conduit.Options{
+		ServerID:          o.serverID,
+		Handler:           handler,
+		HandlerTimeout:    o.handlerTimeout,
+		MaxServerRequests: o.maxServerRequests,
+		Timeout:           o.timeout,
+		MaxTotalTimeout:   o.maxTotalTimeout,
+		ProtocolVersion:   o.protocolVersion,
+		Logger:            logger,
+		Audit:             audit.record,
+	})
+	if err != nil {
+		a.showTail(logger, tail)
+		return connectFailed(ctx, err)
+	}
+	defer func() {
+		if err := client.Close(); err != nil {
+			logger.Debug("close", "err", err)
+		}
+	}()
+	info := client.ServerInfo()
+	logger.Info("connected", "server", info.Name, "server_version", info.Version, "protocol_version", client.ProtocolVersion(), "era", client.Era())
+
+	if o.logLevel != "" {
+		switch {
+		case !hasCapability(client.ServerCapabilities(), "logging"):
+			logger.Warn("the server does not offer logging; --log-level ignored", "server", info.Name)
+		default:
+			if err := client.SetLogLevel(ctx, o.logLevel); err != nil {
+				if ctx.Err() != nil {
+					return callFailed(ctx, err)
+				}
+				logger.Warn("logging/setLevel failed; continuing", "err", err)
+			}
+		}
+	}
+
+	if err := do(ctx, client); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return err
+		}
+		var ce *conduit.Error
+		if errors.As(err, &ce) && ce.Kind == conduit.KindTransport {
+			a.showTail(logger, tail)
+		}
+		return callFailed(ctx, err)
+	}
+	return nil
+}
+
+// warnMissingRoots warns about directory roots (not URIs) that do not
+// exist: most likely a typo, since a stdio server shares our file system.
+// They are offered all the same.
+func warnMissingRoots(logger *slog.Logger, entries []string) {
+	for _, e := range entries {
+		if isURI(e) {
+			continue
+		}
+		if fi, err := os.Stat(e); err != nil || !fi.IsDir() {
+			logger.Warn("root is not a directory; offered all the same", "root", e)
+		}
+	}
+}
+
+// showTail prints the server's last stderr lines when they were hidden
+// (no -v): they usually say why it failed.
+func (a *app) showTail(logger *slog.Logger, tail *stderrTail) {
+	lines := tail.get()
+	if len(lines) == 0 || a.opts.verbose > 0 {
+		return
+	}
+	if a.opts.json {
+		logger.Warn("server stderr", "lines", lines)
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "the server's last stderr lines:\n")
+	for _, l := range lines {
+		fmt.Fprintf(&b, "  | %s\n", l)
+	}
+	_, _ = a.stderr.Write([]byte(b.String()))
+}
+
+// hasCapability reports whether the server's capabilities name key.
+func hasCapability(caps json.RawMessage, key string) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(caps, &m) != nil {
+		return false
+	}
+	v, ok := m[key]
+	return ok && string(v) != "null"
+}
+
+// auditor is the Audit hook: it appends each record to the --audit file,
+// one JSON object per line, and points out requests refused because the
+// kind was not offered. The library calls it one record at a time; the
+// mutex guards against a future that does not.
+type auditor struct {
+	mu     sync.Mutex
+	file   *os.File
+	logger *slog.Logger
+}
+
+// answerKeys names the answers-file key of each kind of input request.
+var answerKeys = map[string]string{
+	"sampling/createMessage": `"sampling"`,
+	"elicitation/create":     `"elicitation"`,
+	"roots/list":             `"roots" (or --roots)`,
+}
+
+func (au *auditor) record(rec conduit.AuditRecord) {
+	if key, ok := answerKeys[rec.Method]; ok && rec.Outcome == "refused" && rec.Code != nil && *rec.Code == -32601 {
+		au.logger.Warn(fmt.Sprintf("the server asked for %s, which this client does not offer: add %s to an --answers file", rec.Method, key))
+	}
+	if au.file == nil {
+		return
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		au.logger.Error("audit record could not be encoded", "method", rec.Method, "err", err)
+		return
+	}
+	au.mu.Lock()
+	defer au.mu.Unlock()
+	if _, err := au.file.Write(append(b, '\n')); err != nil {
+		au.logger.Error("audit file", "err", err)
+	}
+}

@@ -1,0 +1,504 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit"
+)
+
+// The answers file of the CLI contract, as written there.
+const contractAnswers = `{"sampling":    {"result": {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "scripted"}, "delay": "0s"},
+ "elicitation": {"modes": ["form", "url"], "action": "accept", "content": {"name": "Ada"}, "delay": "0s"},
+ "roots":       ["/srv/repo", "file:///home/me/notes"]}`
+
+func TestParseAnswersContractExample(t *testing.T) {
+	a, err := parseAnswers([]byte(contractAnswers))
+	require.NoError(t, err)
+	require.NotNil(t, a.Sampling)
+	require.NotNil(t, a.Sampling.Result)
+	assert.Equal(t, "assistant", a.Sampling.Result.Role)
+	assert.Equal(t, "scripted", a.Sampling.Result.Model)
+	assert.Equal(t, "hi", a.Sampling.Result.Content.Blocks[0].Text)
+	assert.Nil(t, a.Sampling.Error)
+	require.NotNil(t, a.Elicitation)
+	assert.Equal(t, []string{"form", "url"}, a.Elicitation.Modes)
+	assert.Equal(t, "accept", a.Elicitation.Action)
+	assert.Equal(t, map[string]any{"name": "Ada"}, a.Elicitation.Content)
+	assert.Equal(t, []conduit.Root{{URI: "file:///srv/repo", Name: "repo"}, {URI: "file:///home/me/notes"}}, a.Roots)
+}
+
+func TestParseAnswers(t *testing.T) {
+	t.Run("kinds absent are nil", func(t *testing.T) {
+		a, err := parseAnswers([]byte(`{}`))
+		require.NoError(t, err)
+		assert.Nil(t, a.Sampling)
+		assert.Nil(t, a.Elicitation)
+		assert.Nil(t, a.Roots)
+		a, err = parseAnswers([]byte(`{"sampling": null, "elicitation": null, "roots": null}`))
+		require.NoError(t, err)
+		assert.Nil(t, a.Sampling)
+		assert.Nil(t, a.Elicitation)
+		assert.Nil(t, a.Roots)
+	})
+	t.Run("empty roots are offered", func(t *testing.T) {
+		a, err := parseAnswers([]byte(`{"roots": []}`))
+		require.NoError(t, err)
+		assert.NotNil(t, a.Roots)
+		assert.Empty(t, a.Roots)
+	})
+	t.Run("defaults", func(t *testing.T) {
+		a, err := parseAnswers([]byte(`{"sampling": {"result": {"content": {"type": "text", "text": "x"}}},
+			"elicitation": {"action": "decline"}}`))
+		require.NoError(t, err)
+		assert.Equal(t, "assistant", a.Sampling.Result.Role)
+		assert.Equal(t, "scripted", a.Sampling.Result.Model)
+		assert.Zero(t, a.Sampling.Delay)
+		assert.Equal(t, []string{"form"}, a.Elicitation.Modes)
+	})
+	t.Run("delay and refusals", func(t *testing.T) {
+		a, err := parseAnswers([]byte(`{"sampling": {"error": {"code": -1, "message": "no"}, "delay": "1.5s"},
+			"elicitation": {"error": {"code": -32602}}}`))
+		require.NoError(t, err)
+		assert.Equal(t, 1500*time.Millisecond, a.Sampling.Delay)
+		assert.Equal(t, &conduit.RPCError{Code: -1, Message: "no"}, a.Sampling.Error)
+		assert.Nil(t, a.Sampling.Result)
+		assert.Equal(t, -32602, a.Elicitation.Error.Code)
+		assert.NotEmpty(t, a.Elicitation.Error.Message)
+	})
+
+	bad := map[string]struct{ file, want string }{
+		"not JSON":                {`{`, "invalid JSON"},
+		"two values":              {`{} {}`, "more than one value"},
+		"misspelt kind":           {`{"sampeling": {}}`, `unknown field "sampeling"`},
+		"unknown sampling key":    {`{"sampling": {"reslt": {}}}`, `unknown field "reslt"`},
+		"sampling empty":          {`{"sampling": {}}`, `give "result"`},
+		"sampling both":           {`{"sampling": {"result": {"content": {"type":"text","text":"x"}}, "error": {"code": 1}}}`, "not both"},
+		"sampling no content":     {`{"sampling": {"result": {"model": "m"}}}`, `"content" is required`},
+		"sampling bad content":    {`{"sampling": {"result": {"content": 3}}}`, "sampling.result"},
+		"sampling error no code":  {`{"sampling": {"error": {"message": "x"}}}`, `"code"`},
+		"bad delay":               {`{"sampling": {"error": {"code": 1}, "delay": "soon"}}`, "sampling.delay"},
+		"negative delay":          {`{"elicitation": {"action": "cancel", "delay": "-1s"}}`, "negative"},
+		"elicitation empty":       {`{"elicitation": {}}`, `give "action"`},
+		"elicitation bad action":  {`{"elicitation": {"action": "ok"}}`, "elicitation.action"},
+		"elicitation both":        {`{"elicitation": {"action": "accept", "error": {"code": 1}}}`, "not both"},
+		"decline with content":    {`{"elicitation": {"action": "decline", "content": {"a": 1}}}`, `"content" goes with`},
+		"error with content":      {`{"elicitation": {"error": {"code": 1}, "content": {"a": 1}}}`, `"content" goes with`},
+		"unknown mode":            {`{"elicitation": {"modes": ["form", "tty"], "action": "cancel"}}`, `unknown mode "tty"`},
+		"no modes":                {`{"elicitation": {"modes": [], "action": "cancel"}}`, "at least one"},
+		"empty root":              {`{"roots": [""]}`, "empty root"},
+		"roots not strings":       {`{"roots": [1]}`, "invalid JSON"},
+		"sampling result array":   {`{"sampling": {"result": []}}`, "sampling.result"},
+		"elicitation content arr": {`{"elicitation": {"action": "accept", "content": []}}`, "invalid JSON"},
+	}
+	for name, tc := range bad {
+		t.Run(name, func(t *testing.T) {
+			_, err := parseAnswers([]byte(tc.file))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestLoadAnswersIsUsageError(t *testing.T) {
+	_, err := loadAnswers(filepath.Join(t.TempDir(), "missing.json"))
+	assert.Equal(t, exitUsage, exitCode(err))
+	_, err = loadAnswers(writeFile(t, "a.json", `{"sampling": 1}`))
+	assert.Equal(t, exitUsage, exitCode(err))
+	assert.Contains(t, err.Error(), "a.json")
+}
+
+func TestParseRoot(t *testing.T) {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	for in, want := range map[string]conduit.Root{
+		"/srv/repo":                  {URI: "file:///srv/repo", Name: "repo"},
+		"/srv/repo/../other/./x/":    {URI: "file:///srv/other/x", Name: "x"},
+		"/srv/with space":            {URI: "file:///srv/with%20space", Name: "with space"},
+		".":                          {URI: "file://" + filepath.ToSlash(wd), Name: filepath.Base(wd)},
+		"sub":                        {URI: "file://" + filepath.ToSlash(filepath.Join(wd, "sub")), Name: "sub"},
+		"file:///home/me/notes":      {URI: "file:///home/me/notes"},
+		"https://example.com/repo":   {URI: "https://example.com/repo"},
+		"git+ssh://host/repo":        {URI: "git+ssh://host/repo"},
+		"c:relative-looking-windows": {URI: "file://" + filepath.ToSlash(filepath.Join(wd, "c:relative-looking-windows")), Name: "c:relative-looking-windows"},
+	} {
+		got, err := parseRoot(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+}
+
+func TestMergeRoots(t *testing.T) {
+	a := []conduit.Root{{URI: "file:///a"}, {URI: "file:///b"}}
+	b := []conduit.Root{{URI: "file:///b", Name: "dup"}, {URI: "file:///c"}}
+	assert.Equal(t, []conduit.Root{{URI: "file:///a"}, {URI: "file:///b"}, {URI: "file:///c"}}, mergeRoots(a, b))
+	assert.Nil(t, mergeRoots(nil, nil))
+}
+
+// Each combination of kinds in the answers file gives a handler that
+// implements exactly those kinds' interfaces, plus logs and notifications.
+func TestComposeImplementsExactlyTheKindsGiven(t *testing.T) {
+	n := &notifier{}
+	for mask := range 8 {
+		var s *sampler
+		var e *elicitor
+		var r *rootsLister
+		if mask&1 != 0 {
+			s = &sampler{}
+		}
+		if mask&2 != 0 {
+			e = &elicitor{}
+		}
+		if mask&4 != 0 {
+			r = &rootsLister{}
+		}
+		h := compose(n, s, e, r)
+		_, isS := h.(conduit.SamplingHandler)
+		_, isE := h.(conduit.ElicitationHandler)
+		_, isM := h.(conduit.ElicitationModer)
+		_, isR := h.(conduit.RootsLister)
+		_, isL := h.(conduit.LogHandler)
+		_, isN := h.(conduit.NotificationHandler)
+		_, isTools := h.(conduit.SamplingToolUser)
+		assert.Equal(t, s != nil, isS, "mask %d sampling", mask)
+		assert.Equal(t, e != nil, isE, "mask %d elicitation", mask)
+		assert.Equal(t, e != nil, isM, "mask %d elicitation modes", mask)
+		assert.Equal(t, r != nil, isR, "mask %d roots", mask)
+		assert.True(t, isL, "mask %d logs", mask)
+		assert.True(t, isN, "mask %d notifications", mask)
+		assert.False(t, isTools, "mask %d sampling tools", mask)
+	}
+}
+
+func TestNewHandler(t *testing.T) {
+	n := &notifier{}
+	h := newHandler(n, nil, nil)
+	_, isR := h.(conduit.RootsLister)
+	_, isS := h.(conduit.SamplingHandler)
+	assert.False(t, isR)
+	assert.False(t, isS)
+
+	h = newHandler(n, nil, []conduit.Root{{URI: "file:///flag"}})
+	rl, ok := h.(conduit.RootsLister)
+	require.True(t, ok, "--roots alone offers roots")
+	res, err := rl.ListRoots(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, []conduit.Root{{URI: "file:///flag"}}, res.Roots)
+
+	a, err := parseAnswers([]byte(`{"roots": ["file:///file", "file:///flag"]}`))
+	require.NoError(t, err)
+	h = newHandler(n, a, []conduit.Root{{URI: "file:///flag"}, {URI: "file:///flag2"}})
+	res, err = h.(conduit.RootsLister).ListRoots(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, []conduit.Root{{URI: "file:///flag"}, {URI: "file:///flag2"}, {URI: "file:///file"}}, res.Roots, "flags first, no repeats")
+}
+
+func TestScriptedSampling(t *testing.T) {
+	ctx := context.Background()
+	a, err := parseAnswers([]byte(`{"sampling": {"result": {"content": {"type": "text", "text": "hi"}, "model": "m", "stopReason": "endTurn"}}}`))
+	require.NoError(t, err)
+	s := &sampler{answer: a.Sampling}
+	res, err := s.HandleSampling(ctx, &conduit.SamplingRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, "hi", res.Content.Blocks[0].Text)
+	assert.Equal(t, "endTurn", res.StopReason)
+	res.Content.Blocks[0].Text = "changed"
+	res2, _ := s.HandleSampling(ctx, &conduit.SamplingRequest{})
+	assert.Equal(t, "hi", res2.Content.Blocks[0].Text, "each answer is a copy")
+
+	a, err = parseAnswers([]byte(`{"sampling": {"error": {"code": -1, "message": "user said no"}}}`))
+	require.NoError(t, err)
+	_, err = (&sampler{answer: a.Sampling}).HandleSampling(ctx, &conduit.SamplingRequest{})
+	var rpc *conduit.RPCError
+	require.ErrorAs(t, err, &rpc)
+	assert.Equal(t, -1, rpc.Code)
+	assert.Equal(t, "user said no", rpc.Message)
+}
+
+func TestScriptedDelayHonoursContext(t *testing.T) {
+	a, err := parseAnswers([]byte(`{"sampling": {"result": {"content": {"type": "text", "text": "x"}}, "delay": "1h"}}`))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = (&sampler{answer: a.Sampling}).HandleSampling(ctx, &conduit.SamplingRequest{})
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 5*time.Second)
+
+	a, err = parseAnswers([]byte(`{"elicitation": {"action": "cancel", "delay": "30ms"}}`))
+	require.NoError(t, err)
+	start = time.Now()
+	res, err := (&elicitor{answer: a.Elicitation}).HandleElicitation(context.Background(), &conduit.ElicitationRequest{Mode: "form"})
+	require.NoError(t, err)
+	assert.Equal(t, "cancel", res.Action)
+	assert.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond)
+}
+
+func TestScriptedElicitation(t *testing.T) {
+	ctx := context.Background()
+	a, err := parseAnswers([]byte(contractAnswers))
+	require.NoError(t, err)
+	e := &elicitor{answer: a.Elicitation}
+	assert.Equal(t, []string{"form", "url"}, e.ElicitationModes())
+
+	res, err := e.HandleElicitation(ctx, &conduit.ElicitationRequest{Mode: "form"})
+	require.NoError(t, err)
+	assert.Equal(t, &conduit.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, res)
+	res.Content["name"] = "changed"
+
+	res, err = e.HandleElicitation(ctx, &conduit.ElicitationRequest{Mode: "url", URL: "https://example.com"})
+	require.NoError(t, err)
+	assert.Equal(t, &conduit.ElicitResult{Action: "accept"}, res, "a URL accept carries no content")
+
+	res, err = e.HandleElicitation(ctx, &conduit.ElicitationRequest{Mode: "form"})
+	require.NoError(t, err)
+	assert.Equal(t, "Ada", res.Content["name"], "each answer is a copy")
+
+	a, err = parseAnswers([]byte(`{"elicitation": {"error": {"code": -32602, "message": "not now"}}}`))
+	require.NoError(t, err)
+	_, err = (&elicitor{answer: a.Elicitation}).HandleElicitation(ctx, &conduit.ElicitationRequest{Mode: "form"})
+	var rpc *conduit.RPCError
+	require.ErrorAs(t, err, &rpc)
+	assert.Equal(t, conduit.RPCError{Code: -32602, Message: "not now"}, *rpc)
+}
+
+func TestHandleLog(t *testing.T) {
+	var buf bytes.Buffer
+	n := &notifier{w: &buf, logger: newLogger(&buf, 0, false)}
+	nc := conduit.NotificationContext{}
+	n.HandleLog(context.Background(), nc, &conduit.LoggingMessage{Level: "info", Logger: "db", Data: "connected"})
+	n.HandleLog(context.Background(), nc, &conduit.LoggingMessage{Level: "error", Data: map[string]any{"n": 1}})
+	assert.Equal(t, "[info] db: connected\n[error] {\"n\":1}\n", buf.String())
+
+	buf.Reset()
+	n.json = true
+	n.HandleLog(context.Background(), nc, &conduit.LoggingMessage{Level: "info", Data: "x"})
+	n.HandleLog(context.Background(), nc, &conduit.LoggingMessage{Level: "warning", Logger: "l", Data: []any{1, "a"}})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 2)
+	for _, l := range lines {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m))
+		assert.Len(t, m, 3)
+		assert.Contains(t, m, "level")
+		assert.Contains(t, m, "logger")
+		assert.Contains(t, m, "data")
+	}
+	assert.Equal(t, `{"level":"info","logger":"","data":"x"}`, lines[0])
+}
+
+func TestObjectArg(t *testing.T) {
+	for _, ok := range []string{`{}`, `{"a": 1}`, ` {"nested": {"x": [1, 2]}} `} {
+		raw, err := objectArg("ARGS_JSON", ok)
+		require.NoError(t, err, ok)
+		assert.True(t, json.Valid(raw))
+	}
+	for _, bad := range []string{``, `null`, `[]`, `"s"`, `1`, `{`, `{} {}`, `{"a":1}x`, `a=b`} {
+		_, err := objectArg("ARGS_JSON", bad)
+		require.Error(t, err, bad)
+		assert.Equal(t, exitUsage, exitCode(err), bad)
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	ctx := context.Background()
+	assert.Equal(t, exitOK, exitCode(nil))
+	assert.Equal(t, exitUsage, exitCode(errors.New("from cobra")))
+	assert.Equal(t, exitUsage, exitCode(usagef("x")))
+	connErr := &conduit.Error{Kind: conduit.KindTransport, Message: "could not connect", Err: errors.New("exec: not found")}
+	assert.Equal(t, exitConnect, exitCode(connectFailed(ctx, connErr)))
+	assert.Equal(t, "could not start the server: exec: not found", connectFailed(ctx, connErr).Error())
+	hs := &conduit.Error{Kind: conduit.KindTimeout, Method: "initialize"}
+	assert.Equal(t, exitConnect, exitCode(connectFailed(ctx, hs)))
+	assert.Equal(t, exitFailed, exitCode(callFailed(ctx, &conduit.Error{Kind: conduit.KindRPC, RPC: &conduit.RPCError{Code: -32602}})))
+	assert.Equal(t, exitFailed, exitCode(callFailed(ctx, &conduit.Error{Kind: conduit.KindTimeout})))
+	assert.Equal(t, exitFailed, exitCode(callFailed(ctx, &conduit.Error{Kind: conduit.KindInputHandler})))
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	assert.Equal(t, exitFailed, exitCode(connectFailed(cancelled, hs)), "Ctrl-C while connecting is not a connection failure")
+	err := callFailed(cancelled, &conduit.Error{Kind: conduit.KindCancelled})
+	assert.Equal(t, exitFailed, exitCode(err))
+	assert.Contains(t, err.Error(), "interrupted")
+
+	r := reportOf(callFailed(ctx, &conduit.Error{Kind: conduit.KindRPC, Method: "tools/call", RPC: &conduit.RPCError{Code: -32602, Message: "unknown tool"}}))
+	assert.Equal(t, conduit.KindRPC, r.Kind)
+	require.NotNil(t, r.Code)
+	assert.Equal(t, -32602, *r.Code)
+	assert.Equal(t, exitFailed, r.Exit)
+	assert.NotContains(t, r.Error, "conduit: ")
+}
+
+func TestOptionsCheck(t *testing.T) {
+	good := options{era: "auto"}
+	require.NoError(t, good.check())
+	for _, era := range []string{"auto", "legacy"} {
+		o := options{era: era, protocolVersion: "2025-06-18", logLevel: "warning", headers: []string{"A=b", "X-Y="}}
+		require.NoError(t, o.check(), era)
+	}
+	bad := map[string]struct {
+		o    options
+		want string
+	}{
+		"modern era":          {options{era: "modern"}, "modern era not available yet"},
+		"unknown era":         {options{era: "new"}, "want auto, legacy or modern"},
+		"modern version":      {options{era: "auto", protocolVersion: "2026-07-28"}, "modern era not available yet"},
+		"unknown version":     {options{era: "auto", protocolVersion: "2024-11-05"}, "--protocol-version"},
+		"negative timeout":    {options{era: "auto", timeout: -time.Second}, "--timeout"},
+		"negative total":      {options{era: "auto", maxTotalTimeout: -time.Second}, "--max-total-timeout"},
+		"negative handler":    {options{era: "auto", handlerTimeout: -time.Second}, "--handler-timeout"},
+		"negative max":        {options{era: "auto", maxServerRequests: -1}, "--max-server-requests"},
+		"header without =":    {options{era: "auto", headers: []string{"Authorization"}}, "--header"},
+		"header without name": {options{era: "auto", headers: []string{"=v"}}, "--header"},
+		"unknown log level":   {options{era: "auto", logLevel: "verbose"}, "--log-level"},
+	}
+	for name, tc := range bad {
+		err := tc.o.check()
+		require.Error(t, err, name)
+		assert.Equal(t, exitUsage, exitCode(err), name)
+		assert.Contains(t, err.Error(), tc.want, name)
+	}
+}
+
+// Usage errors are found before any server is started.
+func TestUsageErrorsInProcess(t *testing.T) {
+	answers := writeFile(t, "bad.json", `{"sampling": {"reslt": {}}}`)
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"missing TOOL":       {[]string{"call", "--", "never-started"}, "missing TOOL"},
+		"ARGS_JSON array":    {[]string{"call", "t", "[1]", "--", "never-started"}, "ARGS_JSON must be a JSON object"},
+		"ARGS_JSON invalid":  {[]string{"call", "t", "{", "--", "never-started"}, "ARGS_JSON must be a JSON object"},
+		"no server":          {[]string{"call", "t"}, "no server"},
+		"empty server":       {[]string{"call", "t", "--"}, "no server command after --"},
+		"server without --":  {[]string{"call", "t", "{}", "never-started"}, "put the server command after --"},
+		"url":                {[]string{"call", "--url", "http://127.0.0.1:1/mcp", "t"}, "HTTP transport not available yet"},
+		"url and command":    {[]string{"call", "--url", "http://127.0.0.1:1/mcp", "t", "--", "never-started"}, "not both"},
+		"era modern":         {[]string{"call", "--era", "modern", "t", "--", "never-started"}, "modern era not available yet"},
+		"unknown flag":       {[]string{"call", "--nope", "t", "--", "never-started"}, "unknown flag: --nope"},
+		"bad duration":       {[]string{"call", "--timeout", "soon", "t", "--", "never-started"}, "--timeout"},
+		"bad count":          {[]string{"call", "--max-server-requests", "many", "t", "--", "never-started"}, "--max-server-requests"},
+		"missing answers":    {[]string{"call", "--answers", filepath.Join(t.TempDir(), "none.json"), "t", "--", "never-started"}, "answers file"},
+		"invalid answers":    {[]string{"call", "--answers", answers, "t", "--", "never-started"}, `unknown field "reslt"`},
+		"unknown command":    {[]string{"frob"}, "unknown command"},
+		"tools with args":    {[]string{"tools", "extra", "--", "never-started"}, "unexpected arguments"},
+		"read without URI":   {[]string{"read", "--", "never-started"}, "missing URI"},
+		"prompt without":     {[]string{"prompt", "--", "never-started"}, "missing NAME"},
+		"prompt non-strings": {[]string{"prompt", "p", `{"a": 1}`, "--", "never-started"}, "must all be strings"},
+		"bad log level":      {[]string{"tools", "--log-level", "loud", "--", "never-started"}, "--log-level"},
+		"bad roots":          {[]string{"tools", "--roots", "", "--", "never-started"}, "--roots"},
+		"audit unwritable":   {[]string{"tools", "--audit", filepath.Join(t.TempDir(), "no", "such", "dir"), "--", "never-started"}, "--audit"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := runInProcess(t, tc.args...)
+			assert.Equal(t, exitUsage, r.code, r.String())
+			assert.Contains(t, r.stderr, tc.want, r.String())
+			assert.Empty(t, r.stdout)
+		})
+	}
+}
+
+func TestUsageErrorAsJSON(t *testing.T) {
+	r := runInProcess(t, "call", "--json", "t", "[]", "--", "never-started")
+	assert.Equal(t, exitUsage, r.code)
+	var rep errorReport
+	require.NoError(t, json.Unmarshal([]byte(r.stderr), &rep), r.String())
+	assert.Equal(t, exitUsage, rep.Exit)
+	assert.Contains(t, rep.Error, "ARGS_JSON")
+}
+
+func TestServerThatCannotStartInProcess(t *testing.T) {
+	r := runInProcess(t, "call", "t", "--", filepath.Join(t.TempDir(), "no-such-server"))
+	assert.Equal(t, exitConnect, r.code, r.String())
+	assert.Contains(t, r.stderr, "could not start the server", r.String())
+}
+
+// A server that dies before the handshake: exit 3, and its hidden stderr
+// is shown.
+func TestServerThatDiesInProcess(t *testing.T) {
+	r := runInProcess(t, "tools", "--", "sh", "-c", "echo 'fatal: no config' >&2; exit 4")
+	assert.Equal(t, exitConnect, r.code, r.String())
+	assert.Contains(t, r.stderr, "could not connect", r.String())
+	assert.Contains(t, r.stderr, "fatal: no config", r.String())
+}
+
+func TestHelpListsTheContractFlags(t *testing.T) {
+	contract := []string{
+		"--url", "--server-id", "--era", "--protocol-version", "--timeout", "--max-total-timeout", "--header",
+		"--answers", "--roots", "--handler-timeout", "--max-server-requests", "--audit", "--log-level", "--json",
+	}
+	for _, cmd := range []string{"call", "tools", "resources", "prompts", "read", "prompt"} {
+		r := runInProcess(t, cmd, "--help")
+		assert.Equal(t, exitOK, r.code, r.String())
+		for _, f := range contract {
+			assert.Contains(t, r.stdout, "  "+f+" ", "%s --help lists %s", cmd, f)
+		}
+		for _, s := range []string{"Connection flags:", "Handler flags:", "-v, --verbose", "Exit status: 0 success", `"sampling":`} {
+			assert.Contains(t, r.stdout, s, "%s --help", cmd)
+		}
+	}
+	r := runInProcess(t, "--help")
+	assert.Equal(t, exitOK, r.code)
+	for _, cmd := range []string{"call", "tools", "resources", "prompts", "read", "prompt"} {
+		assert.Contains(t, r.stdout, "  "+cmd+" ")
+	}
+}
+
+func TestStderrTail(t *testing.T) {
+	var tail stderrTail
+	for i := range tailLines + 5 {
+		tail.add(strings.Repeat("x", i))
+	}
+	got := tail.get()
+	require.Len(t, got, tailLines)
+	assert.Equal(t, strings.Repeat("x", 5), got[0])
+	assert.Equal(t, strings.Repeat("x", tailLines+4), got[tailLines-1])
+}
+
+func TestOneLine(t *testing.T) {
+	assert.Equal(t, "a b c", oneLine("a\tb\x1bc"))
+	assert.Equal(t, "first", firstLine("  first\nsecond"))
+}
+
+func TestHumanLogger(t *testing.T) {
+	var buf bytes.Buffer
+	l := newLogger(&buf, 0, false)
+	l.Info("hidden without -v")
+	l.Warn("input handler failed", "method", "sampling/createMessage", "err", "context canceled", "empty", "")
+	l.With("component", "x").WithGroup("g").Error("boom", "k", 1)
+	assert.Equal(t, `conduit: warning: input handler failed method=sampling/createMessage err="context canceled" empty=""
+conduit: error: boom component=x g.k=1
+`, buf.String())
+
+	buf.Reset()
+	tail := &stderrTail{}
+	server := slog.New(tailHandler{next: newLogger(&buf, 1, false).Handler(), tail: tail})
+	server.LogAttrs(context.Background(), slog.LevelInfo, "listening on stdio", slog.String("stream", "stderr"))
+	assert.Equal(t, "server: listening on stdio\n", buf.String())
+	assert.Equal(t, []string{"listening on stdio"}, tail.get())
+
+	buf.Reset()
+	server = slog.New(tailHandler{next: newLogger(&buf, 0, false).Handler(), tail: tail})
+	server.LogAttrs(context.Background(), slog.LevelInfo, "second", slog.String("stream", "stderr"))
+	assert.Empty(t, buf.String(), "the server's stderr is hidden without -v")
+	assert.Equal(t, []string{"listening on stdio", "second"}, tail.get(), "but kept")
+
+	buf.Reset()
+	newLogger(&buf, 0, true).Warn("w", "k", "v")
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &m))
+	assert.Equal(t, "WARN", m["level"])
+	assert.Equal(t, "v", m["k"])
+}
