@@ -138,7 +138,8 @@ type Options struct {
 	Timeout, MaxTotalTimeout time.Duration
 	// ProtocolVersion is the legacy version to offer (2025-11-25).
 	ProtocolVersion string
-	// Logger receives Conduit's own logs and the server's stderr.
+	// Logger receives Conduit's own logs, and the server's stderr when the
+	// transport is a *transport.Command without a Logger of its own.
 	Logger *slog.Logger
 	// Audit, when set, is called for every input request after the guards,
 	// with its outcome. It runs on an actor: it must not block.
@@ -169,6 +170,13 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 	}
 	if opts.MaxTotalTimeout <= 0 {
 		opts.MaxTotalTimeout = DefaultMaxTotalTimeout
+	}
+	if cmd, ok := t.(*transport.Command); ok && cmd.Logger == nil && opts.Logger != nil {
+		// The server's stderr goes to the client's logger unless the
+		// command says otherwise.
+		withLogger := *cmd
+		withLogger.Logger = opts.Logger
+		t = &withLogger
 	}
 	conn, err := t.Connect(ctx)
 	if err != nil {
@@ -207,7 +215,7 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 
 func (c *Client) initialize(ctx context.Context) error {
 	params := era.InitializeParams(c.declared, Implementation{Name: c.opts.Name, Version: c.opts.Version}, c.opts.ProtocolVersion)
-	raw, err := c.rt.Call(ctx, messages.MethodInitialize, params, actors.CallOptions{Timeout: c.opts.Timeout, MaxTotalTimeout: c.opts.Timeout})
+	raw, err := c.rt.Call(ctx, messages.MethodInitialize, params, actors.CallOptions{Timeout: c.opts.Timeout, MaxTotalTimeout: c.opts.MaxTotalTimeout})
 	if err != nil {
 		return err
 	}

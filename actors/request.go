@@ -78,9 +78,7 @@ func (r *request) Receive(ctx actor.Context) {
 		// that never terminates.
 		if !r.finished {
 			r.giveUp()
-		}
-		if r.timer != nil {
-			r.timer.Stop()
+			r.finish(ctx, nil, guards.OutcomeCancelled, nil, nil)
 		}
 	}
 }
@@ -113,6 +111,12 @@ func (r *request) start(ctx actor.Context, g *inputGrant) {
 // guards' after-checks.
 func (r *request) answer(ctx actor.Context, out supervisor.Outcome) {
 	s := r.spec
+	if out.Err != nil && errors.Is(out.Err, context.Canceled) && s.shared.ctx.Err() != nil {
+		// The client is closing: the handler gave up because we asked it
+		// to. That is a cancellation, not a handler failure.
+		r.finish(ctx, nil, guards.OutcomeCancelled, nil, nil)
+		return
+	}
 	if out.Err != nil {
 		var rpcErr *messages.RPCError
 		var panicErr *supervisor.PanicError

@@ -602,3 +602,21 @@ func TestEverySep1330EnumShapePassesTheGuards(t *testing.T) {
 		assert.Equal(t, 1, h.count())
 	})
 }
+
+func TestCloseCancelsRunningHandlersAndAuditsThem(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		got := make(chan conduit.AuditRecord, 4)
+		h := &handler{roots: func(ctx context.Context, _ *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+			return nil, block(ctx)
+		}}
+		c, srv := connect(t, conduit.Options{Handler: h, Audit: func(r conduit.AuditRecord) { got <- r }}, "2025-11-25")
+		srv.request(1, "roots/list", nil)
+		synctest.Wait()
+		require.NoError(t, c.Close())
+		r := <-got
+		assert.Equal(t, "cancelled", r.Outcome)
+		assert.Nil(t, r.Code)
+		assert.Empty(t, got, "audited once")
+		assert.EqualValues(t, 0, c.Stats().AbandonedHandlers)
+	})
+}

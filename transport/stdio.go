@@ -105,6 +105,7 @@ func (c *Command) Connect(ctx context.Context) (Conn, error) {
 	// deadlines and can be closed under a blocked Read or Write.
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Env, cmd.Dir = c.Env, c.Dir
+	detach(cmd)
 	stdinR, stdinW, err := pipe()
 	if err != nil {
 		return fail(err)
