@@ -1,0 +1,59 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestGoRecoversPanicsWithTheStack(t *testing.T) {
+	done := make(chan Outcome, 1)
+	Go(context.Background(), nil, func(context.Context) (any, error) { panic("boom") }, func(o Outcome) { done <- o })
+	o := <-done
+	var pe *PanicError
+	require.True(t, errors.As(o.Err, &pe))
+	assert.Equal(t, "boom", pe.Value)
+	assert.Contains(t, string(pe.Stack), "supervisor_test.go")
+	assert.Equal(t, "input handler panicked: boom", pe.Error())
+}
+
+func TestAbandonCountsUntilTheHandlerReturns(t *testing.T) {
+	var g Gauge
+	release := make(chan struct{})
+	done := make(chan Outcome, 1)
+	h := Go(context.Background(), &g, func(context.Context) (any, error) { <-release; return "late", nil }, func(o Outcome) { done <- o })
+	assert.True(t, h.Abandon())
+	assert.False(t, h.Abandon(), "counted once")
+	assert.EqualValues(t, 1, g.Load())
+	close(release)
+	assert.Equal(t, "late", (<-done).Result)
+	assert.EqualValues(t, 0, g.Load())
+}
+
+func TestAbandonAfterReturnIsNotCounted(t *testing.T) {
+	var g Gauge
+	done := make(chan Outcome, 1)
+	h := Go(context.Background(), &g, func(context.Context) (any, error) { return 1, nil }, func(o Outcome) { done <- o })
+	<-done
+	assert.False(t, h.Abandon())
+	assert.EqualValues(t, 0, g.Load())
+}
+
+func TestCap(t *testing.T) {
+	c := Cap{Max: 2}
+	assert.True(t, c.Acquire())
+	assert.True(t, c.Acquire())
+	assert.False(t, c.Acquire())
+	c.Release()
+	assert.True(t, c.Acquire())
+	c.Release()
+	c.Release()
+	c.Release() // never below zero
+	assert.Equal(t, 0, c.Running)
+}
