@@ -309,60 +309,40 @@ func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOpti
 
 // ListTools lists every tool, following pagination.
 func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]Tool, error) {
-	var all []Tool
-	err := paginate(ctx, c, messages.MethodListTools, opts, func(raw json.RawMessage) (string, error) {
-		var r messages.ListToolsResult
-		err := json.Unmarshal(raw, &r)
-		all = append(all, r.Tools...)
-		return r.NextCursor, err
-	})
-	return all, err
+	return listAll(ctx, c, messages.MethodListTools, opts, func(r *messages.ListToolsResult) ([]Tool, string) { return r.Tools, r.NextCursor })
 }
 
 // ListResources lists every resource, following pagination.
 func (c *Client) ListResources(ctx context.Context, opts ...CallOption) ([]Resource, error) {
-	var all []Resource
-	err := paginate(ctx, c, messages.MethodListResources, opts, func(raw json.RawMessage) (string, error) {
-		var r messages.ListResourcesResult
-		err := json.Unmarshal(raw, &r)
-		all = append(all, r.Resources...)
-		return r.NextCursor, err
-	})
-	return all, err
+	return listAll(ctx, c, messages.MethodListResources, opts, func(r *messages.ListResourcesResult) ([]Resource, string) { return r.Resources, r.NextCursor })
 }
 
 // ListPrompts lists every prompt, following pagination.
 func (c *Client) ListPrompts(ctx context.Context, opts ...CallOption) ([]Prompt, error) {
-	var all []Prompt
-	err := paginate(ctx, c, messages.MethodListPrompts, opts, func(raw json.RawMessage) (string, error) {
-		var r messages.ListPromptsResult
-		err := json.Unmarshal(raw, &r)
-		all = append(all, r.Prompts...)
-		return r.NextCursor, err
-	})
-	return all, err
+	return listAll(ctx, c, messages.MethodListPrompts, opts, func(r *messages.ListPromptsResult) ([]Prompt, string) { return r.Prompts, r.NextCursor })
 }
 
 // maxPages stops a server that returns cursors forever.
 const maxPages = 1000
 
-func paginate(ctx context.Context, c *Client, method string, opts []CallOption, page func(json.RawMessage) (string, error)) error {
+// listAll calls a paginated list method until the server stops returning a
+// cursor; page picks the items and the next cursor out of one result.
+func listAll[R, T any](ctx context.Context, c *Client, method string, opts []CallOption, page func(*R) ([]T, string)) ([]T, error) {
+	var all []T
 	cursor := ""
 	for range maxPages {
-		var raw json.RawMessage
-		if err := c.Call(ctx, method, messages.ListParams{Cursor: cursor}, &raw, opts...); err != nil {
-			return err
+		var r R
+		if err := c.Call(ctx, method, messages.ListParams{Cursor: cursor}, &r, opts...); err != nil {
+			return nil, err
 		}
-		next, err := page(raw)
-		if err != nil {
-			return &Error{Kind: KindProtocol, Method: method, Message: "malformed result", Err: err}
-		}
+		items, next := page(&r)
+		all = append(all, items...)
 		if next == "" {
-			return nil
+			return all, nil
 		}
 		cursor = next
 	}
-	return &Error{Kind: KindProtocol, Method: method, Message: "more than 1000 pages"}
+	return nil, &Error{Kind: KindProtocol, Method: method, Message: "more than 1000 pages"}
 }
 
 // CallTool calls a tool. args is marshalled as the arguments object (nil

@@ -620,3 +620,29 @@ func TestCloseCancelsRunningHandlersAndAuditsThem(t *testing.T) {
 		assert.EqualValues(t, 0, c.Stats().AbandonedHandlers)
 	})
 }
+
+func TestListToolsFollowsPagination(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, srv := connect(t, conduit.Options{}, "2025-11-25")
+		type out struct {
+			tools []conduit.Tool
+			err   error
+		}
+		done := make(chan out, 1)
+		go func() {
+			tools, err := c.ListTools(context.Background())
+			done <- out{tools, err}
+		}()
+		first := srv.next()
+		assert.Equal(t, "tools/list", first["method"])
+		srv.reply(first["id"], map[string]any{"tools": []any{map[string]any{"name": "a"}}, "nextCursor": "page2"})
+		second := srv.next()
+		assert.Equal(t, map[string]any{"cursor": "page2"}, second["params"])
+		srv.reply(second["id"], map[string]any{"tools": []any{map[string]any{"name": "b"}}})
+		r := <-done
+		require.NoError(t, r.err)
+		require.Len(t, r.tools, 2)
+		assert.Equal(t, "a", r.tools[0].Name)
+		assert.Equal(t, "b", r.tools[1].Name)
+	})
+}
