@@ -248,6 +248,11 @@ func parseField(name string, v any, old bool) (*formField, map[string]any, error
 		return nil, nil, fmt.Errorf("%s must be an object", where)
 	}
 	t, _ := prop["type"].(string)
+	if t == "object" {
+		// Said first: a nested object also carries "properties", and
+		// "nested objects" is what the server author needs to read.
+		return nil, nil, fmt.Errorf("%s: nested objects are not allowed", where)
+	}
 	allowed := []string{}
 	switch {
 	case t == "string" && !old:

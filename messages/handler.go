@@ -90,7 +90,7 @@ type SamplingRequest struct {
 type FieldInfo struct {
 	// SensitiveSuspected is true for a field that looks like it asks for a
 	// secret (password, token, API key, card number…).
-	SensitiveSuspected bool
+	SensitiveSuspected bool `json:"sensitive_suspected"`
 }
 
 // ElicitationRequest is an elicitation/create request after the guards.

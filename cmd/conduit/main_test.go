@@ -20,6 +20,10 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(hostileServerEnv) == "1" {
+		// Re-executed as the hostile server (hostile_e2e_test.go).
+		os.Exit(hostileServer(os.Stdin, os.Stdout))
+	}
 	dir, err := os.MkdirTemp("", "conduit-cli-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
