@@ -211,6 +211,16 @@ func (f *Form) validate(values map[string]any) error {
 	if err := d.Decode(&v); err != nil {
 		return fmt.Errorf("content cannot be encoded as JSON: %v", err)
 	}
+	// The validator turns each number into a big.Rat, and panics on one
+	// big.Rat cannot parse (an exponent beyond a million): answers' numbers
+	// are held to the rule the schema's own are.
+	if m, ok := v.(map[string]any); ok {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			if !saneNumbers(m[name]) {
+				return fmt.Errorf("field %q: number out of range", name)
+			}
+		}
+	}
 	err = f.schema.Validate(v)
 	if err == nil {
 		return nil
@@ -533,6 +543,29 @@ func saneNumber(n json.Number) (float64, bool) {
 		return 0, false
 	}
 	return f, true
+}
+
+// saneNumbers reports whether every number in v (a decoded JSON value)
+// passes saneNumber.
+func saneNumbers(v any) bool {
+	switch v := v.(type) {
+	case json.Number:
+		_, ok := saneNumber(v)
+		return ok
+	case []any:
+		for _, e := range v {
+			if !saneNumbers(e) {
+				return false
+			}
+		}
+	case map[string]any:
+		for _, e := range v {
+			if !saneNumbers(e) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // refuseSchemaKeywords refuses the schema keywords of obj except allowed.
