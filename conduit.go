@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -136,8 +137,21 @@ type Options struct {
 	// 30 min). A call's deadline is paused while input is gathered for it,
 	// but it never outlives MaxTotalTimeout.
 	Timeout, MaxTotalTimeout time.Duration
-	// ProtocolVersion is the legacy version to offer (2025-11-25).
+	// Era pins the era: "" (auto: probe server/discover, fall back to
+	// initialize), EraLegacy or EraModern.
+	Era Era
+	// ProtocolVersion pins the version: a legacy one is offered in
+	// initialize (default 2025-11-25), a modern one is used on every modern
+	// request (default 2026-07-28).
 	ProtocolVersion string
+	// DiscoverTimeout bounds the server/discover probe (3 s); no answer
+	// means a legacy server.
+	DiscoverTimeout time.Duration
+	// Tasks declares the tasks extension (modern): a tools/call may then
+	// be answered with a task (see CallToolResult.Task, AwaitTask).
+	Tasks bool
+	// MaxRounds caps the input_required rounds of one modern call (10).
+	MaxRounds int
 	// Logger receives Conduit's own logs, and the server's stderr when the
 	// transport is a *transport.Command without a Logger of its own.
 	Logger *slog.Logger
@@ -155,6 +169,7 @@ type Client struct {
 	version  string
 	era      Era
 	init     messages.InitializeResult
+	logLevel atomic.Pointer[string] // modern: sent in every request's _meta
 }
 
 // Connect opens t, performs the handshake and returns a ready Client.
@@ -168,10 +183,13 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	if opts.MaxTotalTimeout <= 0 {
 		opts.MaxTotalTimeout = DefaultMaxTotalTimeout
 	}
-	if cmd, ok := t.(*transport.Command); ok && cmd.Logger == nil && opts.Logger != nil {
+	if cmd, ok := t.(*transport.Command); ok && cmd.Logger == nil && opts.Logger.Enabled(ctx, slog.LevelInfo) {
 		// The server's stderr goes to the client's logger unless the
 		// command says otherwise.
 		withLogger := *cmd
@@ -206,7 +224,7 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 		Logger: opts.Logger, Audit: opts.Audit, Origin: origin,
 	})
 	c := &Client{rt: rt, opts: opts, declared: declared}
-	if err := c.initialize(ctx); err != nil {
+	if err := c.negotiate(ctx); err != nil {
 		_ = rt.Close()
 		return nil, err
 	}
@@ -215,7 +233,11 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 
 func (c *Client) initialize(ctx context.Context) error {
 	params := era.InitializeParams(c.declared, Implementation{Name: c.opts.Name, Version: c.opts.Version}, c.opts.ProtocolVersion)
-	raw, err := c.rt.Call(ctx, messages.MethodInitialize, params, actors.CallOptions{Timeout: c.opts.Timeout, MaxTotalTimeout: c.opts.MaxTotalTimeout})
+	p, err := encodeParams(messages.MethodInitialize, params)
+	if err != nil {
+		return err
+	}
+	raw, err := c.rt.Call(ctx, messages.MethodInitialize, p, actors.CallOptions{Timeout: c.opts.Timeout, MaxTotalTimeout: c.opts.MaxTotalTimeout})
 	if err != nil {
 		return err
 	}
@@ -265,6 +287,8 @@ type CallOption func(*callOptions)
 type callOptions struct {
 	timeout, maxTotal time.Duration
 	assigns           map[string]any
+	progressToken     any
+	awaitTask         bool
 }
 
 // WithTimeout sets the call's deadline (paused while input is gathered).
@@ -277,6 +301,14 @@ func WithMaxTotalTimeout(d time.Duration) CallOption { return func(o *callOption
 // call.
 func WithAssigns(a map[string]any) CallOption { return func(o *callOptions) { o.assigns = a } }
 
+// WithProgressToken asks the server for progress notifications of this call
+// under token (a string or an integer); they reach HandleNotification.
+func WithProgressToken(token any) CallOption { return func(o *callOptions) { o.progressToken = token } }
+
+// WithAwaitTask makes CallTool wait for a task the server answers with
+// (modern, Options.Tasks) and return its result.
+func WithAwaitTask() CallOption { return func(o *callOptions) { o.awaitTask = true } }
+
 // Call sends method with params and decodes the result into result (which
 // may be nil). It is the primitive under the typed methods.
 func (c *Client) Call(ctx context.Context, method string, params, result any, opts ...CallOption) error {
@@ -284,7 +316,7 @@ func (c *Client) Call(ctx context.Context, method string, params, result any, op
 	for _, opt := range opts {
 		opt(&o)
 	}
-	raw, err := c.rt.Call(ctx, method, params, actors.CallOptions{Timeout: o.timeout, MaxTotalTimeout: o.maxTotal, Assigns: o.assigns})
+	raw, err := c.call(ctx, method, params, o)
 	if err != nil {
 		return err
 	}
@@ -303,7 +335,13 @@ func (c *Client) Ping(ctx context.Context, opts ...CallOption) error {
 }
 
 // SetLogLevel asks the server for log entries at level and above.
+// In the modern era there is no logging/setLevel: the level is sent in the
+// _meta of every later request instead.
 func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOption) error {
+	if c.era == EraModern {
+		c.logLevel.Store(&level)
+		return nil
+	}
 	return c.Call(ctx, messages.MethodSetLevel, messages.SetLevelParams{Level: level}, nil, opts...)
 }
 
@@ -357,11 +395,11 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 		}
 		p.Arguments = raw
 	}
-	var r CallToolResult
-	if err := c.Call(ctx, messages.MethodCallTool, p, &r, opts...); err != nil {
+	var raw json.RawMessage
+	if err := c.Call(ctx, messages.MethodCallTool, p, &raw, opts...); err != nil {
 		return nil, err
 	}
-	return &r, nil
+	return c.toolResult(ctx, raw, opts)
 }
 
 // ReadResource reads a resource.

@@ -56,6 +56,8 @@ func scriptedServer(conn transport.Conn) {
 		var m map[string]any
 		_ = json.Unmarshal(msg.Data, &m)
 		switch {
+		case m["method"] == "server/discover": // a legacy server: fall back to initialize
+			send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "error": map[string]any{"code": -32601, "message": "Method not found"}})
 		case m["method"] == "initialize":
 			send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": map[string]any{
 				"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "serverInfo": map[string]any{"name": "script", "version": "1"}}})

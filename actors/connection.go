@@ -33,9 +33,17 @@ type connection struct {
 	closed  bool
 
 	pending  map[messages.ID]*callRequest
-	children map[*actor.PID]messages.ID // request child → server request id
-	running  map[messages.ID]*actor.PID // server request id → request child
+	logicals map[messages.ID]*logicalCall // MRTR calls by their logical id
+	children map[*actor.PID]messages.ID   // request child → server request id
+	running  map[messages.ID]*actor.PID   // server request id → request child
 	slots    supervisor.Cap
+}
+
+// logicalCall is an MRTR call: several rounds, one deadline.
+type logicalCall struct {
+	method  string
+	expired chan error  // buffered 1
+	round   messages.ID // the round in flight, zero between rounds
 }
 
 var _ actor.SupervisorStrategy = (*connection)(nil)
@@ -44,6 +52,7 @@ func (c *connection) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		c.tracker = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return newTracker(ctx.Self()) }))
+		c.life.tracker.Store(c.tracker)
 		mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID, Era: c.era}, c.cfg.LogRate, c.cfg.LogBurst, c.life.mailboxExited)
 		c.mailbox = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return mb }))
 	case *inbound:
@@ -53,27 +62,21 @@ func (c *connection) Receive(ctx actor.Context) {
 	case *cancelCall:
 		if p, ok := c.pending[m.id]; ok {
 			delete(c.pending, m.id)
-			ctx.Send(c.tracker, &callEnded{id: m.id})
-			if p.method != messages.MethodInitialize {
+			c.ended(ctx, p)
+			if cancellable(p.method) {
 				c.notify(messages.MethodCancelled, messages.CancelledParams{RequestID: m.id, Reason: m.reason})
 			}
 		}
 	case *callExpired:
-		p, ok := c.pending[m.id]
-		if !ok {
-			return
+		c.expired(m)
+	case *logicalStart:
+		c.logicals[m.id] = &logicalCall{method: m.method, expired: m.expired}
+		ctx.Send(c.tracker, &callStarted{id: m.id, method: m.method, timeout: m.timeout, maxTotal: m.maxTotal, assigns: m.assigns})
+	case *logicalEnd:
+		if _, ok := c.logicals[m.id]; ok {
+			delete(c.logicals, m.id)
+			ctx.Send(c.tracker, &callEnded{id: m.id})
 		}
-		delete(c.pending, m.id)
-		if p.method != messages.MethodInitialize { // a client must not cancel initialize
-			c.notify(messages.MethodCancelled, messages.CancelledParams{RequestID: m.id, Reason: "timeout"})
-		}
-		what := "timeout"
-		if m.total {
-			what = "max total timeout"
-		}
-		p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindTimeout, Method: p.method,
-			Message: fmt.Sprintf("no response within the %s of %s: active %s, paused for input %s", what, m.limit, m.active.Round(time.Millisecond), m.paused.Round(time.Millisecond)),
-			Active:  m.active, Paused: m.paused}}
 	case *notifyRequest:
 		if c.closed {
 			m.done <- &messages.Error{Kind: messages.KindClosed, Method: m.method, Message: "connection closed"}
@@ -111,6 +114,48 @@ func (c *connection) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, c
 	c.life.stop(&messages.Error{Kind: messages.KindProtocol, Message: fmt.Sprintf("internal actor failed: %v", reason)})
 }
 
+// expired fails a call whose deadline passed: the call itself, or the
+// round of an MRTR call in flight, or (between rounds) the MRTR caller.
+func (c *connection) expired(m *callExpired) {
+	what := "timeout"
+	if m.total {
+		what = "max total timeout"
+	}
+	timeout := func(method string) error {
+		return &messages.Error{Kind: messages.KindTimeout, Method: method,
+			Message: fmt.Sprintf("no response within the %s of %s: active %s, paused for input %s", what, m.limit, m.active.Round(time.Millisecond), m.paused.Round(time.Millisecond)),
+			Active:  m.active, Paused: m.paused}
+	}
+	id := m.id
+	if l, ok := c.logicals[m.id]; ok {
+		if l.round.IsZero() {
+			select {
+			case l.expired <- timeout(l.method):
+			default:
+			}
+			return
+		}
+		id = l.round
+	}
+	p, ok := c.pending[id]
+	if !ok {
+		return
+	}
+	delete(c.pending, id)
+	if cancellable(p.method) {
+		c.notify(messages.MethodCancelled, messages.CancelledParams{RequestID: id, Reason: "timeout"})
+	}
+	p.reply <- callOutcome{err: timeout(p.method)}
+}
+
+// cancellable reports whether a call may be cancelled with
+// notifications/cancelled: a client must not cancel initialize, and the
+// server/discover probe may be going to a legacy server that expects
+// nothing but initialize.
+func cancellable(method string) bool {
+	return method != messages.MethodInitialize && method != messages.MethodDiscover
+}
+
 func (c *connection) inbound(ctx actor.Context, msg transport.Message) {
 	f, derr := messages.Decode(msg.Data)
 	if derr != nil {
@@ -137,7 +182,7 @@ func (c *connection) response(ctx actor.Context, f *messages.Frame) {
 		return
 	}
 	delete(c.pending, f.ID)
-	ctx.Send(c.tracker, &callEnded{id: f.ID})
+	c.ended(ctx, p)
 	if f.Error != nil {
 		p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindRPC, Method: p.method, RPC: f.Error}}
 		return
@@ -243,8 +288,24 @@ func (c *connection) call(ctx actor.Context, m *callRequest) {
 		return
 	}
 	c.pending[m.id] = m
-	ctx.Send(c.tracker, &callStarted{id: m.id, method: m.method, timeout: m.timeout, maxTotal: m.maxTotal, assigns: m.assigns})
+	if l, ok := c.logicals[m.logical]; ok {
+		l.round = m.id // the logical call's deadline already runs
+	} else {
+		ctx.Send(c.tracker, &callStarted{id: m.id, method: m.method, timeout: m.timeout, maxTotal: m.maxTotal, assigns: m.assigns})
+	}
 	c.send(f)
+}
+
+// ended tells the tracker a call has its answer; a round of an MRTR call
+// only clears the round (the MRTR caller ends the logical call).
+func (c *connection) ended(ctx actor.Context, p *callRequest) {
+	if l, ok := c.logicals[p.logical]; ok {
+		if l.round == p.id {
+			l.round = messages.ID{}
+		}
+		return
+	}
+	ctx.Send(c.tracker, &callEnded{id: p.id})
 }
 
 func (c *connection) notify(method string, params any) error {
@@ -284,6 +345,12 @@ func (c *connection) shutdown(ctx actor.Context, err error) {
 	for id, p := range c.pending {
 		delete(c.pending, id)
 		p.reply <- callOutcome{err: c.life.closedErr(p.method)}
+	}
+	for _, l := range c.logicals {
+		select {
+		case l.expired <- c.life.closedErr(l.method):
+		default:
+		}
 	}
 	// The children stop with this actor (the runtime poisons it next); their
 	// handlers' contexts are cancelled by the runtime. Stopping them here

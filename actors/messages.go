@@ -48,6 +48,24 @@ type (
 		maxTotal time.Duration
 		assigns  map[string]any
 		reply    chan callOutcome // buffered 1: the connection never blocks on it
+		// logical is the MRTR call this request is one round of (zero for
+		// a call of its own): its deadline belongs to the logical call.
+		logical messages.ID
+	}
+	// logicalStart registers an MRTR call: one deadline across its rounds.
+	// expired (buffered 1) gets the timeout when it fires between rounds.
+	logicalStart struct {
+		quiet
+		id       messages.ID
+		method   string
+		timeout  time.Duration
+		maxTotal time.Duration
+		assigns  map[string]any
+		expired  chan error
+	}
+	logicalEnd struct {
+		quiet
+		id messages.ID
 	}
 	callOutcome struct {
 		quiet

@@ -103,6 +103,9 @@ type lifecycle struct {
 	stopping      chan struct{} // closed by stop
 	err           error         // why; read after stopping is closed
 	mailboxExited chan struct{}
+	// tracker is the call tracker's PID, set when the connection starts,
+	// for MRTR callers that pause their call from their own goroutine.
+	tracker atomic.Pointer[actor.PID]
 }
 
 func (l *lifecycle) stop(err error) {
@@ -173,6 +176,7 @@ func Start(cfg Config) *Runtime {
 		cfg: &rt.cfg, shared: rt.shared, life: rt.life,
 		version: era.LegacyVersions[0], era: messages.EraLegacy,
 		pending:  map[messages.ID]*callRequest{},
+		logicals: map[messages.ID]*logicalCall{},
 		children: map[*actor.PID]messages.ID{},
 		running:  map[messages.ID]*actor.PID{},
 		slots:    supervisor.Cap{Max: cfg.MaxServerRequests},
@@ -257,14 +261,8 @@ type CallOptions struct {
 
 // Call sends a request and waits for its answer, the call's deadline, the
 // caller's ctx, or the end of the connection.
-func (rt *Runtime) Call(ctx context.Context, method string, params any, opts CallOptions) (json.RawMessage, error) {
-	raw, err := json.Marshal(params)
-	if params == nil {
-		raw, err = nil, nil
-	}
-	if err != nil {
-		return nil, &messages.Error{Kind: messages.KindProtocol, Method: method, Message: "params could not be encoded", Err: err}
-	}
+// params is the encoded params object, or nil for none.
+func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage, opts CallOptions) (json.RawMessage, error) {
 	if opts.Assigns == nil {
 		opts.Assigns = rt.cfg.Assigns
 	}

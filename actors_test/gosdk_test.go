@@ -38,8 +38,16 @@ var everythingServer = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
+// connectEverything connects to the everything-server, forced to the
+// legacy era unless opts pins another.
 func connectEverything(t testing.TB, opts conduit.Options) *conduit.Client {
 	t.Helper()
+	switch opts.Era {
+	case "":
+		opts.Era = conduit.EraLegacy
+	case autoEra:
+		opts.Era = ""
+	}
 	bin, err := everythingServer()
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -236,7 +244,7 @@ func TestGoSDKServerInProcessListsRoots(t *testing.T) {
 		assert.Equal(t, "srv-roots", r.ServerID)
 		return &conduit.ListRootsResult{Roots: []conduit.Root{{URI: "file:///srv/repo", Name: "repo"}}}, nil
 	}}
-	c, err := conduit.Connect(callCtx(t), inProcessServer(t, server), conduit.Options{Handler: h, ServerID: "srv-roots"})
+	c, err := conduit.Connect(callCtx(t), inProcessServer(t, server), conduit.Options{Handler: h, ServerID: "srv-roots", Era: conduit.EraLegacy})
 	require.NoError(t, err)
 	defer c.Close()
 	r, err := c.CallTool(callCtx(t), "show_roots", nil)

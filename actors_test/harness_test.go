@@ -121,6 +121,7 @@ func jsonNumber(id any) any {
 // handshake answers initialize with version and consumes initialized.
 func (s *fakeServer) handshake(version string) {
 	s.t.Helper()
+	s.refuseDiscover()
 	init := s.next()
 	require.Equal(s.t, "initialize", init["method"])
 	s.Init = init
@@ -131,6 +132,15 @@ func (s *fakeServer) handshake(version string) {
 	})
 	n := s.next()
 	require.Equal(s.t, "notifications/initialized", n["method"])
+}
+
+// refuseDiscover answers the server/discover probe as many legacy servers
+// do: method not found.
+func (s *fakeServer) refuseDiscover() {
+	s.t.Helper()
+	probe := s.next()
+	require.Equal(s.t, "server/discover", probe["method"])
+	s.send(map[string]any{"jsonrpc": "2.0", "id": probe["id"], "error": map[string]any{"code": -32601, "message": "Method not found"}})
 }
 
 // connect starts a client with opts over an in-memory pair and a fake

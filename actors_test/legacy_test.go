@@ -53,6 +53,7 @@ func TestHandshakeRefusesUnknownVersion(t *testing.T) {
 			_, err := conduit.Connect(context.Background(), transport.NewMemoryTransport(clientSide), conduit.Options{})
 			errc <- err
 		}()
+		srv.refuseDiscover()
 		init := srv.next()
 		srv.reply(init["id"], map[string]any{"protocolVersion": "2024-11-05", "capabilities": map[string]any{}, "serverInfo": map[string]any{"name": "old", "version": "1"}})
 		err := <-errc

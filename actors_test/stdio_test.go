@@ -29,7 +29,7 @@ func TestServerThatExitsMidCallFailsItWithTransport(t *testing.T) {
 	script := `read init; echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"dies","version":"1"}}}'; read initialized; read call; exit 3`
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := conduit.Connect(ctx, &transport.Command{Path: "sh", Args: []string{"-c", script}, CloseTimeout: time.Second}, conduit.Options{})
+	c, err := conduit.Connect(ctx, &transport.Command{Path: "sh", Args: []string{"-c", script}, CloseTimeout: time.Second}, conduit.Options{Era: conduit.EraLegacy})
 	require.NoError(t, err)
 	defer c.Close()
 	_, err = c.CallTool(ctx, "anything", nil)

@@ -91,6 +91,9 @@ type Error struct {
 	// Active is how long the call was in flight; Paused is how much of it the
 	// deadline was paused while input was gathered (timeouts only).
 	Active, Paused time.Duration
+	// InputRequests are the last input requests of a modern call that gave
+	// up (the round cap), as the server sent them.
+	InputRequests json.RawMessage
 	// Err is the underlying cause, if any.
 	Err error
 }

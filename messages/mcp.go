@@ -254,6 +254,9 @@ type CallToolResult struct {
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 	IsError           bool            `json:"isError,omitempty"`
 	Meta              json.RawMessage `json:"_meta,omitempty"`
+	// Task is set when the server answered with a task instead (modern,
+	// tasks extension): await it with Client.AwaitTask.
+	Task *Task `json:"-"`
 }
 
 // Resource is one resource a server offers.
@@ -342,4 +345,34 @@ type LoggingMessage struct {
 type Notification struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// Task statuses (2026-07-28 tasks extension).
+const (
+	TaskWorking       = "working"
+	TaskInputRequired = "input_required"
+	TaskCompleted     = "completed"
+	TaskFailed        = "failed"
+	TaskCancelled     = "cancelled"
+)
+
+// Task is a server task (the tasks extension): what a tools/call returns
+// with resultType "task", and what tasks/get reports.
+type Task struct {
+	TaskID         string `json:"taskId"`
+	Status         string `json:"status"`
+	StatusMessage  string `json:"statusMessage,omitempty"`
+	CreatedAt      string `json:"createdAt,omitempty"`
+	LastUpdatedAt  string `json:"lastUpdatedAt,omitempty"`
+	TTLMs          *int64 `json:"ttlMs,omitempty"`
+	PollIntervalMs *int64 `json:"pollIntervalMs,omitempty"`
+}
+
+// DetailedTask is a tasks/get answer: the task and, by status, its input
+// requests, result or error.
+type DetailedTask struct {
+	Task
+	InputRequests map[string]json.RawMessage `json:"inputRequests,omitempty"`
+	Result        json.RawMessage            `json:"result,omitempty"`
+	Error         *RPCError                  `json:"error,omitempty"`
 }

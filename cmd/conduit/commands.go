@@ -33,10 +33,14 @@ func (a *app) runCall(cmd *cobra.Command, args, server []string) error {
 	return a.session(cmd.Context(), server, func(ctx context.Context, c *conduit.Client) error {
 		var res *conduit.CallToolResult
 		var err error
+		var opts []conduit.CallOption
+		if a.opts.tasks {
+			opts = append(opts, conduit.WithAwaitTask())
+		}
 		if toolArgs != nil { // a nil RawMessage in an interface would be sent as null
-			res, err = c.CallTool(ctx, tool, toolArgs)
+			res, err = c.CallTool(ctx, tool, toolArgs, opts...)
 		} else {
-			res, err = c.CallTool(ctx, tool, nil)
+			res, err = c.CallTool(ctx, tool, nil, opts...)
 		}
 		if err != nil {
 			return err

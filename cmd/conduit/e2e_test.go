@@ -289,7 +289,7 @@ func TestE2EInterrupt(t *testing.T) {
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, cli, "call", "-v", "--answers", answers, "--audit", audit, "test_sampling", `{"prompt":"hi"}`, "--", srv)
+	cmd := exec.CommandContext(ctx, cli, "call", "--era", "legacy", "-v", "--answers", answers, "--audit", audit, "test_sampling", `{"prompt":"hi"}`, "--", srv)
 	pipe, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())

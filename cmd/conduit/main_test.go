@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -89,6 +91,7 @@ func runCLI(t *testing.T, args ...string) result {
 	cli, _ := binaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	args = pinLegacy(args)
 	cmd := exec.CommandContext(ctx, cli, args...)
 	cmd.Dir = t.TempDir()
 	var stdout, stderr bytes.Buffer
@@ -112,7 +115,7 @@ func runInProcess(t *testing.T, args ...string) result {
 	var stdout, stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	code := run(ctx, args, streams{in: bytes.NewReader(nil), out: &stdout, err: &stderr})
+	code := run(ctx, pinLegacy(args), streams{in: bytes.NewReader(nil), out: &stdout, err: &stderr})
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
@@ -124,4 +127,14 @@ func writeFile(t *testing.T, name, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// pinLegacy adds --era legacy after the command name unless the test chose
+// an era: most end-to-end tests exercise the everything-server's legacy
+// flows (server requests), and it would otherwise negotiate 2026-07-28.
+func pinLegacy(args []string) []string {
+	if len(args) == 0 || !slices.Contains(args, "--") || slices.Contains(args, "--era") || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--era=") }) {
+		return args
+	}
+	return append([]string{args[0], "--era", "legacy"}, args[1:]...)
 }

@@ -24,6 +24,7 @@ type options struct {
 	serverID        string
 	era             string
 	protocolVersion string
+	tasks           bool
 	timeout         time.Duration
 	maxTotalTimeout time.Duration
 	headers         []string
@@ -51,17 +52,22 @@ var logLevels = []string{"debug", "info", "notice", "warning", "error", "critica
 // check validates the flags that do not need the server command.
 func (o *options) check() error {
 	switch o.era {
-	case "auto", "legacy":
-	case "modern":
-		return usagef("--era modern: modern era not available yet (use --era legacy)")
+	case "auto", "legacy", "modern":
 	default:
 		return usagef("--era %q: want auto, legacy or modern", o.era)
 	}
-	if v := o.protocolVersion; v != "" && !slices.Contains(legacyVersions, v) {
-		if slices.Contains(modernVersions, v) {
-			return usagef("--protocol-version %s: modern era not available yet (use %s)", v, strings.Join(legacyVersions, " or "))
+	if v := o.protocolVersion; v != "" {
+		all := append(slices.Clone(modernVersions), legacyVersions...)
+		if !slices.Contains(all, v) {
+			return usagef("--protocol-version %q: want one of %s", v, strings.Join(all, ", "))
 		}
-		return usagef("--protocol-version %q: want one of %s", v, strings.Join(legacyVersions, ", "))
+		modern := slices.Contains(modernVersions, v)
+		if (o.era == "legacy" && modern) || (o.era == "modern" && !modern) {
+			return usagef("--protocol-version %s is not of the %s era", v, o.era)
+		}
+	}
+	if o.tasks && o.era == "legacy" {
+		return usagef("--tasks needs the modern era")
 	}
 	for _, d := range []struct {
 		name string
@@ -155,6 +161,8 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		Timeout:           o.timeout,
 		MaxTotalTimeout:   o.maxTotalTimeout,
 		ProtocolVersion:   o.protocolVersion,
+		Era:               eraOption(o.era),
+		Tasks:             o.tasks,
 		Logger:            logger,
 		Audit:             audit.record,
 	})
@@ -275,4 +283,15 @@ func (au *auditor) record(rec conduit.AuditRecord) {
 	if _, err := au.file.Write(append(b, '\n')); err != nil {
 		au.logger.Error("audit file", "err", err)
 	}
+}
+
+// eraOption maps --era to Options.Era ("" probes).
+func eraOption(flag string) conduit.Era {
+	switch flag {
+	case "legacy":
+		return conduit.EraLegacy
+	case "modern":
+		return conduit.EraModern
+	}
+	return ""
 }

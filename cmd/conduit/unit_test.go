@@ -351,17 +351,17 @@ func TestOptionsCheck(t *testing.T) {
 		o    options
 		want string
 	}{
-		"modern era":          {options{era: "modern"}, "modern era not available yet"},
-		"unknown era":         {options{era: "new"}, "want auto, legacy or modern"},
-		"modern version":      {options{era: "auto", protocolVersion: "2026-07-28"}, "modern era not available yet"},
-		"unknown version":     {options{era: "auto", protocolVersion: "2024-11-05"}, "--protocol-version"},
-		"negative timeout":    {options{era: "auto", timeout: -time.Second}, "--timeout"},
-		"negative total":      {options{era: "auto", maxTotalTimeout: -time.Second}, "--max-total-timeout"},
-		"negative handler":    {options{era: "auto", handlerTimeout: -time.Second}, "--handler-timeout"},
-		"negative max":        {options{era: "auto", maxServerRequests: -1}, "--max-server-requests"},
-		"header without =":    {options{era: "auto", headers: []string{"Authorization"}}, "--header"},
-		"header without name": {options{era: "auto", headers: []string{"=v"}}, "--header"},
-		"unknown log level":   {options{era: "auto", logLevel: "verbose"}, "--log-level"},
+		"tasks legacy":               {options{era: "legacy", tasks: true}, "--tasks needs the modern era"},
+		"unknown era":                {options{era: "new"}, "want auto, legacy or modern"},
+		"modern version, legacy era": {options{era: "legacy", protocolVersion: "2026-07-28"}, "is not of the legacy era"},
+		"unknown version":            {options{era: "auto", protocolVersion: "2024-11-05"}, "--protocol-version"},
+		"negative timeout":           {options{era: "auto", timeout: -time.Second}, "--timeout"},
+		"negative total":             {options{era: "auto", maxTotalTimeout: -time.Second}, "--max-total-timeout"},
+		"negative handler":           {options{era: "auto", handlerTimeout: -time.Second}, "--handler-timeout"},
+		"negative max":               {options{era: "auto", maxServerRequests: -1}, "--max-server-requests"},
+		"header without =":           {options{era: "auto", headers: []string{"Authorization"}}, "--header"},
+		"header without name":        {options{era: "auto", headers: []string{"=v"}}, "--header"},
+		"unknown log level":          {options{era: "auto", logLevel: "verbose"}, "--log-level"},
 	}
 	for name, tc := range bad {
 		err := tc.o.check()
@@ -386,7 +386,7 @@ func TestUsageErrorsInProcess(t *testing.T) {
 		"server without --":  {[]string{"call", "t", "{}", "never-started"}, "put the server command after --"},
 		"url":                {[]string{"call", "--url", "http://127.0.0.1:1/mcp", "t"}, "HTTP transport not available yet"},
 		"url and command":    {[]string{"call", "--url", "http://127.0.0.1:1/mcp", "t", "--", "never-started"}, "not both"},
-		"era modern":         {[]string{"call", "--era", "modern", "t", "--", "never-started"}, "modern era not available yet"},
+		"era bogus":          {[]string{"call", "--era", "bogus", "t", "--", "never-started"}, "want auto, legacy or modern"},
 		"unknown flag":       {[]string{"call", "--nope", "t", "--", "never-started"}, "unknown flag: --nope"},
 		"bad duration":       {[]string{"call", "--timeout", "soon", "t", "--", "never-started"}, "--timeout"},
 		"bad count":          {[]string{"call", "--max-server-requests", "many", "t", "--", "never-started"}, "--max-server-requests"},

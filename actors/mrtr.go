@@ -1,0 +1,344 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/conduitmcp/conduit/era"
+	"github.com/conduitmcp/conduit/guards"
+	"github.com/conduitmcp/conduit/messages"
+	"github.com/conduitmcp/conduit/supervisor"
+)
+
+// Modern describes one modern (2026-07-28) call for CallModern.
+type Modern struct {
+	Method string
+	// Params are the request's own params, without _meta.
+	Params json.RawMessage
+	// Meta returns a fresh _meta for each request.
+	Meta     func() map[string]any
+	Version  string
+	Declared era.Declared
+	// Tasks: the tasks extension was declared (a "task" result is valid).
+	Tasks bool
+	// MaxRounds caps the input_required rounds (0: 10).
+	MaxRounds int
+	// StateBackoff is the pause before retrying a state-only result (0:
+	// 100 ms).
+	StateBackoff time.Duration
+}
+
+// inputRequired is an InputRequiredResult.
+type inputRequired struct {
+	InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	RequestState  json.RawMessage            `json:"requestState"`
+}
+
+// CallModern runs a modern call with multi round-trip requests, in the
+// caller's goroutine: while the result is input_required it answers the
+// input requests through the same guards and handler as legacy requests and
+// retries with a new id, the same method and params, a fresh _meta, the
+// answers keyed like the latest inputRequests and requestState exactly as
+// received. The call's deadline runs across rounds and is paused while input
+// is gathered, never beyond MaxTotalTimeout.
+func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (json.RawMessage, error) {
+	if m.MaxRounds <= 0 {
+		m.MaxRounds = 10
+	}
+	if m.StateBackoff <= 0 {
+		m.StateBackoff = 100 * time.Millisecond
+	}
+	if opts.Assigns == nil {
+		opts.Assigns = rt.cfg.Assigns
+	}
+	select {
+	case <-rt.life.stopping:
+		return nil, rt.life.closedErr(m.Method)
+	default:
+	}
+	logical := messages.IntID(rt.nextID.Add(1))
+	expired := make(chan error, 1)
+	rt.system.Root.Send(rt.pid, &logicalStart{id: logical, method: m.Method, timeout: opts.Timeout, maxTotal: opts.MaxTotalTimeout, assigns: opts.Assigns, expired: expired})
+	defer rt.system.Root.Send(rt.pid, &logicalEnd{id: logical})
+
+	protocolErr := func(format string, args ...any) error {
+		return &messages.Error{Kind: messages.KindProtocol, Method: m.Method, Message: fmt.Sprintf(format, args...)}
+	}
+	var responses map[string]any
+	var state json.RawMessage
+	for round := 1; ; round++ {
+		extra := map[string]json.RawMessage{}
+		if responses != nil {
+			b, err := json.Marshal(responses)
+			if err != nil {
+				return nil, protocolErr("input responses could not be encoded: %v", err)
+			}
+			extra["inputResponses"] = b
+		}
+		if state != nil {
+			extra["requestState"] = state // the bytes as received
+		}
+		params, err := era.WithMeta(m.Params, extra, m.Meta())
+		if err != nil {
+			return nil, protocolErr("%v", err)
+		}
+		raw, err := rt.round(ctx, logical, m.Method, params, expired)
+		if err != nil {
+			return nil, err
+		}
+		kind, err := era.ResultType(raw, m.Method, m.Tasks)
+		if err != nil {
+			return nil, protocolErr("%v", err)
+		}
+		if kind != era.ResultInputRequired {
+			return raw, nil
+		}
+		var ir inputRequired
+		if err := json.Unmarshal(raw, &ir); err != nil {
+			return nil, protocolErr("malformed input_required result: %v", err)
+		}
+		if ir.InputRequests == nil && ir.RequestState == nil {
+			return nil, protocolErr("input_required result has neither inputRequests nor requestState")
+		}
+		if ir.RequestState != nil {
+			var s string
+			if json.Unmarshal(ir.RequestState, &s) != nil {
+				return nil, protocolErr("requestState must be a string")
+			}
+		}
+		if round >= m.MaxRounds {
+			reqs, _ := json.Marshal(ir.InputRequests)
+			return nil, &messages.Error{Kind: messages.KindProtocol, Method: m.Method,
+				Message: fmt.Sprintf("still input_required after %d rounds", m.MaxRounds), InputRequests: reqs}
+		}
+		state = ir.RequestState
+		if len(ir.InputRequests) == 0 {
+			// State only (e.g. load shedding): retry after a short pause.
+			responses = nil
+			t := time.NewTimer(m.StateBackoff)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return nil, &messages.Error{Kind: messages.KindCancelled, Method: m.Method, Err: context.Cause(ctx)}
+			case err := <-expired:
+				t.Stop()
+				return nil, err
+			}
+			continue
+		}
+		responses, err = rt.gather(ctx, logical, m, ir.InputRequests, expired)
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// round sends one request of a logical call and waits for its answer.
+func (rt *Runtime) round(ctx context.Context, logical messages.ID, method string, params json.RawMessage, expired chan error) (json.RawMessage, error) {
+	id := messages.IntID(rt.nextID.Add(1))
+	reply := make(chan callOutcome, 1)
+	rt.system.Root.Send(rt.pid, &callRequest{id: id, method: method, params: params, logical: logical, reply: reply})
+	select {
+	case out := <-reply:
+		return out.result, out.err
+	case err := <-expired:
+		return nil, err
+	case <-ctx.Done():
+		rt.system.Root.Send(rt.pid, &cancelCall{id: id, reason: "cancelled by the caller"})
+		return nil, &messages.Error{Kind: messages.KindCancelled, Method: method, Err: context.Cause(ctx)}
+	case <-rt.done:
+		return nil, rt.life.closedErr(method)
+	}
+}
+
+// inputRequest is one entry of inputRequests.
+type inputRequest struct {
+	key    string
+	method string
+	params json.RawMessage
+}
+
+// gather answers one round's input requests, concurrently (at most
+// MaxServerRequests at once); the first failure cancels the rest. Every
+// request is checked against the declared capabilities before any callback
+// runs. The call's deadline is paused meanwhile.
+func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, raw map[string]json.RawMessage, expired chan error) (map[string]any, error) {
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	reqs := make([]inputRequest, 0, len(keys))
+	for _, k := range keys {
+		var r struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal(raw[k], &r); err != nil || r.Method == "" {
+			return nil, &messages.Error{Kind: messages.KindProtocol, Method: m.Method, Message: fmt.Sprintf("input request %q is malformed", k)}
+		}
+		if !m.Declared.Allows(r.Method, m.Version) {
+			e := &messages.RPCError{Code: messages.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %s (the client did not declare this capability)", r.Method)}
+			rt.shared.audit(messages.AuditRecord{Time: time.Now(), ServerID: rt.cfg.ServerID, Era: messages.EraModern, Method: r.Method, Key: k, Outcome: guards.OutcomeRefused}, e)
+			return nil, &messages.Error{Kind: messages.KindProtocol, Method: m.Method, RPC: e,
+				Message: fmt.Sprintf("input request %q asks for %s, which the client did not declare", k, r.Method)}
+		}
+		reqs = append(reqs, inputRequest{key: k, method: r.Method, params: r.Params})
+	}
+
+	grant := rt.inputStarted(logical)
+	defer rt.system.Root.Send(rt.life.tracker.Load(), &inputEnded{token: grant.token})
+
+	gctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(rt.shared.ctx, func() { cancel(errors.New("client closed")) })
+	defer stop()
+
+	var (
+		mu       sync.Mutex
+		answers  = map[string]any{}
+		firstErr error
+		wg       sync.WaitGroup
+		slots    = make(chan struct{}, rt.cfg.MaxServerRequests)
+	)
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if firstErr == nil {
+			firstErr = err
+			cancel(err)
+		}
+	}
+	for _, r := range reqs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case slots <- struct{}{}:
+				defer func() { <-slots }()
+			case <-gctx.Done():
+				return
+			}
+			res, err := rt.answerInput(gctx, m, r, grant)
+			if err != nil {
+				fail(err)
+				return
+			}
+			mu.Lock()
+			answers[r.key] = res
+			mu.Unlock()
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case err := <-expired:
+		fail(err)
+		<-done
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &messages.Error{Kind: messages.KindCancelled, Method: m.Method, Err: context.Cause(ctx)}
+	}
+	return answers, nil
+}
+
+// inputGrant as the caller sees it.
+type modernGrant struct {
+	token    *struct{}
+	assigns  map[string]any
+	inFlight int
+}
+
+// inputStarted pauses the logical call's deadline and returns its assigns.
+func (rt *Runtime) inputStarted(logical messages.ID) modernGrant {
+	g := modernGrant{token: &struct{}{}, assigns: rt.cfg.Assigns}
+	res, err := rt.system.Root.RequestFuture(rt.life.tracker.Load(), &inputStarted{token: g.token, hint: logical.String()}, 10*time.Second).Result()
+	if grant, ok := res.(*inputGrant); ok && err == nil {
+		g.inFlight = grant.inFlight
+		if grant.hasCall {
+			g.assigns = grant.assigns
+		}
+	}
+	return g
+}
+
+// answerInput runs one input request through the guards and the handler,
+// with the handler timeout, and audits it.
+func (rt *Runtime) answerInput(ctx context.Context, m Modern, r inputRequest, g modernGrant) (any, error) {
+	rc := messages.RequestContext{Client: rt.cfg.Name, ServerID: rt.cfg.ServerID, Era: messages.EraModern, Assigns: g.assigns}
+	in := &guards.Input{Method: r.method, Params: r.params, Context: rc, Version: m.Version, CallsInFlight: g.inFlight, Origin: rt.cfg.Origin}
+	rec := messages.AuditRecord{Time: time.Now(), ServerID: rt.cfg.ServerID, Era: messages.EraModern, Method: r.method, Key: r.key}
+	req, refusal := rt.shared.guards.Before(in)
+	if refusal != nil {
+		rec.Outcome = refusal.Outcome
+		rt.shared.audit(rec, refusal.Err)
+		return nil, &messages.Error{Kind: messages.KindProtocol, Method: m.Method, RPC: refusal.Err,
+			Message: fmt.Sprintf("input request %q refused", r.key)}
+	}
+	rec.Request = AuditView(req)
+	timeout := rt.cfg.handlerTimeout(r.method)
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	done := make(chan supervisor.Outcome, 1)
+	h := supervisor.Go(hctx, &rt.shared.abandoned, func(c context.Context) (any, error) {
+		return Answer(c, rt.shared.handler, req)
+	}, func(o supervisor.Outcome) { done <- o })
+	var out supervisor.Outcome
+	select {
+	case out = <-done:
+	case <-hctx.Done():
+		h.Abandon()
+		if ctx.Err() != nil { // the call or a sibling ended it
+			rec.Outcome = guards.OutcomeCancelled
+			rt.shared.audit(rec, nil)
+			return nil, context.Cause(ctx)
+		}
+		rec.Outcome = guards.OutcomeTimeout
+		rt.shared.audit(rec, nil)
+		return nil, &messages.Error{Kind: messages.KindInputHandler, Method: m.Method,
+			Message: fmt.Sprintf("input request %q: handler timed out after %s", r.key, timeout)}
+	}
+	if out.Err != nil {
+		if ctx.Err() != nil {
+			rec.Outcome = guards.OutcomeCancelled
+			rt.shared.audit(rec, nil)
+			return nil, context.Cause(ctx)
+		}
+		rec.Outcome = guards.OutcomeRefused
+		rec.Message = out.Err.Error()
+		rt.shared.audit(rec, nil)
+		return nil, &messages.Error{Kind: messages.KindInputHandler, Method: m.Method,
+			Message: fmt.Sprintf("input request %q", r.key), Err: out.Err}
+	}
+	result, refusal := rt.shared.guards.After(in, req, out.Result)
+	if refusal != nil {
+		rec.Outcome = refusal.Outcome
+		rt.shared.audit(rec, refusal.Err)
+		return nil, &messages.Error{Kind: messages.KindInputHandler, Method: m.Method, RPC: refusal.Err,
+			Message: fmt.Sprintf("input request %q: answer refused", r.key)}
+	}
+	rec.Outcome, rec.Result = guards.OutcomeAnswered, result
+	rt.shared.audit(rec, nil)
+	return result, nil
+}
+
+// AnswerTaskInputs answers the input requests a task reported, through the
+// same capability check, guards and handler as MRTR. A task has no
+// deadline of its own here: ctx bounds it.
+func (rt *Runtime) AnswerTaskInputs(ctx context.Context, m Modern, reqs map[string]json.RawMessage) (map[string]any, error) {
+	logical := messages.IntID(rt.nextID.Add(1))
+	expired := make(chan error, 1)
+	rt.system.Root.Send(rt.pid, &logicalStart{id: logical, method: m.Method, assigns: rt.cfg.Assigns, expired: expired})
+	defer rt.system.Root.Send(rt.pid, &logicalEnd{id: logical})
+	return rt.gather(ctx, logical, m, reqs, expired)
+}

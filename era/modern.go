@@ -1,0 +1,208 @@
+package era
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/conduitmcp/conduit/messages"
+)
+
+// _meta keys of 2026-07-28 requests.
+const (
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
+	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	MetaProgressToken      = "progressToken"
+	// TasksExtension is the id of the tasks extension.
+	TasksExtension = "io.modelcontextprotocol/tasks"
+)
+
+// Result types of 2026-07-28.
+const (
+	ResultComplete      = "complete"
+	ResultInputRequired = "input_required"
+	ResultTask          = "task"
+)
+
+// ModernCapabilities is Capabilities in the 2026 shape, with the tasks
+// extension when tasks were accepted.
+func (d Declared) ModernCapabilities(version string, tasks bool) map[string]any {
+	caps := d.Capabilities(version)
+	if tasks {
+		caps["extensions"] = map[string]any{TasksExtension: map[string]any{}}
+	}
+	return caps
+}
+
+// Meta is what every modern request carries in params._meta.
+type Meta struct {
+	Version       string
+	Capabilities  map[string]any
+	ClientInfo    messages.Implementation
+	LogLevel      string // "" sends none: the server then sends no logs
+	ProgressToken any    // nil sends none
+}
+
+// Map returns the _meta object.
+func (m Meta) Map() map[string]any {
+	out := map[string]any{
+		MetaProtocolVersion:    m.Version,
+		MetaClientCapabilities: m.Capabilities,
+		MetaClientInfo:         m.ClientInfo,
+	}
+	if m.LogLevel != "" {
+		out[MetaLogLevel] = m.LogLevel
+	}
+	if m.ProgressToken != nil {
+		out[MetaProgressToken] = m.ProgressToken
+	}
+	return out
+}
+
+// WithMeta returns params (an object, or nil for {}) with extra fields set
+// and meta merged into its _meta (keys already in _meta are kept unless meta
+// sets them). Field values are raw JSON, so a requestState goes back
+// byte for byte.
+func WithMeta(params json.RawMessage, extra map[string]json.RawMessage, meta map[string]any) (json.RawMessage, error) {
+	obj := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(params)) > 0 && !bytes.Equal(bytes.TrimSpace(params), []byte("null")) {
+		if err := json.Unmarshal(params, &obj); err != nil {
+			return nil, fmt.Errorf("params must be a JSON object: %w", err)
+		}
+	}
+	for k, v := range extra {
+		obj[k] = v
+	}
+	if meta != nil {
+		merged := map[string]json.RawMessage{}
+		if old, ok := obj["_meta"]; ok {
+			if err := json.Unmarshal(old, &merged); err != nil {
+				return nil, fmt.Errorf("params._meta must be an object: %w", err)
+			}
+		}
+		for k, v := range meta {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("_meta %s: %w", k, err)
+			}
+			merged[k] = b
+		}
+		b, err := json.Marshal(merged)
+		if err != nil {
+			return nil, err
+		}
+		obj["_meta"] = b
+	}
+	return json.Marshal(obj)
+}
+
+// ResultType reads a modern result's resultType: absent means complete; a
+// value Conduit does not know is an error, as is "task" where tasks were not
+// declared or the method is not tools/call.
+func ResultType(raw json.RawMessage, method string, tasks bool) (string, error) {
+	var r struct {
+		ResultType *string `json:"resultType"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return "", fmt.Errorf("result is not an object: %w", err)
+	}
+	if r.ResultType == nil {
+		return ResultComplete, nil
+	}
+	switch t := *r.ResultType; t {
+	case ResultComplete:
+		return t, nil
+	case ResultInputRequired:
+		if method != messages.MethodCallTool && method != messages.MethodReadResource && method != messages.MethodGetPrompt {
+			return "", fmt.Errorf("resultType %q is not allowed for %s", t, method)
+		}
+		return t, nil
+	case ResultTask:
+		if strings.HasPrefix(method, "tasks/") {
+			// Some examples show "task" on tasks/* answers, where the
+			// spec says "complete" (digest §10.3): accept both there.
+			return ResultComplete, nil
+		}
+		if !tasks {
+			return "", errors.New(`resultType "task" but the client did not declare the tasks extension`)
+		}
+		if method != messages.MethodCallTool {
+			return "", fmt.Errorf(`resultType "task" is not allowed for %s`, method)
+		}
+		return t, nil
+	default:
+		return "", fmt.Errorf("unknown resultType %q", t)
+	}
+}
+
+// DiscoverResult is the answer to server/discover.
+type DiscoverResult struct {
+	ResultType        string          `json:"resultType"`
+	SupportedVersions []string        `json:"supportedVersions"`
+	Capabilities      json.RawMessage `json:"capabilities"`
+	Instructions      string          `json:"instructions,omitempty"`
+	Meta              struct {
+		ServerInfo messages.Implementation `json:"io.modelcontextprotocol/serverInfo"`
+	} `json:"_meta"`
+}
+
+// Probe is what the server/discover probe concluded.
+type Probe struct {
+	// Era is modern when the server speaks 2026-07-28 (then Version is the
+	// version to use); legacy means fall back to initialize.
+	Era     messages.Era
+	Version string
+	// Retry is set when the server answered -32022 with a version list:
+	// discover again with Retry.
+	Retry string
+	// Result is the parsed discover result (modern only).
+	Result *DiscoverResult
+}
+
+// Mutual returns the newest version of ours that is in theirs, or "".
+func Mutual(ours, theirs []string) string {
+	for _, v := range ours {
+		if slices.Contains(theirs, v) {
+			return v
+		}
+	}
+	return ""
+}
+
+// ReadProbe interprets the answer to a server/discover probe (digest §1.7):
+// a DiscoverResult with a mutual modern version → modern; -32022 with
+// data.supported → retry with a listed version we speak; anything else —
+// another error, a bare {} or no mutual version → legacy. The fallback is
+// never keyed to one error code.
+func ReadProbe(raw json.RawMessage, rpcErr *messages.RPCError) Probe {
+	legacy := Probe{Era: messages.EraLegacy}
+	if rpcErr != nil {
+		if rpcErr.Code != messages.CodeUnsupportedProtocolVersion || len(rpcErr.Data) == 0 {
+			return legacy
+		}
+		var data struct {
+			Supported []string `json:"supported"`
+		}
+		if json.Unmarshal(rpcErr.Data, &data) != nil || len(data.Supported) == 0 {
+			return legacy
+		}
+		if v := Mutual(ModernVersions, data.Supported); v != "" {
+			return Probe{Era: messages.EraModern, Retry: v}
+		}
+		return legacy
+	}
+	var res DiscoverResult
+	if json.Unmarshal(raw, &res) != nil || len(res.SupportedVersions) == 0 {
+		return legacy
+	}
+	if v := Mutual(ModernVersions, res.SupportedVersions); v != "" {
+		return Probe{Era: messages.EraModern, Version: v, Result: &res}
+	}
+	return legacy
+}

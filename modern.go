@@ -1,0 +1,259 @@
+package conduit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/conduitmcp/conduit/actors"
+	"github.com/conduitmcp/conduit/era"
+	"github.com/conduitmcp/conduit/messages"
+)
+
+// DefaultDiscoverTimeout bounds the server/discover probe.
+const DefaultDiscoverTimeout = 3 * time.Second
+
+// negotiate picks the era (digest §1.7): pinned legacy → initialize; else
+// probe server/discover: a mutual modern version → modern; -32022 with a
+// version list → modern, once more with a listed version; anything else →
+// initialize (unless modern was pinned).
+func (c *Client) negotiate(ctx context.Context) error {
+	pinned := c.opts.Era
+	if e, ok := era.Of(c.opts.ProtocolVersion); ok {
+		if pinned != "" && pinned != e {
+			return &Error{Kind: KindProtocol, Message: fmt.Sprintf("protocol version %s is not of the %s era", c.opts.ProtocolVersion, pinned)}
+		}
+		pinned = e
+	} else if c.opts.ProtocolVersion != "" {
+		return &Error{Kind: KindProtocol, Message: fmt.Sprintf("Conduit does not speak protocol version %q", c.opts.ProtocolVersion)}
+	}
+	if pinned == EraLegacy {
+		return c.initialize(ctx)
+	}
+	version := era.ModernVersions[0]
+	if pinned == EraModern && c.opts.ProtocolVersion != "" {
+		version = c.opts.ProtocolVersion
+	}
+	for attempt := 0; attempt < 2; attempt++ {
+		probe, err := c.discover(ctx, version)
+		if err != nil {
+			return err
+		}
+		switch {
+		case probe.Era == messages.EraModern && probe.Retry != "":
+			version = probe.Retry
+			continue
+		case probe.Era == messages.EraModern:
+			c.version, c.era = probe.Version, EraModern
+			c.init = messages.InitializeResult{ProtocolVersion: probe.Version, Capabilities: probe.Result.Capabilities,
+				ServerInfo: probe.Result.Meta.ServerInfo, Instructions: probe.Result.Instructions}
+			c.rt.SetSession(c.version, c.era)
+			return nil
+		}
+		break
+	}
+	if pinned == EraModern {
+		return &Error{Kind: KindProtocol, Method: messages.MethodDiscover, Message: "the server does not speak the modern era (2026-07-28)"}
+	}
+	c.opts.ProtocolVersion = ""
+	return c.initialize(ctx)
+}
+
+// discover sends the probe. Only a broken connection is an error; any
+// answer, error answer or silence is read by era.ReadProbe.
+func (c *Client) discover(ctx context.Context, version string) (era.Probe, error) {
+	timeout := c.opts.DiscoverTimeout
+	if timeout <= 0 {
+		timeout = DefaultDiscoverTimeout
+	}
+	params, err := encodeParams(messages.MethodDiscover, map[string]any{"_meta": c.meta(version, nil)})
+	if err != nil {
+		return era.Probe{}, err
+	}
+	raw, err := c.rt.Call(ctx, messages.MethodDiscover, params, actors.CallOptions{Timeout: timeout, MaxTotalTimeout: timeout})
+	if err == nil {
+		return era.ReadProbe(raw, nil), nil
+	}
+	var ce *Error
+	if errors.As(err, &ce) {
+		switch ce.Kind {
+		case KindRPC:
+			return era.ReadProbe(nil, ce.RPC), nil
+		case KindTimeout:
+			c.opts.Logger.Debug("server/discover unanswered: a legacy server", "timeout", timeout)
+			return era.Probe{Era: messages.EraLegacy}, nil
+		}
+	}
+	return era.Probe{}, err
+}
+
+// meta is the _meta of a modern request.
+func (c *Client) meta(version string, progressToken any) map[string]any {
+	m := era.Meta{
+		Version:       version,
+		Capabilities:  c.declared.ModernCapabilities(version, c.opts.Tasks),
+		ClientInfo:    Implementation{Name: c.opts.Name, Version: c.opts.Version},
+		ProgressToken: progressToken,
+	}
+	if l := c.logLevel.Load(); l != nil {
+		m.LogLevel = *l
+	}
+	return m.Map()
+}
+
+// call sends one call in the negotiated era: legacy as a plain request,
+// modern with _meta, resultType checks and MRTR.
+func (c *Client) call(ctx context.Context, method string, params any, o callOptions) (json.RawMessage, error) {
+	opts := actors.CallOptions{Timeout: o.timeout, MaxTotalTimeout: o.maxTotal, Assigns: o.assigns}
+	raw, err := encodeParams(method, params)
+	if err != nil {
+		return nil, err
+	}
+	if c.era != EraModern {
+		if o.progressToken != nil {
+			if raw, err = era.WithMeta(raw, nil, map[string]any{era.MetaProgressToken: o.progressToken}); err != nil {
+				return nil, &Error{Kind: KindProtocol, Method: method, Err: err}
+			}
+		}
+		return c.rt.Call(ctx, method, raw, opts)
+	}
+	return c.rt.CallModern(ctx, actors.Modern{
+		Method: method, Params: raw, Version: c.version, Declared: c.declared, Tasks: c.opts.Tasks,
+		MaxRounds: c.opts.MaxRounds,
+		Meta:      func() map[string]any { return c.meta(c.version, o.progressToken) },
+	}, opts)
+}
+
+func encodeParams(method string, params any) (json.RawMessage, error) {
+	if params == nil {
+		return nil, nil
+	}
+	if raw, ok := params.(json.RawMessage); ok {
+		return raw, nil
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, &Error{Kind: KindProtocol, Method: method, Message: "params could not be encoded", Err: err}
+	}
+	return raw, nil
+}
+
+// toolResult decodes a tools/call answer; a task is awaited when asked.
+func (c *Client) toolResult(ctx context.Context, raw json.RawMessage, opts []CallOption) (*CallToolResult, error) {
+	if c.era == EraModern && c.opts.Tasks {
+		if kind, _ := era.ResultType(raw, messages.MethodCallTool, true); kind == era.ResultTask {
+			var t messages.Task
+			if err := json.Unmarshal(raw, &t); err != nil || t.TaskID == "" {
+				return nil, &Error{Kind: KindProtocol, Method: messages.MethodCallTool, Message: "malformed task result", Err: err}
+			}
+			var o callOptions
+			for _, opt := range opts {
+				opt(&o)
+			}
+			if o.awaitTask {
+				return c.AwaitTask(ctx, &t)
+			}
+			return &CallToolResult{Task: &t}, nil
+		}
+	}
+	var r CallToolResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, &Error{Kind: KindProtocol, Method: messages.MethodCallTool, Message: "malformed result", Err: err}
+	}
+	return &r, nil
+}
+
+// Task types.
+type (
+	Task         = messages.Task
+	DetailedTask = messages.DetailedTask
+)
+
+// DefaultPollInterval is how often AwaitTask polls when the server names no
+// interval.
+const DefaultPollInterval = time.Second
+
+// AwaitTask polls tasks/get until the task ends, honouring pollIntervalMs.
+// An input_required task's input requests go through the same capability
+// check, guards and handler as any other input, each key once across polls,
+// and are sent with tasks/update. completed returns the tool result (even
+// with isError), failed the task's JSON-RPC error (KindRPC), cancelled a
+// KindCancelled error. When ctx ends, tasks/cancel is sent.
+func (c *Client) AwaitTask(ctx context.Context, t *Task) (*CallToolResult, error) {
+	if c.era != EraModern || !c.opts.Tasks {
+		return nil, &Error{Kind: KindProtocol, Method: "tasks/get", Message: "tasks need the modern era and Options.Tasks"}
+	}
+	answered := map[string]bool{}
+	interval := pollInterval(t.PollIntervalMs)
+	for {
+		var d DetailedTask
+		if err := c.Call(ctx, "tasks/get", map[string]any{"taskId": t.TaskID}, &d); err != nil {
+			return nil, c.taskEnded(ctx, t.TaskID, err)
+		}
+		if d.PollIntervalMs != nil {
+			interval = pollInterval(d.PollIntervalMs)
+		}
+		switch d.Status {
+		case messages.TaskCompleted:
+			var r CallToolResult
+			if err := json.Unmarshal(d.Result, &r); err != nil {
+				return nil, &Error{Kind: KindProtocol, Method: "tasks/get", Message: "malformed task result", Err: err}
+			}
+			return &r, nil
+		case messages.TaskFailed:
+			rpc := d.Error
+			if rpc == nil {
+				rpc = &RPCError{Code: messages.CodeInternalError, Message: d.StatusMessage}
+			}
+			return nil, &Error{Kind: KindRPC, Method: messages.MethodCallTool, Message: "task failed", RPC: rpc}
+		case messages.TaskCancelled:
+			return nil, &Error{Kind: KindCancelled, Method: messages.MethodCallTool, Message: "task cancelled by the server"}
+		case messages.TaskInputRequired:
+			fresh := map[string]json.RawMessage{}
+			for k, v := range d.InputRequests {
+				if !answered[k] {
+					fresh[k] = v
+				}
+			}
+			if len(fresh) > 0 {
+				answers, err := c.rt.AnswerTaskInputs(ctx, actors.Modern{Method: messages.MethodCallTool, Version: c.version, Declared: c.declared, Tasks: true}, fresh)
+				if err != nil {
+					return nil, c.taskEnded(ctx, t.TaskID, err)
+				}
+				if err := c.Call(ctx, "tasks/update", map[string]any{"taskId": t.TaskID, "inputResponses": answers}, nil); err != nil {
+					return nil, c.taskEnded(ctx, t.TaskID, err)
+				}
+				for k := range fresh {
+					answered[k] = true
+				}
+				continue // poll again at once: the answers may have moved it on
+			}
+		}
+		timer := time.NewTimer(interval)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, c.taskEnded(ctx, t.TaskID, &Error{Kind: KindCancelled, Method: "tasks/get", Err: context.Cause(ctx)})
+		}
+	}
+}
+
+// taskEnded sends tasks/cancel when the caller gave up, and returns err.
+func (c *Client) taskEnded(ctx context.Context, taskID string, err error) error {
+	if ctx.Err() != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = c.Call(cctx, "tasks/cancel", map[string]any{"taskId": taskID}, nil)
+	}
+	return err
+}
+
+func pollInterval(ms *int64) time.Duration {
+	if ms == nil || *ms <= 0 {
+		return DefaultPollInterval
+	}
+	return time.Duration(*ms) * time.Millisecond
+}
