@@ -22,13 +22,19 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 type fakeServer struct {
 	t    *testing.T
 	conn transport.Conn
-	in   chan map[string]any
+	in   chan frame
 	// Init is the initialize request the client sent.
 	Init map[string]any
 }
 
+// frame is one message the client sent, decoded and as text.
+type frame struct {
+	m   map[string]any
+	raw string
+}
+
 func newFakeServer(t *testing.T, conn transport.Conn) *fakeServer {
-	s := &fakeServer{t: t, conn: conn, in: make(chan map[string]any, 1024)}
+	s := &fakeServer{t: t, conn: conn, in: make(chan frame, 1024)}
 	go func() {
 		defer close(s.in)
 		for {
@@ -41,7 +47,7 @@ func newFakeServer(t *testing.T, conn transport.Conn) *fakeServer {
 				t.Errorf("client sent invalid JSON: %s", msg.Data)
 				continue
 			}
-			s.in <- m
+			s.in <- frame{m: m, raw: string(msg.Data)}
 		}
 	}()
 	return s
@@ -84,9 +90,17 @@ func (s *fakeServer) reply(id any, result any) {
 // if none ever comes.
 func (s *fakeServer) next() map[string]any {
 	s.t.Helper()
-	m, ok := <-s.in
+	f, ok := <-s.in
 	require.True(s.t, ok, "client closed the connection")
-	return m
+	return f.m
+}
+
+// nextRaw returns the next frame's text (and consumes it from next too).
+func (s *fakeServer) nextRaw() string {
+	s.t.Helper()
+	f, ok := <-s.in
+	require.True(s.t, ok, "client closed the connection")
+	return f.raw
 }
 
 // expectResponse reads the next frame and checks it answers id.

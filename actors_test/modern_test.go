@@ -1,0 +1,549 @@
+package actors_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/messages"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+var discoverResult = map[string]any{
+	"resultType":        "complete",
+	"supportedVersions": []any{"2026-07-28", "2025-11-25"},
+	"capabilities":      map[string]any{"tools": map[string]any{}},
+	"ttlMs":             0, "cacheScope": "private",
+	"_meta": map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "modern-fake", "version": "2"}},
+}
+
+// connectModernFake connects to a fake server that answers the probe as a
+// modern server.
+func connectModernFake(t *testing.T, opts conduit.Options) (*conduit.Client, *fakeServer) {
+	t.Helper()
+	clientSide, serverSide := transport.NewMemoryPair()
+	srv := newFakeServer(t, serverSide)
+	ch := make(chan *conduit.Client, 1)
+	go func() {
+		c, err := conduit.Connect(context.Background(), transport.NewMemoryTransport(clientSide), opts)
+		assert.NoError(t, err)
+		ch <- c
+	}()
+	probe := srv.next()
+	require.Equal(t, "server/discover", probe["method"])
+	srv.reply(probe["id"], discoverResult)
+	c := <-ch
+	require.NotNil(t, c)
+	t.Cleanup(func() {
+		_ = c.Close()
+		_ = serverSide.Close()
+		for range srv.in {
+		}
+	})
+	return c, srv
+}
+
+func meta(t *testing.T, m map[string]any) map[string]any {
+	t.Helper()
+	p, ok := m["params"].(map[string]any)
+	require.True(t, ok, "no params: %v", m)
+	mt, ok := p["_meta"].(map[string]any)
+	require.True(t, ok, "no _meta: %v", m)
+	return mt
+}
+
+func TestModernProbeSetsSessionAndEveryRequestCarriesMeta(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &handler{modes: []string{"form", "url"}}
+		c, srv := connectModernFake(t, conduit.Options{Name: "acme", Version: "9", Handler: h})
+		assert.Equal(t, conduit.EraModern, c.Era())
+		assert.Equal(t, "2026-07-28", c.ProtocolVersion())
+		assert.Equal(t, "modern-fake", c.ServerInfo().Name)
+		require.NoError(t, c.SetLogLevel(context.Background(), "warning"))
+		d := callAsync(c, "deploy", conduit.WithProgressToken("p-1"))
+		call := srv.next()
+		assert.Equal(t, map[string]any{
+			"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{
+				"sampling":    map[string]any{},
+				"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
+				"roots":       map[string]any{},
+			},
+			"io.modelcontextprotocol/clientInfo": map[string]any{"name": "acme", "version": "9"},
+			"io.modelcontextprotocol/logLevel":   "warning",
+			"progressToken":                      "p-1",
+		}, meta(t, call))
+		srv.reply(call["id"], map[string]any{"content": []any{}}) // no resultType: complete
+		require.NoError(t, (<-d).err)
+	})
+}
+
+func TestModernMRTRRetryKeepsParamsEchoesStateAndUsesNewIDs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &handler{elicit: func(_ context.Context, r *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
+			assert.Equal(t, conduit.EraModern, r.Era)
+			assert.True(t, r.RelatedRequestID.IsZero())
+			assert.Equal(t, map[string]any{"who": "call"}, r.Assigns)
+			return &conduit.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil
+		}}
+		c, srv := connectModernFake(t, conduit.Options{Handler: h})
+		d := make(chan callResult, 1)
+		go func() {
+			r, err := c.CallTool(context.Background(), "deploy", map[string]any{"env": "staging"}, conduit.WithAssigns(map[string]any{"who": "call"}))
+			d <- callResult{r, err}
+		}()
+		first := srv.next()
+		// An odd but valid state string: it must come back byte for byte.
+		srv.sendRaw(`{"jsonrpc":"2.0","id":` + jsonOf(first["id"]) + `,"result":{"resultType":"input_required","content":null,` +
+			`"inputRequests":{"confirm":{"method":"elicitation/create","params":{"message":"Deploy?","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}}},"ws":{"method":"roots/list"}},` +
+			`"requestState":"v1.\u00e9\/x=="}}`)
+		retry := srv.next()
+		assert.NotEqual(t, first["id"], retry["id"])
+		assert.Equal(t, "tools/call", retry["method"])
+		p := retry["params"].(map[string]any)
+		assert.Equal(t, "deploy", p["name"])
+		assert.Equal(t, map[string]any{"env": "staging"}, p["arguments"])
+		assert.Equal(t, "v1.é/x==", p["requestState"])
+		assert.Equal(t, map[string]any{
+			"confirm": map[string]any{"action": "accept", "content": map[string]any{"ok": true}},
+			"ws":      map[string]any{"roots": []any{map[string]any{"uri": "file:///srv/repo", "name": "repo"}}},
+		}, p["inputResponses"])
+		assert.Contains(t, meta(t, retry), "io.modelcontextprotocol/protocolVersion")
+		srv.reply(retry["id"], map[string]any{"resultType": "complete", "content": []any{map[string]any{"type": "text", "text": "Deployed."}}})
+		r := <-d
+		require.NoError(t, r.err)
+		assert.Equal(t, "Deployed.", r.res.Content[0].Text)
+		assert.Equal(t, 2, h.count())
+	})
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestModernRequestStateEchoedExactly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &handler{}
+		c, srv := connectModernFake(t, conduit.Options{Handler: h})
+		d := callAsync(c, "x")
+		first := srv.next()
+		// Escapes the client must not re-encode.
+		srv.sendRaw(`{"jsonrpc":"2.0","id":` + jsonOf(first["id"]) + `,"result":{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list"}},"requestState":"a\u0041\"b"}}`)
+		retry := srv.nextRaw()
+		assert.Contains(t, retry, `"requestState":"a\u0041\"b"`)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(retry), &m))
+		srv.reply(m["id"], map[string]any{"resultType": "complete", "content": []any{}})
+		require.NoError(t, (<-d).err)
+	})
+}
+
+func TestModernNoRequestStateWhenNoneCameAndStateOnlyRounds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, srv := connectModernFake(t, conduit.Options{Handler: &handler{}})
+		d := callAsync(c, "x")
+		first := srv.next()
+		srv.reply(first["id"], map[string]any{"resultType": "input_required", "inputRequests": map[string]any{"r": map[string]any{"method": "roots/list"}}})
+		second := srv.next()
+		assert.NotContains(t, second["params"], "requestState")
+		start := time.Now()
+		srv.reply(second["id"], map[string]any{"resultType": "input_required", "requestState": "busy"}) // state only
+		third := srv.next()
+		assert.Equal(t, 100*time.Millisecond, time.Since(start), "a short back-off")
+		p := third["params"].(map[string]any)
+		assert.Equal(t, "busy", p["requestState"])
+		assert.NotContains(t, p, "inputResponses")
+		srv.reply(third["id"], map[string]any{"resultType": "complete", "content": []any{}})
+		require.NoError(t, (<-d).err)
+	})
+}
+
+func TestModernRoundCapCarriesTheLastInputRequests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, srv := connectModernFake(t, conduit.Options{Handler: &handler{}, MaxRounds: 3})
+		d := callAsync(c, "x")
+		for i := range 3 {
+			m := srv.next()
+			srv.reply(m["id"], map[string]any{"resultType": "input_required", "inputRequests": map[string]any{fmt.Sprint("r", i): map[string]any{"method": "roots/list"}}})
+		}
+		var ce *conduit.Error
+		require.ErrorAs(t, (<-d).err, &ce)
+		assert.Equal(t, conduit.KindProtocol, ce.Kind)
+		assert.Contains(t, ce.Error(), "still input_required after 3 rounds")
+		assert.JSONEq(t, `{"r2":{"method":"roots/list"}}`, string(ce.InputRequests))
+	})
+}
+
+func TestModernResultType(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		result map[string]any
+		kind   conduit.Kind
+	}{
+		{"unknown", map[string]any{"resultType": "partial", "content": []any{}}, conduit.KindProtocol},
+		{"task without the extension", map[string]any{"resultType": "task", "taskId": "t"}, conduit.KindProtocol},
+		{"neither inputRequests nor requestState", map[string]any{"resultType": "input_required"}, conduit.KindProtocol},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c, srv := connectModernFake(t, conduit.Options{})
+				d := callAsync(c, "x")
+				m := srv.next()
+				srv.reply(m["id"], tc.result)
+				var ce *conduit.Error
+				require.ErrorAs(t, (<-d).err, &ce)
+				assert.Equal(t, tc.kind, ce.Kind)
+			})
+		})
+	}
+}
+
+func TestModernUndeclaredInputRequestFailsBeforeAnyCallback(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := rootsFunc(func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+			t.Error("no callback may run")
+			return nil, nil
+		})
+		c, srv := connectModernFake(t, conduit.Options{Handler: h})
+		d := callAsync(c, "x")
+		m := srv.next()
+		srv.reply(m["id"], map[string]any{"resultType": "input_required", "inputRequests": map[string]any{
+			"a": map[string]any{"method": "roots/list"},
+			"b": map[string]any{"method": "sampling/createMessage", "params": samplingParams},
+		}})
+		var ce *conduit.Error
+		require.ErrorAs(t, (<-d).err, &ce)
+		assert.Equal(t, conduit.KindProtocol, ce.Kind)
+		assert.Contains(t, ce.Error(), `input request "b" asks for sampling/createMessage, which the client did not declare`)
+	})
+}
+
+func TestModernGuardRefusalAndHandlerFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		boom := errors.New("llm down")
+		h := &handler{sampling: func(context.Context, *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) { return nil, boom }}
+		c, srv := connectModernFake(t, conduit.Options{Handler: h})
+
+		// A guard refusal: the code the legacy path would send.
+		d := callAsync(c, "x")
+		m := srv.next()
+		srv.reply(m["id"], map[string]any{"resultType": "input_required", "inputRequests": map[string]any{
+			"u": map[string]any{"method": "elicitation/create", "params": map[string]any{"mode": "url", "message": "m", "url": "http://evil.example/"}}}})
+		var ce *conduit.Error
+		require.ErrorAs(t, (<-d).err, &ce)
+		assert.Equal(t, conduit.KindProtocol, ce.Kind)
+		require.NotNil(t, ce.RPC)
+		assert.Equal(t, messages.CodeInvalidParams, ce.RPC.Code)
+
+		// A handler error: input_handler wrapping the cause.
+		d = callAsync(c, "y")
+		m = srv.next()
+		srv.reply(m["id"], map[string]any{"resultType": "input_required", "inputRequests": map[string]any{
+			"s": map[string]any{"method": "sampling/createMessage", "params": samplingParams}}})
+		require.ErrorAs(t, (<-d).err, &ce)
+		assert.Equal(t, conduit.KindInputHandler, ce.Kind)
+		assert.ErrorIs(t, ce, boom)
+	})
+}
+
+func TestModernFirstFailureCancelsTheRest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cancelled := make(chan error, 1)
+		h := &handler{
+			sampling: func(context.Context, *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) {
+				time.Sleep(time.Second)
+				return nil, errors.New("no model")
+			},
+			roots: func(ctx context.Context, _ *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+				<-ctx.Done()
+				cancelled <- ctx.Err()
+				return nil, ctx.Err()
+			},
+		}
+		c, srv := connectModernFake(t, conduit.Options{Handler: h})
+		d := callAsync(c, "x")
+		m := srv.next()
+		srv.reply(m["id"], map[string]any{"resultType": "input_required", "inputRequests": map[string]any{
+			"s": map[string]any{"method": "sampling/createMessage", "params": samplingParams},
+			"r": map[string]any{"method": "roots/list"}}})
+		var ce *conduit.Error
+		require.ErrorAs(t, (<-d).err, &ce)
+		assert.Equal(t, conduit.KindInputHandler, ce.Kind)
+		assert.ErrorIs(t, <-cancelled, context.Canceled)
+	})
+}
+
+func TestModernDeadlinePausedAcrossRounds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &handler{elicit: func(context.Context, *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
+			time.Sleep(30 * time.Second) // a person answering
+			return &conduit.ElicitResult{Action: "decline"}, nil
+		}}
+		c, srv := connectModernFake(t, conduit.Options{Handler: h})
+		start := time.Now()
+		d := callAsync(c, "x", conduit.WithTimeout(10*time.Second), conduit.WithMaxTotalTimeout(time.Hour))
+		for range 2 { // two rounds of 4 s server time + 30 s of input each
+			m := srv.next()
+			time.Sleep(4 * time.Second)
+			srv.reply(m["id"], map[string]any{"resultType": "input_required", "inputRequests": map[string]any{"e": map[string]any{"method": "elicitation/create", "params": formParams}}})
+		}
+		last := srv.next()
+		// 8 s of the 10 s deadline are spent: it fires 2 s into this round.
+		var ce *conduit.Error
+		require.ErrorAs(t, (<-d).err, &ce)
+		assert.Equal(t, conduit.KindTimeout, ce.Kind)
+		assert.Equal(t, 70*time.Second, time.Since(start))
+		assert.Equal(t, 60*time.Second, ce.Paused)
+		n := srv.next()
+		assert.Equal(t, "notifications/cancelled", n["method"])
+		assert.Equal(t, last["id"], n["params"].(map[string]any)["requestId"])
+	})
+}
+
+func TestModernMaxTotalTimeoutEndsInputGathering(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &handler{elicit: func(ctx context.Context, _ *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
+			return nil, block(ctx)
+		}}
+		c, srv := connectModernFake(t, conduit.Options{Handler: h})
+		start := time.Now()
+		d := callAsync(c, "x", conduit.WithTimeout(10*time.Second), conduit.WithMaxTotalTimeout(time.Minute))
+		m := srv.next()
+		srv.reply(m["id"], map[string]any{"resultType": "input_required", "inputRequests": map[string]any{"e": map[string]any{"method": "elicitation/create", "params": formParams}}})
+		var ce *conduit.Error
+		require.ErrorAs(t, (<-d).err, &ce)
+		assert.Equal(t, conduit.KindTimeout, ce.Kind)
+		assert.Equal(t, time.Minute, time.Since(start))
+	})
+}
+
+func TestModernServerRequestIsRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, srv := connectModernFake(t, conduit.Options{Handler: &handler{}})
+		srv.request(1, "roots/list", nil)
+		e := srv.expectError(1, messages.CodeMethodNotFound)
+		assert.Contains(t, e["message"], "there are no server requests in 2026-07-28")
+	})
+}
+
+func TestModernAnswersOfOneCallNeverReachAnother(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, srv := connectModernFake(t, conduit.Options{Handler: &handler{}})
+		d1 := callAsync(c, "a")
+		m1 := srv.next()
+		srv.reply(m1["id"], map[string]any{"resultType": "input_required", "inputRequests": map[string]any{"r": map[string]any{"method": "roots/list"}}, "requestState": "s1"})
+		retry := srv.next()
+		d2 := callAsync(c, "b")
+		other := srv.next()
+		assert.NotContains(t, other["params"], "inputResponses")
+		assert.NotContains(t, other["params"], "requestState")
+		srv.reply(retry["id"], map[string]any{"content": []any{}})
+		srv.reply(other["id"], map[string]any{"content": []any{}})
+		require.NoError(t, (<-d1).err)
+		require.NoError(t, (<-d2).err)
+	})
+}
+
+// startClient connects in the background; the test plays the server.
+func startClient(t *testing.T, opts conduit.Options) (chan *conduit.Client, chan error, *fakeServer, transport.Conn) {
+	t.Helper()
+	clientSide, serverSide := transport.NewMemoryPair()
+	srv := newFakeServer(t, serverSide)
+	cc, ec := make(chan *conduit.Client, 1), make(chan error, 1)
+	go func() {
+		c, err := conduit.Connect(context.Background(), transport.NewMemoryTransport(clientSide), opts)
+		cc <- c
+		ec <- err
+	}()
+	return cc, ec, srv, serverSide
+}
+
+func finish(t *testing.T, c *conduit.Client, srv *fakeServer, serverSide transport.Conn) {
+	if c != nil {
+		_ = c.Close()
+	}
+	_ = serverSide.Close()
+	for range srv.in {
+	}
+}
+
+func TestProbeFallsBackToInitializeOnAnyNonModernAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer func(srv *fakeServer, id any)
+		wait   time.Duration
+	}{
+		{"method not found", func(srv *fakeServer, id any) {
+			srv.send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32601, "message": "Method not found"}})
+		}, 0},
+		{"bare {}", func(srv *fakeServer, id any) { srv.reply(id, map[string]any{}) }, 0},
+		{"-32000", func(srv *fakeServer, id any) {
+			srv.send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32000, "message": "not initialized"}})
+		}, 0},
+		{"-32602 with unrelated data", func(srv *fakeServer, id any) {
+			srv.send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32602, "message": "x", "data": map[string]any{"supported": []any{"2025-06-18"}}}})
+		}, 0},
+		{"silence", func(*fakeServer, any) {}, 3 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cc, ec, srv, serverSide := startClient(t, conduit.Options{})
+				start := time.Now()
+				probe := srv.next()
+				require.Equal(t, "server/discover", probe["method"])
+				tc.answer(srv, probe["id"])
+				init := srv.next()
+				assert.Equal(t, "initialize", init["method"])
+				assert.Equal(t, tc.wait, time.Since(start))
+				srv.reply(init["id"], map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "serverInfo": map[string]any{"name": "old", "version": "1"}})
+				assert.Equal(t, "notifications/initialized", srv.next()["method"])
+				c := <-cc
+				require.NoError(t, <-ec)
+				assert.Equal(t, conduit.EraLegacy, c.Era())
+				finish(t, c, srv, serverSide)
+			})
+		})
+	}
+}
+
+func TestProbeRetriesAfterUnsupportedVersion(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cc, ec, srv, serverSide := startClient(t, conduit.Options{})
+		probe := srv.next()
+		assert.Equal(t, "2026-07-28", meta(t, probe)["io.modelcontextprotocol/protocolVersion"])
+		srv.send(map[string]any{"jsonrpc": "2.0", "id": probe["id"], "error": map[string]any{"code": -32022, "message": "Unsupported protocol version",
+			"data": map[string]any{"supported": []any{"2026-07-28"}, "requested": "2026-07-28"}}})
+		again := srv.next()
+		assert.Equal(t, "server/discover", again["method"], "stays modern: no fallback to initialize")
+		assert.NotEqual(t, probe["id"], again["id"])
+		srv.reply(again["id"], discoverResult)
+		c := <-cc
+		require.NoError(t, <-ec)
+		assert.Equal(t, conduit.EraModern, c.Era())
+		finish(t, c, srv, serverSide)
+	})
+}
+
+func TestPinnedModernFailsAgainstALegacyServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cc, ec, srv, serverSide := startClient(t, conduit.Options{Era: conduit.EraModern})
+		probe := srv.next()
+		srv.send(map[string]any{"jsonrpc": "2.0", "id": probe["id"], "error": map[string]any{"code": -32601, "message": "Method not found"}})
+		c := <-cc
+		err := <-ec
+		var ce *conduit.Error
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, conduit.KindProtocol, ce.Kind)
+		assert.Contains(t, err.Error(), "does not speak the modern era")
+		finish(t, c, srv, serverSide)
+	})
+}
+
+func TestPinnedLegacySkipsTheProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cc, ec, srv, serverSide := startClient(t, conduit.Options{ProtocolVersion: "2025-06-18"})
+		init := srv.next()
+		assert.Equal(t, "initialize", init["method"])
+		assert.Equal(t, "2025-06-18", init["params"].(map[string]any)["protocolVersion"])
+		srv.reply(init["id"], map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "serverInfo": map[string]any{"name": "old", "version": "1"}})
+		srv.next()
+		c := <-cc
+		require.NoError(t, <-ec)
+		assert.Equal(t, "2025-06-18", c.ProtocolVersion())
+		finish(t, c, srv, serverSide)
+	})
+}
+
+func TestTasksAnswerInputOncePerKeyAndReturnTheResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &handler{}
+		c, srv := connectModernFake(t, conduit.Options{Handler: h, Tasks: true})
+		d := callAsync(c, "long", conduit.WithAwaitTask())
+		call := srv.next()
+		caps := meta(t, call)["io.modelcontextprotocol/clientCapabilities"].(map[string]any)
+		assert.Equal(t, map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}, caps["extensions"])
+		srv.reply(call["id"], map[string]any{"resultType": "task", "taskId": "t-1", "status": "working", "pollIntervalMs": 2000})
+		start := time.Now()
+		get := srv.next()
+		assert.Equal(t, "tasks/get", get["method"])
+		assert.Equal(t, "t-1", get["params"].(map[string]any)["taskId"])
+		srv.reply(get["id"], map[string]any{"resultType": "complete", "taskId": "t-1", "status": "working", "pollIntervalMs": 2000})
+		ask := map[string]any{"resultType": "complete", "taskId": "t-1", "status": "input_required",
+			"inputRequests": map[string]any{"ws": map[string]any{"method": "roots/list"}}}
+		get = srv.next()
+		assert.Equal(t, 2*time.Second, time.Since(start), "pollIntervalMs honoured")
+		srv.reply(get["id"], ask)
+		upd := srv.next()
+		assert.Equal(t, "tasks/update", upd["method"])
+		assert.Equal(t, map[string]any{"ws": map[string]any{"roots": []any{map[string]any{"uri": "file:///srv/repo", "name": "repo"}}}}, upd["params"].(map[string]any)["inputResponses"])
+		srv.reply(upd["id"], map[string]any{"resultType": "complete"})
+		get = srv.next()
+		srv.reply(get["id"], ask) // the same key again: not answered twice
+		get = srv.next()
+		assert.Equal(t, "tasks/get", get["method"])
+		srv.reply(get["id"], map[string]any{"resultType": "task", "taskId": "t-1", "status": "completed",
+			"result": map[string]any{"content": []any{map[string]any{"type": "text", "text": "done"}}, "isError": true}})
+		r := <-d
+		require.NoError(t, r.err)
+		assert.Equal(t, "done", r.res.Content[0].Text)
+		assert.True(t, r.res.IsError, "a completed task may carry isError")
+		assert.Equal(t, 1, h.count())
+	})
+}
+
+func TestTasksFailedCancelledAndCallerGivingUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, srv := connectModernFake(t, conduit.Options{Tasks: true})
+
+		d := callAsync(c, "a", conduit.WithAwaitTask())
+		m := srv.next()
+		srv.reply(m["id"], map[string]any{"resultType": "task", "taskId": "t-2", "status": "working"})
+		m = srv.next()
+		srv.reply(m["id"], map[string]any{"taskId": "t-2", "status": "failed", "error": map[string]any{"code": -32603, "message": "disk full"}})
+		var ce *conduit.Error
+		require.ErrorAs(t, (<-d).err, &ce)
+		assert.Equal(t, conduit.KindRPC, ce.Kind)
+		assert.Equal(t, "disk full", ce.RPC.Message)
+
+		d = callAsync(c, "b", conduit.WithAwaitTask())
+		m = srv.next()
+		srv.reply(m["id"], map[string]any{"resultType": "task", "taskId": "t-3", "status": "working"})
+		m = srv.next()
+		srv.reply(m["id"], map[string]any{"taskId": "t-3", "status": "cancelled"})
+		require.ErrorAs(t, (<-d).err, &ce)
+		assert.Equal(t, conduit.KindCancelled, ce.Kind)
+
+		// Without WithAwaitTask the task comes back to the caller.
+		d = callAsync(c, "c")
+		m = srv.next()
+		srv.reply(m["id"], map[string]any{"resultType": "task", "taskId": "t-4", "status": "working"})
+		r := <-d
+		require.NoError(t, r.err)
+		require.NotNil(t, r.res.Task)
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() {
+			_, err := c.AwaitTask(ctx, r.res.Task)
+			errc <- err
+		}()
+		m = srv.next()
+		srv.reply(m["id"], map[string]any{"taskId": "t-4", "status": "working"})
+		synctest.Wait()
+		cancel()
+		require.ErrorAs(t, <-errc, &ce)
+		assert.Equal(t, conduit.KindCancelled, ce.Kind)
+		m = srv.next()
+		assert.Equal(t, "tasks/cancel", m["method"])
+		assert.Equal(t, "t-4", m["params"].(map[string]any)["taskId"])
+		srv.reply(m["id"], map[string]any{"resultType": "complete"})
+	})
+}
