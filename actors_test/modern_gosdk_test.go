@@ -114,7 +114,9 @@ func TestModernEverythingServerAsksOnlyForDeclaredCapabilities(t *testing.T) {
 	assert.Equal(t, map[string]int{"What is your name?": 1}, calls)
 }
 
-type elicitOnly struct{ answer func(*conduit.ElicitationRequest) }
+type elicitOnly struct {
+	answer func(*conduit.ElicitationRequest)
+}
 
 func (e elicitOnly) HandleElicitation(_ context.Context, r *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
 	e.answer(r)

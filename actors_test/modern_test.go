@@ -230,7 +230,9 @@ func TestModernUndeclaredInputRequestFailsBeforeAnyCallback(t *testing.T) {
 func TestModernGuardRefusalAndHandlerFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		boom := errors.New("llm down")
-		h := &handler{sampling: func(context.Context, *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) { return nil, boom }}
+		h := &handler{sampling: func(context.Context, *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) {
+			return nil, boom
+		}}
 		c, srv := connectModernFake(t, conduit.Options{Handler: h})
 
 		// A guard refusal: the code the legacy path would send.
