@@ -6,6 +6,8 @@ package transport
 import (
 	"context"
 	"errors"
+
+	"github.com/conduitmcp/conduit/messages"
 )
 
 // Message is one JSON-RPC message as it came off the wire.
@@ -49,3 +51,20 @@ type Origin interface {
 
 // ErrClosed is returned by Read and Write after Close.
 var ErrClosed = errors.New("transport: connection closed")
+
+// Session is implemented by connections whose framing depends on the
+// negotiated session (Streamable HTTP: the MCP-Protocol-Version header, the
+// legacy standalone GET stream, modern cancellation by closing a stream).
+// The client calls SetSession once the era and version are known, before
+// any other request of the session.
+type Session interface {
+	SetSession(version string, era messages.Era)
+}
+
+// ToolHeaders is implemented by connections that mirror tool arguments
+// into headers (modern Streamable HTTP, x-mcp-header). The client calls
+// SetToolHeaders after each tools/list with, per tool name, the argument
+// name → header name map of its valid annotations.
+type ToolHeaders interface {
+	SetToolHeaders(headers map[string]map[string]string)
+}
