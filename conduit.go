@@ -12,6 +12,7 @@ package conduit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -164,6 +165,7 @@ type Options struct {
 // concurrent use.
 type Client struct {
 	rt       *actors.Runtime
+	conn     transport.Conn
 	opts     Options
 	declared era.Declared
 	version  string
@@ -223,7 +225,7 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 		LogRate: opts.LogRateLimit, LogBurst: opts.LogBurst,
 		Logger: opts.Logger, Audit: opts.Audit, Origin: origin,
 	})
-	c := &Client{rt: rt, opts: opts, declared: declared}
+	c := &Client{rt: rt, conn: conn, opts: opts, declared: declared}
 	if err := c.negotiate(ctx); err != nil {
 		_ = rt.Close()
 		return nil, err
@@ -247,8 +249,7 @@ func (c *Client) initialize(ctx context.Context) error {
 	if err := era.CheckInitialize(&c.init, params.ProtocolVersion); err != nil {
 		return &Error{Kind: KindProtocol, Method: messages.MethodInitialize, Err: err}
 	}
-	c.version, c.era = c.init.ProtocolVersion, EraLegacy
-	c.rt.SetSession(c.version, c.era)
+	c.setSession(c.init.ProtocolVersion, EraLegacy)
 	return c.rt.Notify(messages.MethodInitialized, nil)
 }
 
@@ -345,9 +346,31 @@ func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOpti
 	return c.Call(ctx, messages.MethodSetLevel, messages.SetLevelParams{Level: level}, nil, opts...)
 }
 
-// ListTools lists every tool, following pagination.
+// ListTools lists every tool, following pagination. In the modern era a
+// tool whose x-mcp-header annotations are invalid is dropped (and logged),
+// and the valid ones are given to the transport (Mcp-Param-* headers).
 func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]Tool, error) {
-	return listAll(ctx, c, messages.MethodListTools, opts, func(r *messages.ListToolsResult) ([]Tool, string) { return r.Tools, r.NextCursor })
+	tools, err := listAll(ctx, c, messages.MethodListTools, opts, func(r *messages.ListToolsResult) ([]Tool, string) { return r.Tools, r.NextCursor })
+	if err != nil || c.era != EraModern {
+		return tools, err
+	}
+	kept := tools[:0]
+	headers := map[string]map[string]string{}
+	for _, t := range tools {
+		h, err := era.ToolHeaders(t.InputSchema)
+		if err != nil {
+			c.opts.Logger.Warn("tool dropped: invalid x-mcp-header annotation", "tool", t.Name, "err", err)
+			continue
+		}
+		if h != nil {
+			headers[t.Name] = h
+		}
+		kept = append(kept, t)
+	}
+	if th, ok := c.conn.(transport.ToolHeaders); ok {
+		th.SetToolHeaders(headers)
+	}
+	return kept, nil
 }
 
 // ListResources lists every resource, following pagination.
@@ -396,7 +419,15 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 		p.Arguments = raw
 	}
 	var raw json.RawMessage
-	if err := c.Call(ctx, messages.MethodCallTool, p, &raw, opts...); err != nil {
+	err := c.Call(ctx, messages.MethodCallTool, p, &raw, opts...)
+	if errors.Is(err, messages.ErrHeaderMismatch) && c.era == EraModern {
+		// The server disagrees with our Mcp-Param-* headers: the tool's
+		// annotations may have changed. Refresh them and retry once.
+		if _, lerr := c.ListTools(ctx); lerr == nil {
+			err = c.Call(ctx, messages.MethodCallTool, p, &raw, opts...)
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return c.toolResult(ctx, raw, opts)

@@ -10,6 +10,7 @@ import (
 	"github.com/conduitmcp/conduit/actors"
 	"github.com/conduitmcp/conduit/era"
 	"github.com/conduitmcp/conduit/messages"
+	"github.com/conduitmcp/conduit/transport"
 )
 
 // DefaultDiscoverTimeout bounds the server/discover probe.
@@ -46,10 +47,9 @@ func (c *Client) negotiate(ctx context.Context) error {
 			version = probe.Retry
 			continue
 		case probe.Era == messages.EraModern:
-			c.version, c.era = probe.Version, EraModern
 			c.init = messages.InitializeResult{ProtocolVersion: probe.Version, Capabilities: probe.Result.Capabilities,
 				ServerInfo: probe.Result.Meta.ServerInfo, Instructions: probe.Result.Instructions}
-			c.rt.SetSession(c.version, c.era)
+			c.setSession(probe.Version, EraModern)
 			return nil
 		}
 		break
@@ -256,4 +256,14 @@ func pollInterval(ms *int64) time.Duration {
 		return DefaultPollInterval
 	}
 	return time.Duration(*ms) * time.Millisecond
+}
+
+// setSession records the negotiated version and era, in the runtime and in
+// a transport that frames by session (HTTP).
+func (c *Client) setSession(version string, e Era) {
+	c.version, c.era = version, e
+	c.rt.SetSession(version, e)
+	if s, ok := c.conn.(transport.Session); ok {
+		s.SetSession(version, e)
+	}
 }

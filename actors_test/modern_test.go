@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -547,5 +548,87 @@ func TestTasksFailedCancelledAndCallerGivingUp(t *testing.T) {
 		assert.Equal(t, "tasks/cancel", m["method"])
 		assert.Equal(t, "t-4", m["params"].(map[string]any)["taskId"])
 		srv.reply(m["id"], map[string]any{"resultType": "complete"})
+	})
+}
+
+// headerConn records what the client tells the transport.
+type headerConn struct {
+	transport.Conn
+	mu       sync.Mutex
+	headers  map[string]map[string]string
+	sessions []string
+}
+
+func (h *headerConn) SetToolHeaders(m map[string]map[string]string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.headers = m
+}
+
+func (h *headerConn) SetSession(version string, e messages.Era) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sessions = append(h.sessions, version+" "+string(e))
+}
+
+func TestModernToolsWithInvalidHeaderAnnotationsAreDroppedAndMismatchRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clientSide, serverSide := transport.NewMemoryPair()
+		hc := &headerConn{Conn: clientSide}
+		srv := newFakeServer(t, serverSide)
+		cc := make(chan *conduit.Client, 1)
+		go func() {
+			c, err := conduit.Connect(context.Background(), transport.NewMemoryTransport(hc), conduit.Options{})
+			assert.NoError(t, err)
+			cc <- c
+		}()
+		probe := srv.next()
+		srv.reply(probe["id"], discoverResult)
+		c := <-cc
+		defer finish(t, c, srv, serverSide)
+		assert.Equal(t, []string{"2026-07-28 modern"}, hc.sessions)
+
+		type out struct {
+			tools []conduit.Tool
+			err   error
+		}
+		lc := make(chan out, 1)
+		toolsList := map[string]any{"tools": []any{
+			map[string]any{"name": "good", "inputSchema": map[string]any{"type": "object", "properties": map[string]any{"region": map[string]any{"type": "string", "x-mcp-header": "Region"}}}},
+			map[string]any{"name": "bad", "inputSchema": map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "number", "x-mcp-header": "X"}}}},
+			map[string]any{"name": "plain", "inputSchema": map[string]any{"type": "object"}},
+		}}
+		list := func() {
+			go func() {
+				tools, err := c.ListTools(context.Background())
+				lc <- out{tools, err}
+			}()
+			m := srv.next()
+			srv.reply(m["id"], map[string]any{"tools": []any{
+				map[string]any{"name": "good", "inputSchema": map[string]any{"type": "object", "properties": map[string]any{"region": map[string]any{"type": "string", "x-mcp-header": "Region"}}}},
+				map[string]any{"name": "bad", "inputSchema": map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "number", "x-mcp-header": "X"}}}},
+				map[string]any{"name": "plain", "inputSchema": map[string]any{"type": "object"}},
+			}})
+		}
+		list()
+		r := <-lc
+		require.NoError(t, r.err)
+		require.Len(t, r.tools, 2)
+		assert.Equal(t, "good", r.tools[0].Name)
+		assert.Equal(t, "plain", r.tools[1].Name)
+		assert.Equal(t, map[string]map[string]string{"good": {"region": "Region"}}, hc.headers)
+
+		// -32020: refresh tools/list, then retry the call once.
+		d := callAsync(c, "good")
+		m := srv.next()
+		srv.send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "error": map[string]any{"code": -32020, "message": "Header mismatch"}})
+		refresh := srv.next()
+		assert.Equal(t, "tools/list", refresh["method"])
+		srv.reply(refresh["id"], toolsList)
+		retry := srv.next()
+		assert.Equal(t, "tools/call", retry["method"])
+		assert.NotEqual(t, m["id"], retry["id"])
+		srv.reply(retry["id"], map[string]any{"content": []any{}})
+		require.NoError(t, (<-d).err)
 	})
 }

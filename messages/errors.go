@@ -62,6 +62,7 @@ var (
 	ErrBusy                    = &RPCError{Code: CodeBusy, Message: "Server busy"}
 	ErrUnsupportedVersion      = &RPCError{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version"}
 	ErrMissingClientCapability = &RPCError{Code: CodeMissingClientCapability, Message: "Missing required client capability"}
+	ErrHeaderMismatch          = &RPCError{Code: CodeHeaderMismatch, Message: "Header mismatch"}
 )
 
 // Kind classifies a failed call.
