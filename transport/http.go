@@ -1,0 +1,1025 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/conduitmcp/conduit/messages"
+)
+
+const (
+	defaultMaxEventBytes  = 4 << 20
+	defaultMaxBodyBytes   = 4 << 20
+	defaultConnectTimeout = 30 * time.Second
+	defaultIdleTimeout    = 5 * time.Minute
+
+	// defaultRetry is the wait before resuming a stream whose server gave
+	// no retry field.
+	defaultRetry = time.Second
+	// maxResumeAttempts bounds the reconnections of one request's stream
+	// that bring nothing new (no event, no event id) in a row.
+	maxResumeAttempts = 5
+	// maxStandaloneFailures bounds the failed (re)connections of the
+	// legacy standalone GET stream in a row; maxBackoff caps their backoff.
+	maxStandaloneFailures = 5
+	maxBackoff            = 30 * time.Second
+	// deleteTimeout bounds the DELETE that ends a legacy session on Close.
+	deleteTimeout = 2 * time.Second
+	// maxLoggedBody caps the error body of a notification POST kept for the
+	// log.
+	maxLoggedBody = 4 << 10
+
+	acceptPost = "application/json, text/event-stream"
+	acceptSSE  = "text/event-stream"
+
+	codeInvalidRequest = -32600
+	codeInternalError  = -32603
+)
+
+// ErrSessionTerminated is returned by Read (wrapping io.EOF, after every
+// message already received) once a legacy server answered 404 to a request
+// that carried its Mcp-Session-Id: the session is gone, and the client must
+// connect again (a new initialize).
+var ErrSessionTerminated = errors.New("transport: the server ended the HTTP session (404)")
+
+// errCancelled ends the response stream of a request the client cancelled.
+var errCancelled = errors.New("transport: request cancelled by the client")
+
+// HTTP is a Transport that speaks MCP's Streamable HTTP to one endpoint, in
+// both eras: legacy (2025-06-18, 2025-11-25: sessions, a standalone GET
+// stream, server requests on SSE streams, resumption with Last-Event-ID) and
+// modern (2026-07-28: stateless POSTs with mirrored headers, cancellation by
+// closing the response stream). Until the client calls SetSession, a message
+// whose params._meta carries io.modelcontextprotocol/protocolVersion is sent
+// the modern way and any other the legacy way, which is what era detection
+// (a server/discover probe, then initialize) needs.
+//
+// The zero value of every field but URL is a valid configuration.
+type HTTP struct {
+	// URL is the MCP endpoint (http or https).
+	URL string
+	// Client sends the requests. Nil means a client of our own, with dial
+	// and TLS handshake timeouts, that refuses redirects to another origin.
+	// Its timeout, if any, must allow for long-lived SSE streams.
+	Client *http.Client
+	// Header is added to every request (authentication, for example). The
+	// headers the transport owns (Accept, Content-Type, MCP-Protocol-Version,
+	// Mcp-Session-Id, Mcp-Method, Mcp-Name, Mcp-Param-*, Last-Event-ID) are
+	// ignored here.
+	Header http.Header
+	// MaxEventBytes caps one SSE event; 0 means 4 MiB. A larger event fails
+	// the request it belongs to and ends its stream.
+	MaxEventBytes int
+	// MaxBodyBytes caps one application/json response body (and an HTTP
+	// error body); 0 means 4 MiB. A larger body fails its request.
+	MaxBodyBytes int
+	// ConnectTimeout bounds the time from sending a request to its response
+	// headers; 0 means 30 s.
+	ConnectTimeout time.Duration
+	// IdleTimeout drops a response stream on which no byte (not even a
+	// keep-alive comment) arrived for this long; 0 means 5 min.
+	IdleTimeout time.Duration
+	// Logger receives what the transport cannot report as a message: a
+	// notification the server refused, a standalone stream that failed. Nil
+	// discards.
+	Logger *slog.Logger
+}
+
+// Connect checks the configuration and returns a Conn. It does no I/O: the
+// first request is the first contact with the server.
+func (h *HTTP) Connect(ctx context.Context) (Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(h.URL)
+	if err != nil {
+		return nil, fmt.Errorf("transport: invalid HTTP endpoint: %w", err)
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("transport: HTTP endpoint %s: scheme must be http or https", u.Redacted())
+	}
+	if u.Hostname() == "" {
+		return nil, fmt.Errorf("transport: HTTP endpoint %s has no host", u.Redacted())
+	}
+	u.Fragment, u.RawFragment = "", ""
+	if err := checkHeader(h.Header); err != nil {
+		return nil, err
+	}
+
+	c := &httpConn{
+		endpoint:       u.String(),
+		redacted:       u.Redacted(),
+		origin:         u.Scheme + "://" + strings.ToLower(u.Host),
+		client:         h.Client,
+		extra:          h.Header.Clone(),
+		maxEvent:       orDefault(h.MaxEventBytes, defaultMaxEventBytes),
+		maxBody:        orDefault(h.MaxBodyBytes, defaultMaxBodyBytes),
+		connectTimeout: orDefault(h.ConnectTimeout, defaultConnectTimeout),
+		idleTimeout:    orDefault(h.IdleTimeout, defaultIdleTimeout),
+		log:            h.Logger,
+		ready:          make(chan struct{}, 1),
+		done:           make(chan struct{}),
+		calls:          make(map[string]*httpCall),
+	}
+	if c.client == nil {
+		c.client, c.ownClient = newHTTPClient(), true
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.extra == nil {
+		c.extra = http.Header{}
+	}
+	for name := range c.extra {
+		if protocolHeader(name) {
+			delete(c.extra, name)
+		}
+	}
+	c.errNoHeaders = fmt.Errorf("no response headers within %v", c.connectTimeout)
+	c.errIdle = fmt.Errorf("stream idle for %v", c.idleTimeout)
+	c.base, c.stop = context.WithCancelCause(context.Background())
+	return c, nil
+}
+
+// protocolHeader reports whether the transport owns header name.
+func protocolHeader(name string) bool {
+	switch name = http.CanonicalHeaderKey(name); name {
+	case "Accept", "Content-Type", "Mcp-Protocol-Version", "Mcp-Session-Id", "Mcp-Method", "Mcp-Name", "Last-Event-Id":
+		return true
+	}
+	return strings.HasPrefix(name, "Mcp-Param-")
+}
+
+func orDefault[T int | time.Duration](v, d T) T {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
+// newHTTPClient is the client used when HTTP.Client is nil. It has no
+// overall timeout (streams live long); ConnectTimeout and IdleTimeout bound
+// each exchange instead.
+func newHTTPClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	tr.TLSHandshakeTimeout = 10 * time.Second
+	tr.MaxIdleConnsPerHost = 16
+	return &http.Client{
+		Transport: tr,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			first := via[0].URL
+			if req.URL.Scheme != first.Scheme || !strings.EqualFold(req.URL.Host, first.Host) {
+				return fmt.Errorf("refusing a redirect to another origin (%s)", req.URL.Redacted())
+			}
+			return nil
+		},
+	}
+}
+
+// httpConn is one Streamable HTTP connection.
+//
+// Concurrency: every client message is its own HTTP exchange. Write builds
+// the request and, for a request, hands it to a goroutine of its own
+// (runCall) that reads the response — a JSON body or an SSE stream, resumed
+// if need be — and returns once the request is on the wire; for a
+// notification or a response it waits for the status (202) itself. In the
+// legacy era one more goroutine (runStandalone) keeps the GET stream open.
+// All of them append what they receive to one unbounded queue that Read
+// drains, so no stream ever waits for the reader. Everything shared is
+// guarded by mu; per-request state lives in httpCall. Close cancels the
+// base context every exchange derives from, waits for every goroutine and
+// for every Write in progress (wg), then ends the legacy session.
+type httpConn struct {
+	endpoint       string // the URL, credentials included
+	redacted       string // the URL for messages and logs
+	origin         string
+	client         *http.Client
+	ownClient      bool
+	extra          http.Header // read-only after Connect
+	maxEvent       int
+	maxBody        int
+	connectTimeout time.Duration
+	idleTimeout    time.Duration
+	errNoHeaders   error
+	errIdle        error
+	log            *slog.Logger
+
+	base      context.Context // cancelled by Close, with ErrClosed
+	stop      context.CancelCauseFunc
+	ready     chan struct{} // capacity 1: poked when queue grows or fatal is set
+	done      chan struct{} // closed when Close begins
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+
+	mu          sync.Mutex
+	closed      bool
+	queue       []Message
+	fatal       error // returned by Read once queue is empty
+	sessionID   string
+	version     string
+	era         messages.Era
+	standalone  bool                         // the GET stream was started
+	toolHeaders map[string]map[string]string // replaced, never mutated
+	calls       map[string]*httpCall         // requests in flight, by idKey
+}
+
+// httpCall is one client request in flight.
+type httpCall struct {
+	key    string // idKey of the id
+	id     string // the raw id, compact: Message.Related and synthesized errors
+	modern bool   // sent the modern way: closing its stream cancels it
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	// Guarded by httpConn.mu.
+	answered  bool // its response (or a synthesized error) was queued
+	withdrawn bool // the client cancelled it: nothing more is delivered
+}
+
+// settled reports whether cl needs nothing more; mu is held.
+func (cl *httpCall) settled() bool { return cl.answered || cl.withdrawn }
+
+// Origin returns scheme://host[:port] of the endpoint, in lower case.
+func (c *httpConn) Origin() string { return c.origin }
+
+// SetSession records the negotiated version and era. In the legacy era it
+// opens the standalone GET stream.
+func (c *httpConn) SetSession(version string, era messages.Era) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.version, c.era = version, era
+	if era == messages.EraLegacy && !c.standalone && !c.closed {
+		c.standalone = true
+		c.wg.Add(1)
+		go c.runStandalone()
+	}
+}
+
+// SetToolHeaders replaces the map tool → argument → header name used for
+// the Mcp-Param-* headers of modern tools/call requests.
+func (c *httpConn) SetToolHeaders(headers map[string]map[string]string) {
+	copied := make(map[string]map[string]string, len(headers))
+	for tool, args := range headers {
+		copied[tool] = maps.Clone(args)
+	}
+	c.mu.Lock()
+	c.toolHeaders = copied
+	c.mu.Unlock()
+}
+
+// Read returns the next message from any stream, in arrival order.
+func (c *httpConn) Read(ctx context.Context) (Message, error) {
+	for {
+		c.mu.Lock()
+		switch {
+		case c.closed:
+			c.mu.Unlock()
+			return Message{}, ErrClosed
+		case ctx.Err() != nil:
+			c.mu.Unlock()
+			return Message{}, ctx.Err()
+		case len(c.queue) > 0:
+			m := c.queue[0]
+			c.queue[0] = Message{}
+			c.queue = c.queue[1:]
+			if len(c.queue) == 0 {
+				c.queue = nil
+			}
+			c.mu.Unlock()
+			return m, nil
+		case c.fatal != nil:
+			err := c.fatal
+			c.mu.Unlock()
+			return Message{}, err
+		}
+		c.mu.Unlock()
+		select {
+		case <-ctx.Done():
+		case <-c.ready:
+		case <-c.done:
+		}
+	}
+}
+
+// Write sends one message as its own POST. For a request it returns once
+// the request is written (its response is read in the background; a
+// failure becomes an error response for that id). For a notification or a
+// response it returns once the server answered (a status other than 202 is
+// logged, not returned). A modern notifications/cancelled is not sent: the
+// request's response stream is closed instead. Write returns an error only
+// for a message that is not a JSON object, for ctx, or after Close.
+func (c *httpConn) Write(ctx context.Context, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m, err := parseOutgoing(data)
+	if err != nil {
+		return err
+	}
+	m.data = bytes.Clone(data)
+
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	modern := c.era == messages.EraModern || (c.era == "" && m.metaVersion != "")
+	if m.kind == kindNotification && m.method == methodCancelled {
+		target := c.callFor(m.params["requestId"])
+		if modern || (target != nil && target.modern) {
+			// Modern: closing the response stream is the cancellation.
+			if target != nil {
+				target.withdrawn = true
+			}
+			c.mu.Unlock()
+			if target != nil {
+				target.cancel(errCancelled)
+			} else {
+				c.log.Debug("transport: cancellation of a request not in flight dropped", "requestId", string(m.params["requestId"]))
+			}
+			return nil
+		}
+	}
+	hdr, sessionSent := c.postHeaderLocked(m, modern)
+	c.wg.Add(1)
+	c.mu.Unlock()
+
+	if m.kind == kindRequest {
+		return c.startCall(ctx, m, hdr, modern, sessionSent)
+	}
+	defer c.wg.Done()
+	c.post(ctx, m, hdr, modern, sessionSent)
+	if c.isClosed() {
+		return ErrClosed
+	}
+	return ctx.Err()
+}
+
+// callFor returns the request in flight with this id, if any; mu is held.
+func (c *httpConn) callFor(id []byte) *httpCall {
+	if key, ok := idKey(id); ok {
+		return c.calls[key]
+	}
+	return nil
+}
+
+// postHeaderLocked builds the headers of the POST of m. sessionSent reports
+// whether it carries Mcp-Session-Id (a 404 then means the session is gone).
+func (c *httpConn) postHeaderLocked(m *outgoing, modern bool) (h http.Header, sessionSent bool) {
+	h = c.extra.Clone()
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", acceptPost)
+	switch {
+	case modern:
+		version := m.metaVersion // the header must equal the body's
+		if version == "" {
+			version = c.version
+		}
+		if version != "" {
+			h.Set("Mcp-Protocol-Version", version)
+		}
+		if m.method != "" {
+			h.Set("Mcp-Method", m.method)
+		}
+		if name, ok := m.nameParam(); ok {
+			h.Set("Mcp-Name", encodeHeaderValue(name))
+		}
+		for k, v := range m.paramHeaders(c.toolHeaders) {
+			h.Set(k, v)
+		}
+	case m.method == methodInitialize:
+		// A new session: no version, no session id.
+	default:
+		if c.version != "" {
+			h.Set("Mcp-Protocol-Version", c.version)
+		}
+		if c.sessionID != "" {
+			h.Set("Mcp-Session-Id", c.sessionID)
+			sessionSent = true
+		}
+	}
+	return h, sessionSent
+}
+
+// getHeader builds the headers of a legacy GET (standalone stream or
+// resumption).
+func (c *httpConn) getHeader(lastEventID string) http.Header {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := c.extra.Clone()
+	h.Set("Accept", acceptSSE)
+	if c.version != "" {
+		h.Set("Mcp-Protocol-Version", c.version)
+	}
+	if c.sessionID != "" {
+		h.Set("Mcp-Session-Id", c.sessionID)
+	}
+	if lastEventID != "" {
+		h.Set("Last-Event-ID", lastEventID)
+	}
+	return h
+}
+
+// startCall registers request m and starts its exchange; the caller has
+// done wg.Add(1) for it. It returns once the request is written or failed.
+func (c *httpConn) startCall(ctx context.Context, m *outgoing, hdr http.Header, modern, sessionSent bool) error {
+	cctx, cancel := context.WithCancelCause(c.base)
+	cl := &httpCall{key: m.key, id: m.id, modern: modern, ctx: cctx, cancel: cancel}
+	c.mu.Lock()
+	c.calls[cl.key] = cl // a duplicate id in flight: the newer one wins
+	c.mu.Unlock()
+
+	sent := make(chan struct{})
+	var once sync.Once
+	wrote := func() { once.Do(func() { close(sent) }) }
+	go c.runCall(cl, m.data, hdr, sessionSent, wrote)
+	select {
+	case <-sent:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.done:
+		return ErrClosed
+	}
+}
+
+// runCall performs the POST of one request and reads its response until the
+// response arrived, the request failed, it was cancelled or Close.
+func (c *httpConn) runCall(cl *httpCall, body []byte, hdr http.Header, sessionSent bool, wrote func()) {
+	defer c.wg.Done()
+	defer c.forget(cl)
+	defer wrote()
+
+	ex, err := c.open(cl.ctx, http.MethodPost, body, hdr, wrote)
+	if err != nil {
+		c.fail(cl, codeInternalError, "transport: "+err.Error(), nil)
+		return
+	}
+	defer func() { ex.close() }()
+	resp := ex.resp
+	if !cl.modern {
+		c.noteSession(resp)
+	}
+	switch {
+	case resp.StatusCode == http.StatusAccepted:
+		c.fail(cl, codeInternalError, "transport: HTTP 202 Accepted: the server sent no response to the request", httpData(resp))
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		c.failHTTP(cl, ex)
+		if resp.StatusCode == http.StatusNotFound && sessionSent {
+			c.sessionLost(hdr.Get("Mcp-Session-Id"))
+		}
+	default:
+		switch mediaType(resp) {
+		case "application/json":
+			c.readJSON(cl, ex)
+		case "text/event-stream":
+			ex = c.readStream(cl, ex)
+		default:
+			c.fail(cl, codeInternalError, fmt.Sprintf("transport: unexpected response Content-Type %q", resp.Header.Get("Content-Type")), httpData(resp))
+		}
+	}
+}
+
+// forget removes a finished request and releases its context.
+func (c *httpConn) forget(cl *httpCall) {
+	c.mu.Lock()
+	if c.calls[cl.key] == cl {
+		delete(c.calls, cl.key)
+	}
+	c.mu.Unlock()
+	cl.cancel(nil)
+}
+
+// readJSON delivers an application/json response.
+func (c *httpConn) readJSON(cl *httpCall, ex *exchange) {
+	body, err := readAll(ex.resp.Body, c.maxBody, "JSON response body")
+	var tooLong *limitError
+	switch {
+	case errors.As(err, &tooLong):
+		c.fail(cl, codeInternalError, tooLong.Error(), nil)
+		return
+	case err != nil:
+		c.fail(cl, codeInternalError, "transport: reading the response: "+ex.why(err).Error(), nil)
+		return
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		c.deliver(cl, body)
+	}
+	c.fail(cl, codeInternalError, "transport: the JSON response body did not answer the request", nil)
+}
+
+// readStream delivers an SSE response stream, resuming it (legacy) if it
+// ends before the response. It returns the exchange in use at the end.
+func (c *httpConn) readStream(cl *httpCall, ex *exchange) *exchange {
+	p := newSSEParser(c.maxEvent)
+	p.reset(ex.resp.Body)
+	fruitless := 0 // resumptions in a row that brought nothing
+	for {
+		err := c.pump(cl, p)
+		reason := ex.why(err)
+		ex.close()
+		if c.isSettled(cl) {
+			return ex
+		}
+		var tooLong *limitError
+		if errors.As(err, &tooLong) {
+			c.fail(cl, codeInternalError, tooLong.Error(), nil)
+			return ex
+		}
+		if cl.modern || p.lastID == "" {
+			c.fail(cl, codeInternalError, "transport: the response stream ended before the response"+suffix(reason), nil)
+			return ex
+		}
+		// Legacy (2025-11-25): a dropped stream is not a cancellation;
+		// resume it with GET and Last-Event-ID after the server's retry.
+		if p.takeProgress() {
+			fruitless = 0
+		}
+		for {
+			fruitless++
+			if fruitless > maxResumeAttempts {
+				c.fail(cl, codeInternalError, fmt.Sprintf("transport: the response stream ended before the response and could not be resumed (%d attempts)", maxResumeAttempts)+suffix(reason), nil)
+				return ex
+			}
+			if !sleep(cl.ctx, p.retryOr(defaultRetry)) {
+				return ex
+			}
+			hdr := c.getHeader(p.lastID)
+			next, err := c.open(cl.ctx, http.MethodGet, nil, hdr, nil)
+			if err != nil {
+				if cl.ctx.Err() != nil {
+					return ex
+				}
+				reason = err
+				c.log.Debug("transport: resuming a response stream failed", "url", c.redacted, "id", cl.id, "err", err)
+				continue
+			}
+			c.noteSession(next.resp)
+			if next.resp.StatusCode == http.StatusOK && mediaType(next.resp) == "text/event-stream" {
+				ex = next
+				break
+			}
+			status := next.resp.Status
+			next.close()
+			reason = fmt.Errorf("resumption answered HTTP %s", status)
+			if next.resp.StatusCode >= 400 && next.resp.StatusCode <= 499 {
+				c.fail(cl, codeInternalError, "transport: the response stream ended before the response and could not be resumed"+suffix(reason), httpData(next.resp))
+				return ex
+			}
+		}
+		p.reset(ex.resp.Body)
+	}
+}
+
+// pump delivers the messages of an SSE stream until it ends, or (cl is
+// not nil) until cl is settled: once a request has its response the stream
+// has nothing more to say (the server should have ended it), and closing
+// it then cancels nothing. cl is nil for the standalone stream.
+func (c *httpConn) pump(cl *httpCall, p *sseParser) error {
+	for {
+		data, err := p.next()
+		if err != nil {
+			return err
+		}
+		if c.deliver(cl, data) {
+			return nil
+		}
+	}
+}
+
+// deliver queues the messages of one payload for Read, noting responses,
+// and reports whether cl (nil: none) is now settled. Nothing is delivered
+// for a request the client cancelled.
+func (c *httpConn) deliver(cl *httpCall, data []byte) (settled bool) {
+	msgs := splitMessages(data)
+	related := ""
+	if cl != nil {
+		related = cl.id
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return true
+	}
+	if cl != nil && cl.withdrawn {
+		return true
+	}
+	for _, m := range msgs {
+		if key, ok := responseKey(m); ok {
+			if target := c.calls[key]; target != nil {
+				target.answered = true
+			}
+		}
+		c.queue = append(c.queue, Message{Data: m, Related: related})
+	}
+	c.poke()
+	return cl != nil && cl.settled()
+}
+
+// fail answers request cl with a synthesized error response, unless it is
+// already answered, cancelled, or the connection closed.
+func (c *httpConn) fail(cl *httpCall, code int, message string, data any) {
+	c.settle(cl, errorResponse(cl.id, code, message, data))
+}
+
+// settle queues msg as the answer to cl if cl has none yet.
+func (c *httpConn) settle(cl *httpCall, msg []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cl.settled() || c.closed {
+		return
+	}
+	cl.answered = true
+	c.queue = append(c.queue, Message{Data: msg, Related: cl.id})
+	c.poke()
+}
+
+// failHTTP answers cl after an HTTP error status: the server's JSON-RPC
+// error if the body is one (with our id), else a synthesized error.
+func (c *httpConn) failHTTP(cl *httpCall, ex *exchange) {
+	resp := ex.resp
+	body, err := readAll(resp.Body, c.maxBody, "HTTP error body")
+	if err == nil {
+		if errObj, ok := rpcErrorObject(body); ok {
+			c.settle(cl, passError(cl.id, errObj))
+			return
+		}
+	}
+	code := codeInternalError
+	if resp.StatusCode >= 400 && resp.StatusCode <= 499 {
+		code = codeInvalidRequest
+	}
+	c.fail(cl, code, "transport: HTTP "+statusText(resp.StatusCode), httpData(resp))
+}
+
+func (c *httpConn) isSettled(cl *httpCall) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return cl.settled() || c.closed
+}
+
+// poke wakes Read; mu is held.
+func (c *httpConn) poke() {
+	select {
+	case c.ready <- struct{}{}:
+	default:
+	}
+}
+
+// post sends a notification or a response and waits for the status.
+// Failures are logged: a lost notification does not end the connection. A
+// legacy notifications/cancelled also closes the stream of the request it
+// cancels (the server will not answer it).
+func (c *httpConn) post(ctx context.Context, m *outgoing, hdr http.Header, modern, sessionSent bool) {
+	pctx, cancel := context.WithCancelCause(c.base)
+	defer cancel(nil)
+	defer context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })()
+
+	if m.method == methodCancelled {
+		defer c.withdraw(m)
+	}
+	ex, err := c.open(pctx, http.MethodPost, m.data, hdr, nil)
+	if err != nil {
+		if pctx.Err() == nil {
+			c.log.Warn("transport: sending a message failed", "url", c.redacted, "method", m.method, "err", err)
+		}
+		return
+	}
+	defer ex.close()
+	if !modern {
+		c.noteSession(ex.resp)
+	}
+	if ex.resp.StatusCode == http.StatusAccepted {
+		return
+	}
+	attrs := []any{"url", c.redacted, "method", m.method, "status", ex.resp.Status}
+	if ex.resp.StatusCode < 200 || ex.resp.StatusCode > 299 {
+		body, _ := io.ReadAll(io.LimitReader(ex.resp.Body, maxLoggedBody))
+		attrs = append(attrs, "body", string(body))
+	}
+	c.log.Warn("transport: the server did not accept a message with 202", attrs...)
+	if ex.resp.StatusCode == http.StatusNotFound && sessionSent {
+		c.sessionLost(hdr.Get("Mcp-Session-Id"))
+	}
+}
+
+// withdraw closes the stream of the request a legacy cancellation names:
+// the server will not answer it, and the client ignores a late answer.
+func (c *httpConn) withdraw(m *outgoing) {
+	c.mu.Lock()
+	target := c.callFor(m.params["requestId"])
+	if target != nil {
+		target.withdrawn = true
+	}
+	c.mu.Unlock()
+	if target != nil {
+		target.cancel(errCancelled)
+	}
+}
+
+// noteSession captures an Mcp-Session-Id from a legacy response.
+func (c *httpConn) noteSession(resp *http.Response) {
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		return
+	}
+	if !validSessionID(sid) {
+		c.log.Warn("transport: ignoring an invalid Mcp-Session-Id from the server", "url", c.redacted)
+		return
+	}
+	c.mu.Lock()
+	c.sessionID = sid
+	c.mu.Unlock()
+}
+
+// sessionLost makes Read end once drained: the server no longer knows the
+// session sid.
+func (c *httpConn) sessionLost(sid string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fatal == nil && sid != "" && sid == c.sessionID {
+		c.fatal = fmt.Errorf("%w: %w", ErrSessionTerminated, io.EOF)
+		c.poke()
+	}
+}
+
+// runStandalone keeps the legacy GET stream open until Close: it reconnects
+// after the server's retry (with Last-Event-ID), backing off while
+// connecting fails, and gives up on a 4xx (405: the server offers no such
+// stream) or after maxStandaloneFailures failures in a row.
+func (c *httpConn) runStandalone() {
+	defer c.wg.Done()
+	p := newSSEParser(c.maxEvent)
+	failures := 0
+	for first := true; ; first = false {
+		if !first {
+			if failures > maxStandaloneFailures {
+				c.log.Warn("transport: giving up on the standalone SSE stream", "url", c.redacted, "failures", failures-1)
+				return
+			}
+			if !sleep(c.base, backoff(p.retryOr(defaultRetry), failures)) {
+				return
+			}
+		}
+		hdr := c.getHeader(p.lastID)
+		ex, err := c.open(c.base, http.MethodGet, nil, hdr, nil)
+		if err != nil {
+			if c.base.Err() != nil {
+				return
+			}
+			failures++
+			c.log.Debug("transport: opening the standalone SSE stream failed", "url", c.redacted, "err", err)
+			continue
+		}
+		c.noteSession(ex.resp)
+		status := ex.resp.StatusCode
+		switch {
+		case status == http.StatusMethodNotAllowed:
+			ex.close()
+			c.log.Debug("transport: the server offers no standalone SSE stream (405)", "url", c.redacted)
+			return
+		case status >= 400 && status <= 499:
+			ex.close()
+			c.log.Warn("transport: the server refused the standalone SSE stream", "url", c.redacted, "status", ex.resp.Status)
+			return
+		case status != http.StatusOK || mediaType(ex.resp) != "text/event-stream":
+			ex.close()
+			failures++
+			c.log.Debug("transport: unexpected answer to the standalone GET", "url", c.redacted, "status", ex.resp.Status,
+				"content-type", ex.resp.Header.Get("Content-Type"))
+			continue
+		}
+		p.reset(ex.resp.Body)
+		err = c.pump(nil, p)
+		reason := ex.why(err)
+		ex.close()
+		if c.base.Err() != nil {
+			return
+		}
+		if p.takeProgress() || errors.Is(reason, c.errIdle) {
+			failures = 1 // a healthy stream that ended: wait retry, then reconnect
+		} else {
+			failures++
+		}
+		c.log.Debug("transport: the standalone SSE stream ended", "url", c.redacted, "err", reason)
+	}
+}
+
+// backoff is base doubled for each failure after the first, at most
+// maxBackoff (or base, if the server asked for more).
+func backoff(base time.Duration, failures int) time.Duration {
+	d := base
+	for i := 1; i < failures && d < maxBackoff; i++ {
+		d *= 2
+	}
+	return max(min(d, maxBackoff), min(base, maxRetry))
+}
+
+// Close cancels every stream, waits for every goroutine, ends a legacy
+// session with DELETE (a 405 is fine), and makes Read and Write return
+// ErrClosed. Every call returns nil once that is done.
+func (c *httpConn) Close() error {
+	c.closeOnce.Do(c.shutdown)
+	return nil
+}
+
+func (c *httpConn) shutdown() {
+	c.mu.Lock()
+	c.closed = true
+	c.queue = nil
+	legacySession := c.era != messages.EraModern && c.sessionID != ""
+	c.mu.Unlock()
+	close(c.done)
+	c.stop(ErrClosed)
+	c.wg.Wait()
+	if legacySession {
+		c.deleteSession()
+	}
+	if c.ownClient {
+		c.client.CloseIdleConnections()
+	}
+}
+
+// deleteSession asks the server to end the legacy session.
+func (c *httpConn) deleteSession() {
+	ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
+	defer cancel()
+	hdr := c.getHeader("")
+	hdr.Del("Accept")
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.endpoint, nil)
+	if err != nil {
+		return
+	}
+	req.Header = hdr
+	resp, err := c.client.Do(req)
+	if err != nil {
+		c.log.Debug("transport: ending the HTTP session failed", "url", c.redacted, "err", err)
+		return
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 300 && resp.StatusCode != http.StatusMethodNotAllowed {
+		c.log.Debug("transport: ending the HTTP session failed", "url", c.redacted, "status", resp.Status)
+	}
+}
+
+func (c *httpConn) isClosed() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// exchange is one HTTP request and its response, read under ctx: Close,
+// a cancellation, the connect timeout and the idle timeout all end it by
+// cancelling ctx, with a cause.
+type exchange struct {
+	resp   *http.Response
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	idle   *time.Timer
+}
+
+// open sends a request and returns once the response headers arrived
+// (bounded by ConnectTimeout). wrote, if set, is called once the request
+// is written.
+func (c *httpConn) open(ctx context.Context, method string, body []byte, hdr http.Header, wrote func()) (*exchange, error) {
+	ectx, cancel := context.WithCancelCause(ctx)
+	reqCtx := ectx
+	if wrote != nil {
+		reqCtx = httptrace.WithClientTrace(ectx, &httptrace.ClientTrace{
+			WroteRequest: func(httptrace.WroteRequestInfo) { wrote() },
+		})
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(reqCtx, method, c.endpoint, rd)
+	if err != nil {
+		cancel(nil)
+		return nil, err
+	}
+	req.Header = hdr
+	timer := time.AfterFunc(c.connectTimeout, func() { cancel(c.errNoHeaders) })
+	resp, err := c.client.Do(req)
+	if !timer.Stop() && err == nil {
+		// The timer fired as the headers arrived: ectx is cancelled, so the
+		// body is unreadable; report the timeout.
+		resp.Body.Close()
+		err = c.errNoHeaders
+	}
+	if err != nil {
+		cause := context.Cause(ectx)
+		cancel(nil)
+		if errors.Is(cause, c.errNoHeaders) {
+			return nil, fmt.Errorf("%s %s: %w", method, c.redacted, cause)
+		}
+		return nil, err
+	}
+	ex := &exchange{resp: resp, ctx: ectx, cancel: cancel}
+	ex.idle = time.AfterFunc(c.idleTimeout, func() { cancel(c.errIdle) })
+	resp.Body = &idleBody{ReadCloser: resp.Body, timer: ex.idle, d: c.idleTimeout}
+	return ex, nil
+}
+
+// close releases the exchange; it may be called more than once.
+func (ex *exchange) close() {
+	ex.idle.Stop()
+	ex.resp.Body.Close()
+	ex.cancel(nil)
+}
+
+// why explains a read error: the timeout or cancellation that caused it,
+// if any.
+func (ex *exchange) why(err error) error {
+	if cause := context.Cause(ex.ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return err
+}
+
+// idleBody re-arms the idle timer on every read that brings bytes.
+type idleBody struct {
+	io.ReadCloser
+	timer *time.Timer
+	d     time.Duration
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.timer.Reset(b.d)
+	}
+	return n, err
+}
+
+// readAll reads all of r, failing with *limitError past limit bytes.
+func readAll(r io.Reader, limit int, what string) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > limit {
+		return nil, &limitError{what: what, limit: limit}
+	}
+	return b, nil
+}
+
+func mediaType(resp *http.Response) string {
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(mt)
+}
+
+func statusText(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return fmt.Sprintf("%d %s", code, t)
+	}
+	return fmt.Sprint(code)
+}
+
+// httpData is the data member of a synthesized error.
+func httpData(resp *http.Response) map[string]int {
+	return map[string]int{"httpStatus": resp.StatusCode}
+}
+
+func suffix(err error) string {
+	if err == nil || errors.Is(err, io.EOF) {
+		return ""
+	}
+	return ": " + err.Error()
+}
+
+// sleep waits d, or reports false if ctx ends first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,184 @@
+package transport
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+// limitError reports an SSE event or a JSON body over its configured limit.
+// The stream it came from is abandoned: nothing past the limit is buffered.
+type limitError struct {
+	what  string // "SSE event", "JSON response body"
+	limit int
+}
+
+func (e *limitError) Error() string {
+	return fmt.Sprintf("transport: %s exceeds %d bytes", e.what, e.limit)
+}
+
+// maxRetry caps a server's SSE retry field, so that a huge value cannot
+// overflow a time.Duration. It is not a policy: a stream that waits this
+// long is still ended by Close or by the call being cancelled.
+const maxRetry = 24 * time.Hour
+
+// sseParser reads a text/event-stream (the WHATWG EventSource parsing rules)
+// and returns the data of each message event. It keeps the last event id
+// and retry across streams (reset), which is what resuming a stream needs.
+//
+// It holds at most about twice the event limit: a line that outgrows the
+// limit fails as soon as the bytes are seen, not when its end arrives.
+// It is used by one goroutine at a time.
+type sseParser struct {
+	r      io.Reader
+	buf    []byte // buf[off:] is read but not yet parsed
+	off    int
+	err    error // the read error that ended the stream
+	skipLF bool  // the last line ended with CR: a LF right after it is part of it
+	max    int   // one event's bytes (field lines, without comments)
+
+	lastID   string        // the last id field seen ("" clears it)
+	retry    time.Duration // the last valid retry field
+	hasRetry bool
+	progress bool // an event was dispatched or an id seen since takeProgress
+}
+
+func newSSEParser(max int) *sseParser { return &sseParser{max: max} }
+
+// reset starts reading a new stream, keeping lastID and retry.
+func (p *sseParser) reset(r io.Reader) {
+	p.r, p.buf, p.off, p.err, p.skipLF = r, p.buf[:0], 0, nil, false
+}
+
+// retryOr returns the server's retry, or d if it sent none.
+func (p *sseParser) retryOr(d time.Duration) time.Duration {
+	if p.hasRetry {
+		return p.retry
+	}
+	return d
+}
+
+// takeProgress reports whether the stream moved (an event or an id) since
+// the last call.
+func (p *sseParser) takeProgress() bool {
+	moved := p.progress
+	p.progress = false
+	return moved
+}
+
+// next returns the data of the next message event (event type absent or
+// "message") that carries a non-blank payload. Other event types (such as
+// a "close" event that only carries retry), comments, and events with empty
+// data (a priming event that only carries an id) are consumed silently. At
+// the end of the stream it returns the read error (io.EOF); an event not
+// terminated by a blank line is discarded, as the SSE rules ask. An event
+// larger than max returns *limitError.
+func (p *sseParser) next() ([]byte, error) {
+	var (
+		data    []byte
+		hasData bool
+		event   string
+		size    int
+	)
+	for {
+		line, err := p.line(p.max - size)
+		if err != nil {
+			return nil, err
+		}
+		if len(line) == 0 { // dispatch
+			if !hasData {
+				event, size = "", 0
+				continue
+			}
+			p.progress = true
+			payload := bytes.TrimSpace(data)
+			if (event == "" || event == "message") && len(payload) > 0 {
+				return payload, nil
+			}
+			data, hasData, event, size = nil, false, "", 0
+			continue
+		}
+		if line[0] == ':' {
+			continue // a comment: keep-alives are not counted against the event
+		}
+		size += len(line)
+		// line is only valid until the next call: keep copies.
+		name, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(name) {
+		case "event":
+			event = string(value)
+		case "data":
+			if hasData {
+				data = append(data, '\n')
+			}
+			data = append(data, value...)
+			hasData = true
+		case "id":
+			if bytes.IndexByte(value, 0) < 0 {
+				p.lastID = string(value)
+				p.progress = true
+			}
+		case "retry":
+			if isDigits(string(value)) {
+				ms, err := strconv.ParseInt(string(value), 10, 64)
+				if err != nil || ms > int64(maxRetry/time.Millisecond) {
+					p.retry = maxRetry
+				} else {
+					p.retry = time.Duration(ms) * time.Millisecond
+				}
+				p.hasRetry = true
+			}
+		}
+	}
+}
+
+// line returns the next line without its terminator (LF, CRLF or a lone
+// CR); it is valid until the next call. A line longer than limit returns
+// *limitError as soon as that many bytes are buffered.
+func (p *sseParser) line(limit int) ([]byte, error) {
+	scanned := 0 // bytes of buf[off:] known to hold no line end
+	for {
+		if p.skipLF && p.off < len(p.buf) {
+			if p.buf[p.off] == '\n' {
+				p.off++
+			}
+			p.skipLF = false
+		}
+		rest := p.buf[p.off:]
+		if i := bytes.IndexAny(rest[scanned:], "\r\n"); i >= 0 {
+			i += scanned
+			if i > limit {
+				return nil, &limitError{what: "SSE event", limit: p.max}
+			}
+			p.off += i + 1
+			p.skipLF = rest[i] == '\r'
+			return rest[:i], nil
+		}
+		scanned = len(rest)
+		if len(rest) > limit {
+			return nil, &limitError{what: "SSE event", limit: p.max}
+		}
+		if p.err != nil {
+			// The stream ended, perhaps in the middle of a line: the event
+			// in progress is incomplete and is dropped.
+			return nil, p.err
+		}
+		if p.off > 0 {
+			p.buf = p.buf[:copy(p.buf, rest)]
+			p.off = 0
+		}
+		if len(p.buf) == cap(p.buf) {
+			grown := make([]byte, len(p.buf), max(2*cap(p.buf), 4<<10))
+			copy(grown, p.buf)
+			p.buf = grown
+		}
+		n, err := p.r.Read(p.buf[len(p.buf):cap(p.buf)])
+		p.buf = p.buf[:len(p.buf)+n]
+		if err != nil {
+			p.err = err
+		}
+	}
+}

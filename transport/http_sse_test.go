@@ -1,0 +1,158 @@
+package transport
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+)
+
+func TestSSEParser(t *testing.T) {
+	long := strings.Repeat("x", 2000)
+	cases := []struct {
+		name   string
+		in     string
+		want   []string
+		lastID string
+		retry  time.Duration // 0: none
+		limit  bool          // ends with *limitError
+	}{
+		{name: "lf", in: "data: a\n\ndata: b\n\n", want: []string{"a", "b"}},
+		{name: "crlf and lone cr", in: "data: a\r\n\r\ndata: b\r\rdata: c\r\n\n", want: []string{"a", "b", "c"}},
+		{name: "multi-line data", in: "data: 1\ndata:2\ndata:  3\n\n", want: []string{"1\n2\n 3"}},
+		{name: "comments", in: ":x\n: y\ndata: a\n:z\n\n", want: []string{"a"}},
+		{name: "field without colon", in: "data\n\ndata:a\n\n", want: []string{"a"}},
+		{name: "unknown field", in: "foo: bar\ndata: a\n\n", want: []string{"a"}},
+		{name: "event types", in: "event: message\ndata: a\n\nevent: close\nretry: 7\ndata: b\n\nevent: x\n\ndata: c\n\n",
+			want: []string{"a", "c"}, retry: 7 * time.Millisecond},
+		{name: "priming id", in: "id: 1\ndata:\n\nid: 2\n\n", lastID: "2"},
+		{name: "id with NUL ignored", in: "id: 1\n\nid: a\x00b\n\n", lastID: "1"},
+		{name: "empty id clears", in: "id: 1\n\nid\n\n", lastID: ""},
+		{name: "retry", in: "retry: 5s\nretry: 250\nretry: x\nretry: -1\n\n", retry: 250 * time.Millisecond},
+		{name: "huge retry", in: "retry: 99999999999999999999\n\n", retry: maxRetry},
+		{name: "unterminated event dropped", in: "data: a\n\ndata: b\n", want: []string{"a"}},
+		{name: "unterminated line dropped", in: "data: a\n\ndata: b", want: []string{"a"}},
+		{name: "whitespace payload skipped", in: "data:  \n\ndata: a\n\n", want: []string{"a"}},
+		{name: "event too large", in: "data: " + long + "\n\n", limit: true},
+		{name: "line too large, no end", in: "data: " + long, limit: true},
+		{name: "event too large in many lines", in: strings.Repeat("data: "+long[:50]+"\n", 30) + "\n", limit: true},
+		{name: "comments do not count", in: strings.Repeat(":"+long[:500]+"\n", 10) + "data: a\n\n", want: []string{"a"}},
+		{name: "limits reset per event", in: strings.Repeat("data: "+long[:900]+"\n\n", 3), want: []string{long[:900], long[:900], long[:900]}},
+	}
+	for _, tc := range cases {
+		for _, mode := range []string{"whole", "bytewise"} {
+			var r io.Reader = strings.NewReader(tc.in)
+			if mode == "bytewise" {
+				r = iotest.OneByteReader(r)
+			}
+			p := newSSEParser(1024)
+			p.reset(r)
+			var got []string
+			var err error
+			for {
+				var data []byte
+				if data, err = p.next(); err != nil {
+					break
+				}
+				got = append(got, string(data))
+			}
+			var lim *limitError
+			switch {
+			case tc.limit && !errors.As(err, &lim):
+				t.Errorf("%s/%s: err = %v, want the limit", tc.name, mode, err)
+			case !tc.limit && !errors.Is(err, io.EOF):
+				t.Errorf("%s/%s: err = %v, want EOF", tc.name, mode, err)
+			}
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("%s/%s: got %q, want %q", tc.name, mode, got, tc.want)
+			}
+			if p.lastID != tc.lastID {
+				t.Errorf("%s/%s: lastID %q, want %q", tc.name, mode, p.lastID, tc.lastID)
+			}
+			if p.retryOr(0) != tc.retry {
+				t.Errorf("%s/%s: retry %v, want %v", tc.name, mode, p.retryOr(0), tc.retry)
+			}
+		}
+	}
+	if lim := (&limitError{what: "SSE event", limit: 4 << 20}); lim.Error() != "transport: SSE event exceeds 4194304 bytes" {
+		t.Errorf("limit message %q", lim.Error())
+	}
+}
+
+func TestSSEParserKeepsStateAcrossStreams(t *testing.T) {
+	p := newSSEParser(1024)
+	p.reset(strings.NewReader("retry: 30\nid: a\ndata: x\n\ndata: partial"))
+	if d, err := p.next(); err != nil || string(d) != "x" {
+		t.Fatalf("first stream: %q %v", d, err)
+	}
+	if _, err := p.next(); !errors.Is(err, io.EOF) {
+		t.Fatalf("want EOF, got %v", err)
+	}
+	if !p.takeProgress() || p.takeProgress() {
+		t.Error("progress not reported exactly once")
+	}
+	p.reset(strings.NewReader("\ndata: y\n\n")) // the partial event does not leak
+	if d, err := p.next(); err != nil || string(d) != "y" {
+		t.Fatalf("second stream: %q %v", d, err)
+	}
+	if p.lastID != "a" || p.retryOr(0) != 30*time.Millisecond {
+		t.Errorf("state lost: id %q retry %v", p.lastID, p.retryOr(0))
+	}
+}
+
+func TestIDKey(t *testing.T) {
+	same := [][]string{{`1`, `1.0`, ` 1 `, `1e0`}, {`"a"`, `"\u0061"`}, {`-3`, `-3.00`}}
+	for _, group := range same {
+		k0, ok := idKey([]byte(group[0]))
+		if !ok {
+			t.Fatalf("idKey(%s) not ok", group[0])
+		}
+		for _, id := range group[1:] {
+			if k, ok := idKey([]byte(id)); !ok || k != k0 {
+				t.Errorf("idKey(%s) = %q, want %q", id, k, k0)
+			}
+		}
+	}
+	if a, _ := idKey([]byte(`1`)); a == func() string { k, _ := idKey([]byte(`"1"`)); return k }() {
+		t.Error("1 and \"1\" collide")
+	}
+	for _, bad := range []string{``, `null`, `{}`, `[1]`, `true`, `nope`} {
+		if _, ok := idKey([]byte(bad)); ok {
+			t.Errorf("idKey(%s) ok", bad)
+		}
+	}
+}
+
+func TestHeaderValues(t *testing.T) {
+	for in, want := range map[string]string{
+		"us-west1":           "us-west1",
+		"Hello, 世界":          "=?base64?SGVsbG8sIOS4lueVjA==?=",
+		" padded ":           "=?base64?IHBhZGRlZCA=?=",
+		"line1\nline2":       "=?base64?bGluZTEKbGluZTI=?=",
+		"=?base64?literal?=": "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=",
+		"=?base64?open":      "=?base64?open",
+		"inner space":        "inner space",
+		"tab\tinside":        "=?base64?dGFiCWluc2lkZQ==?=",
+		"del\x7f":            "=?base64?ZGVsfw==?=",
+		"":                   "",
+	} {
+		if got := encodeHeaderValue(in); got != want {
+			t.Errorf("encodeHeaderValue(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for raw, want := range map[string]string{
+		`"s"`: "s", `true`: "true", `false`: "false", `0`: "0", `-0`: "0", `7`: "7", `42.0`: "42", `4.2e1`: "42",
+		`9007199254740991`: "9007199254740991", `123456789012345678901`: "123456789012345678901",
+	} {
+		if got, ok := headerScalar([]byte(raw)); !ok || got != want {
+			t.Errorf("headerScalar(%s) = %q %v, want %q", raw, got, ok, want)
+		}
+	}
+	for _, raw := range []string{`null`, `1.5`, `1e300`, `{}`, `[]`, ``} {
+		if got, ok := headerScalar([]byte(raw)); ok {
+			t.Errorf("headerScalar(%s) = %q, want no header", raw, got)
+		}
+	}
+}

@@ -1,0 +1,915 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/conduitmcp/conduit/messages"
+)
+
+var _ interface {
+	Conn
+	Origin
+	Session
+	ToolHeaders
+} = (*httpConn)(nil)
+
+var _ Transport = (*HTTP)(nil)
+
+// seenRequest is one HTTP request as a fake endpoint received it.
+type seenRequest struct {
+	method string // the HTTP method
+	header http.Header
+	body   []byte
+	rpc    string // the JSON-RPC method of the body, if any
+	id     string // the JSON-RPC id of the body, compact, if any
+}
+
+// endpoint is a hand-written MCP endpoint for exact wire checks: it records
+// every request and answers through the test's handler.
+type endpoint struct {
+	*httptest.Server
+	mu   sync.Mutex
+	seen []seenRequest
+}
+
+func newEndpoint(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, req seenRequest)) *endpoint {
+	t.Helper()
+	ep := &endpoint{}
+	ep.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		req := seenRequest{method: r.Method, header: r.Header.Clone(), body: body}
+		var env struct {
+			Method string          `json:"method"`
+			ID     json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(body, &env) == nil {
+			req.rpc = env.Method
+			if len(env.ID) > 0 {
+				req.id = compactJSON(env.ID)
+			}
+		}
+		ep.mu.Lock()
+		ep.seen = append(ep.seen, req)
+		ep.mu.Unlock()
+		handle(w, r, req)
+	}))
+	t.Cleanup(ep.Close)
+	return ep
+}
+
+// requests returns what the endpoint received so far, optionally only one
+// HTTP method.
+func (ep *endpoint) requests(method string) []seenRequest {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	var out []seenRequest
+	for _, r := range ep.seen {
+		if method == "" || r.method == method {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// request returns the POST of JSON-RPC method rpc.
+func (ep *endpoint) request(t *testing.T, rpc string) seenRequest {
+	t.Helper()
+	for _, r := range ep.requests(http.MethodPost) {
+		if r.rpc == rpc {
+			return r
+		}
+	}
+	t.Fatalf("no POST of %s", rpc)
+	return seenRequest{}
+}
+
+// dial connects h (URL defaulting to ep) and closes the Conn at the end of
+// the test.
+func dial(t *testing.T, ep *endpoint, h HTTP) *httpConn {
+	t.Helper()
+	if h.URL == "" {
+		h.URL = ep.URL
+	}
+	conn, err := h.Connect(context.Background())
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn.(*httpConn)
+}
+
+// send writes msg, compacted to one line as the runtime writes messages.
+func send(t *testing.T, c Conn, msg string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Write(ctx, []byte(compactJSON([]byte(msg)))); err != nil {
+		t.Fatalf("Write(%.60s): %v", msg, err)
+	}
+}
+
+func next(t *testing.T, c Conn) Message {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	m, err := c.Read(ctx)
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	return m
+}
+
+// quiet checks that nothing arrives for d.
+func quiet(t *testing.T, c Conn, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	if m, err := c.Read(ctx); err == nil {
+		t.Fatalf("unexpected message %s (related %s)", m.Data, m.Related)
+	}
+}
+
+// rpcMsg is a decoded JSON-RPC message.
+type rpcMsg struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	} `json:"error"`
+}
+
+func decode(t *testing.T, m Message) rpcMsg {
+	t.Helper()
+	var r rpcMsg
+	if err := json.Unmarshal(m.Data, &r); err != nil {
+		t.Fatalf("message %q: %v", m.Data, err)
+	}
+	return r
+}
+
+// nextError reads the next message and checks it is an error response to
+// id.
+func nextError(t *testing.T, c Conn, id string) rpcMsg {
+	t.Helper()
+	m := next(t, c)
+	r := decode(t, m)
+	if compactJSON(r.ID) != id || r.Error == nil {
+		t.Fatalf("got %s, want an error response to %s", m.Data, id)
+	}
+	if m.Related != id {
+		t.Errorf("Related = %q, want %q", m.Related, id)
+	}
+	return r
+}
+
+// eventually waits up to 5 s for cond.
+func eventually(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 5s")
+		}
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	io.WriteString(w, body)
+}
+
+func result(id, res string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, res)
+}
+
+// startSSE writes the headers of an event stream.
+func startSSE(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+}
+
+// event writes raw SSE text and flushes it.
+func event(w http.ResponseWriter, text string) {
+	io.WriteString(w, text)
+	w.(http.Flusher).Flush()
+}
+
+// modernReq is a modern request body with the _meta triple.
+func modernReq(id, method, params string) string {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	if params == "" {
+		params = "{" + meta + "}"
+	} else {
+		params = "{" + meta + "," + params + "}"
+	}
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q,"params":%s}`, id, method, params)
+}
+
+func TestHTTPConnect(t *testing.T) {
+	bad := []HTTP{
+		{URL: ""},
+		{URL: "ftp://example.com/mcp"},
+		{URL: "http://"},
+		{URL: "mailto:someone@example.com"},
+		{URL: "http://exa mple.com/"},
+		{URL: "http://example.com/mcp", Header: http.Header{"Bad Name": {"x"}}},
+		{URL: "http://example.com/mcp", Header: http.Header{"X-Ok": {"line\nbreak"}}},
+	}
+	for _, h := range bad {
+		if c, err := h.Connect(context.Background()); err == nil {
+			c.Close()
+			t.Errorf("Connect(%q, %v) succeeded", h.URL, h.Header)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := (&HTTP{URL: "http://example.com/"}).Connect(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Connect with a cancelled ctx = %v", err)
+	}
+
+	for url, want := range map[string]string{
+		"HTTP://Example.COM:8080/mcp?x=1#frag": "http://example.com:8080",
+		"https://user:pw@MCP.example.com/mcp":  "https://mcp.example.com",
+		"http://[::1]:9/":                      "http://[::1]:9",
+	} {
+		c, err := (&HTTP{URL: url}).Connect(context.Background())
+		if err != nil {
+			t.Fatalf("Connect(%q): %v", url, err)
+		}
+		if got := c.(Origin).Origin(); got != want {
+			t.Errorf("Origin(%q) = %q, want %q", url, got, want)
+		}
+		c.Close()
+	}
+}
+
+func TestHTTPModernHeaders(t *testing.T) {
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		w.Header().Set("Mcp-Session-Id", "must-be-ignored")
+		writeJSON(w, 200, result(req.id, `{}`))
+	})
+	c := dial(t, ep, HTTP{Header: http.Header{"X-Api-Key": {"k1"}, "Accept": {"text/html"}, "Mcp-Session-Id": {"x"}, "mcp-param-region": {"y"}}})
+
+	// Before SetSession: the probe is modern because of its _meta.
+	send(t, c, modernReq(`"d-1"`, "server/discover", ""))
+	if r := decode(t, next(t, c)); compactJSON(r.ID) != `"d-1"` {
+		t.Fatalf("discover answered %s", r.ID)
+	}
+	c.SetSession("2026-07-28", messages.EraModern)
+	c.SetToolHeaders(map[string]map[string]string{"deploy": {
+		"region": "Region", "greeting": "Greeting", "padded": "Text", "multi": "Lines",
+		"sentinel": "Val", "count": "Count", "neg": "Neg", "asfloat": "AsFloat", "big": "Big",
+		"frac": "Frac", "flag": "Flag", "off": "Off", "nothing": "Nothing", "absent": "Absent",
+		"empty": "Empty", "obj": "Obj",
+	}})
+
+	send(t, c, modernReq("1", "tools/call", `"name":"deploy","arguments":{
+		"region":"us-west1","greeting":"Hello, 世界","padded":" padded ","multi":"line1\nline2",
+		"sentinel":"=?base64?literal?=","count":42,"neg":-7,"asfloat":42.0,"big":12345678901234567890123,
+		"frac":1.5,"flag":true,"off":false,"nothing":null,"empty":"","obj":{"a":1}}`))
+	send(t, c, modernReq("2", "resources/read", `"uri":"file:///tmp/ä.txt"`))
+	send(t, c, modernReq("3", "prompts/get", `"name":"greet"`))
+	send(t, c, modernReq("4", "tasks/get", `"taskId":"task-7"`))
+	send(t, c, modernReq("5", "tools/list", ""))
+	send(t, c, modernReq("6", "tools/call", `"name":"plain","arguments":{"region":"x"}`))
+	send(t, c, modernReq("7", "tools/call", `"name":"=?base64?x?=","arguments":{}`))
+	send(t, c, `{"jsonrpc":"2.0","id":8,"method":"ping"}`) // no _meta: the session's version
+	for range 8 {
+		next(t, c)
+	}
+
+	for _, r := range ep.requests("") {
+		if r.method != http.MethodPost {
+			t.Errorf("modern era sent %s", r.method)
+		}
+		h := r.header
+		if got := h.Get("Accept"); got != "application/json, text/event-stream" {
+			t.Errorf("%s: Accept = %q", r.rpc, got)
+		}
+		if got := h.Get("Content-Type"); got != "application/json" {
+			t.Errorf("%s: Content-Type = %q", r.rpc, got)
+		}
+		if got := h.Get("X-Api-Key"); got != "k1" {
+			t.Errorf("%s: extra header = %q", r.rpc, got)
+		}
+		if got := h.Get("Mcp-Protocol-Version"); got != "2026-07-28" {
+			t.Errorf("%s: MCP-Protocol-Version = %q", r.rpc, got)
+		}
+		if got := h.Get("Mcp-Method"); got != r.rpc {
+			t.Errorf("%s: Mcp-Method = %q", r.rpc, got)
+		}
+		if h.Get("Mcp-Session-Id") != "" || h.Get("Last-Event-Id") != "" {
+			t.Errorf("%s: legacy header in the modern era: %v", r.rpc, h)
+		}
+	}
+
+	names := map[string]string{"1": "deploy", "2": "=?base64?ZmlsZTovLy90bXAvw6QudHh0?=", "3": "greet", "4": "task-7",
+		"5": "", "6": "plain", "7": "=?base64?PT9iYXNlNjQ/eD89?=", "8": ""}
+	for _, r := range ep.requests(http.MethodPost) {
+		if want, ok := names[r.id]; ok {
+			if got, has := r.header["Mcp-Name"]; got == nil && want != "" || has && (len(got) != 1 || got[0] != want) {
+				t.Errorf("request %s (%s): Mcp-Name = %q, want %q", r.id, r.rpc, got, want)
+			}
+		}
+		if r.id != "1" {
+			for k := range r.header {
+				if strings.HasPrefix(k, "Mcp-Param-") {
+					t.Errorf("request %s: unexpected %s", r.id, k)
+				}
+			}
+		}
+	}
+
+	call := ep.request(t, "tools/call").header
+	want := map[string]string{
+		"Region":   "us-west1",
+		"Greeting": "=?base64?SGVsbG8sIOS4lueVjA==?=",
+		"Text":     "=?base64?IHBhZGRlZCA=?=",
+		"Lines":    "=?base64?bGluZTEKbGluZTI=?=",
+		"Val":      "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=",
+		"Count":    "42",
+		"Neg":      "-7",
+		"AsFloat":  "42",
+		"Big":      "12345678901234567890123",
+		"Flag":     "true",
+		"Off":      "false",
+		"Empty":    "",
+	}
+	for name, v := range want {
+		if got := call.Values("Mcp-Param-" + name); len(got) != 1 || got[0] != v {
+			t.Errorf("Mcp-Param-%s = %q, want %q", name, got, v)
+		}
+	}
+	for _, name := range []string{"Frac", "Nothing", "Absent", "Obj"} {
+		if got := call.Values("Mcp-Param-" + name); len(got) != 0 {
+			t.Errorf("Mcp-Param-%s = %q, want no header", name, got)
+		}
+	}
+	if got := ep.requests("")[len(ep.requests(""))-1].header.Get("Mcp-Protocol-Version"); got != "2026-07-28" {
+		t.Errorf("request without _meta: version %q", got)
+	}
+}
+
+func TestHTTPLegacySession(t *testing.T) {
+	logs := &captureHandler{}
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		switch {
+		case r.Method == http.MethodGet, r.Method == http.MethodDelete:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		case req.rpc == "initialize":
+			w.Header()["MCP-Session-Id"] = []string{"sess-1"} // any case
+			writeJSON(w, 200, result(req.id, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`))
+		case req.rpc == "notifications/roots/list_changed":
+			writeJSON(w, 400, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"not now"}}`)
+		case req.id == "":
+			w.WriteHeader(http.StatusAccepted)
+		case req.rpc == "":
+			w.WriteHeader(http.StatusAccepted) // our answer to a server request
+		default:
+			startSSE(w)
+			event(w, "data: "+result(req.id, `{"tools":[]}`)+"\n\n")
+		}
+	})
+	c := dial(t, ep, HTTP{Logger: slog.New(logs)})
+
+	send(t, c, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	next(t, c)
+	c.SetSession("2025-11-25", messages.EraLegacy)
+	send(t, c, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if m := next(t, c); decode(t, m).Result == nil || m.Related != "1" {
+		t.Fatalf("tools/list: %s related %q", m.Data, m.Related)
+	}
+	send(t, c, `{"jsonrpc":"2.0","id":"srv-1","result":{}}`)
+	send(t, c, `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`) // refused: logged only
+	eventually(t, func() bool { return len(ep.requests(http.MethodGet)) > 0 })
+	c.Close()
+
+	init := ep.request(t, "initialize").header
+	for _, k := range []string{"Mcp-Protocol-Version", "Mcp-Session-Id", "Mcp-Method"} {
+		if v := init.Get(k); v != "" {
+			t.Errorf("initialize has %s: %q", k, v)
+		}
+	}
+	for _, r := range ep.requests("")[1:] {
+		if got := r.header.Get("Mcp-Session-Id"); got != "sess-1" {
+			t.Errorf("%s %s: Mcp-Session-Id = %q", r.method, r.rpc, got)
+		}
+		if got := r.header.Get("Mcp-Protocol-Version"); got != "2025-11-25" {
+			t.Errorf("%s %s: MCP-Protocol-Version = %q", r.method, r.rpc, got)
+		}
+		if got := r.header.Get("Mcp-Method"); got != "" {
+			t.Errorf("%s %s: legacy request has Mcp-Method %q", r.method, r.rpc, got)
+		}
+	}
+	gets := ep.requests(http.MethodGet)
+	if len(gets) != 1 || gets[0].header.Get("Accept") != "text/event-stream" || gets[0].header.Get("Last-Event-Id") != "" {
+		t.Errorf("standalone GETs = %v, want one, 405 not retried", gets)
+	}
+	if dels := ep.requests(http.MethodDelete); len(dels) != 1 {
+		t.Errorf("got %d DELETEs, want 1", len(dels))
+	}
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	var warnings []string
+	for _, l := range logs.logs {
+		if strings.HasPrefix(l, "WARN") {
+			warnings = append(warnings, l)
+		}
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "400") || !strings.Contains(warnings[0], "not now") {
+		t.Errorf("warnings = %q, want one about the 400", warnings)
+	}
+}
+
+func TestHTTPEventStream(t *testing.T) {
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		startSSE(w)
+		event(w, ": a comment\n\n:keep-alive\n")
+		event(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\ndata: \"method\":\"notifications/progress\",\ndata:\"params\":{\"progressToken\":1,\"progress\":1}}\r\n\r\n")
+		event(w, "event: other\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"ignored\"}\n\n")
+		event(w, "id: 1\ndata:\n\n") // priming: no message
+		event(w, "retry: 10\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"e-1\",\"method\":\"elicitation/create\",\"params\":{}}\n\n")
+		event(w, "data: "+result(req.id, `{"content":[]}`)+"\n\n")
+	})
+	c := dial(t, ep, HTTP{})
+	send(t, c, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}`)
+
+	want := []string{
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`,
+		`{"jsonrpc":"2.0","id":"e-1","method":"elicitation/create","params":{}}`,
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`,
+	}
+	for _, w := range want {
+		m := next(t, c)
+		if string(m.Data) != w || m.Related != "7" {
+			t.Errorf("got %s (related %q), want %s (related 7)", m.Data, m.Related, w)
+		}
+	}
+	quiet(t, c, 100*time.Millisecond)
+}
+
+func TestHTTPResumption(t *testing.T) {
+	closed := make(chan time.Time, 1)
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		switch {
+		case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == "":
+			w.WriteHeader(http.StatusMethodNotAllowed) // no standalone stream
+		case r.Method == http.MethodGet:
+			startSSE(w)
+			event(w, `id: e3`+"\ndata: "+result("3", `{"ok":true}`)+"\n\n")
+		case req.rpc == "tools/call":
+			startSSE(w)
+			event(w, "id: e1\nretry: 500\ndata: \n\n")
+			event(w, `id: e2`+"\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n")
+			closed <- time.Now() // the handler returns: the stream ends without the response
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	})
+	c := dial(t, ep, HTTP{})
+	c.SetSession("2025-11-25", messages.EraLegacy)
+	send(t, c, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow"}}`)
+
+	if m := next(t, c); decode(t, m).Method != "notifications/progress" || m.Related != "3" {
+		t.Fatalf("got %s related %q", m.Data, m.Related)
+	}
+	m := next(t, c)
+	if r := decode(t, m); string(r.Result) != `{"ok":true}` || m.Related != "3" {
+		t.Fatalf("got %s related %q, want the result on the resumed stream", m.Data, m.Related)
+	}
+	if waited := time.Since(<-closed); waited < 450*time.Millisecond {
+		t.Errorf("resumed after %v, want the server's retry of 500ms", waited)
+	}
+	var resumed []seenRequest
+	for _, r := range ep.requests(http.MethodGet) {
+		if r.header.Get("Last-Event-Id") != "" {
+			resumed = append(resumed, r)
+		}
+	}
+	if len(resumed) != 1 {
+		t.Fatalf("got %d resuming GETs, want 1", len(resumed))
+	}
+	h := resumed[0].header
+	if h.Get("Last-Event-Id") != "e2" || h.Get("Accept") != "text/event-stream" || h.Get("Mcp-Protocol-Version") != "2025-11-25" {
+		t.Errorf("resuming GET headers: %v", h)
+	}
+}
+
+func TestHTTPResumptionGivesUp(t *testing.T) {
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		switch {
+		case r.Method == http.MethodGet && strings.HasPrefix(r.Header.Get("Last-Event-ID"), "busy"):
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "":
+			w.WriteHeader(http.StatusNotFound)
+		case r.Method == http.MethodGet:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		case req.rpc == "busy":
+			startSSE(w)
+			event(w, "id: busy-1\nretry: 10\ndata:\n\n")
+		case req.rpc == "gone":
+			startSSE(w)
+			event(w, "id: gone-1\nretry: 10\ndata:\n\n")
+		case req.rpc == "noid":
+			startSSE(w)
+			event(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n")
+		}
+	})
+	c := dial(t, ep, HTTP{})
+	c.SetSession("2025-11-25", messages.EraLegacy)
+
+	send(t, c, `{"jsonrpc":"2.0","id":1,"method":"busy"}`)
+	if r := nextError(t, c, "1"); !strings.Contains(r.Error.Message, "could not be resumed (5 attempts)") {
+		t.Errorf("busy: %s", r.Error.Message)
+	}
+	send(t, c, `{"jsonrpc":"2.0","id":2,"method":"gone"}`)
+	if r := nextError(t, c, "2"); !strings.Contains(r.Error.Message, "404") {
+		t.Errorf("gone: %s", r.Error.Message)
+	}
+	send(t, c, `{"jsonrpc":"2.0","id":3,"method":"noid"}`)
+	next(t, c) // the log notification
+	if r := nextError(t, c, "3"); r.Error.Message != "transport: the response stream ended before the response" {
+		t.Errorf("noid: %s", r.Error.Message)
+	}
+	busy := 0
+	for _, r := range ep.requests(http.MethodGet) {
+		if r.header.Get("Last-Event-Id") == "busy-1" {
+			busy++
+		}
+	}
+	if busy != maxResumeAttempts {
+		t.Errorf("%d resumption attempts, want %d", busy, maxResumeAttempts)
+	}
+}
+
+func TestHTTPStandaloneStream(t *testing.T) {
+	var mu sync.Mutex
+	gets := 0
+	held := make(chan struct{})
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		if r.Method != http.MethodGet {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		mu.Lock()
+		gets++
+		n := gets
+		mu.Unlock()
+		startSSE(w)
+		switch n {
+		case 1:
+			event(w, "retry: 50\nid: s1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n")
+		case 2:
+			event(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"p1\",\"method\":\"ping\"}\n\n")
+			<-r.Context().Done() // held open until Close
+			close(held)
+		}
+	})
+	c := dial(t, ep, HTTP{})
+	c.SetSession("2025-06-18", messages.EraLegacy)
+	c.SetSession("2025-06-18", messages.EraLegacy) // no second stream
+
+	for _, method := range []string{"notifications/tools/list_changed", "ping"} {
+		m := next(t, c)
+		if decode(t, m).Method != method || m.Related != "" {
+			t.Errorf("got %s related %q, want %s unrelated", m.Data, m.Related, method)
+		}
+	}
+	all := ep.requests(http.MethodGet)
+	if len(all) != 2 || all[0].header.Get("Last-Event-Id") != "" || all[1].header.Get("Last-Event-Id") != "s1" {
+		t.Errorf("GETs: %v", all)
+	}
+	c.Close()
+	select {
+	case <-held:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close left the standalone stream open")
+	}
+}
+
+func TestHTTPModernCancellation(t *testing.T) {
+	cancelled := make(chan struct{})
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		if req.rpc != "tools/call" {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		startSSE(w)
+		event(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n")
+		<-r.Context().Done()
+		close(cancelled)
+	})
+	c := dial(t, ep, HTTP{})
+	c.SetSession("2026-07-28", messages.EraModern)
+	send(t, c, modernReq("9", "tools/call", `"name":"slow"`))
+	next(t, c)
+	send(t, c, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"timeout"}}`)
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server did not see the stream close")
+	}
+	send(t, c, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`) // unknown: dropped
+	quiet(t, c, 100*time.Millisecond)
+	if got := len(ep.requests("")); got != 1 {
+		t.Errorf("got %d requests, want only the tools/call: %v", got, ep.requests(""))
+	}
+}
+
+func TestHTTPLegacyCancellation(t *testing.T) {
+	streamDone := make(chan struct{})
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		switch req.rpc {
+		case "tools/call":
+			startSSE(w)
+			event(w, "id: x1\ndata:\n\n")
+			<-r.Context().Done()
+			close(streamDone)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	})
+	c := dial(t, ep, HTTP{})
+	send(t, c, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow"}}`)
+	send(t, c, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}`)
+	if r := ep.request(t, "notifications/cancelled"); r.header.Get("Mcp-Method") != "" {
+		t.Errorf("legacy cancellation has Mcp-Method")
+	}
+	select {
+	case <-streamDone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancelled request's stream stayed open")
+	}
+	quiet(t, c, 100*time.Millisecond)
+}
+
+func TestHTTPSynthesizedErrors(t *testing.T) {
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		switch req.rpc {
+		case "e404":
+			w.WriteHeader(http.StatusNotFound)
+		case "e400":
+			writeJSON(w, 400, `{"jsonrpc":"2.0","error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2027-01-01"}}}`)
+		case "e400null":
+			writeJSON(w, 400, `{"jsonrpc":"2.0","id":null,"error":{"code":-32020,"message":"Header mismatch"}}`)
+		case "e500":
+			http.Error(w, "boom", http.StatusInternalServerError)
+		case "e418":
+			writeJSON(w, 418, `{"not":"json-rpc"}`)
+		case "accepted":
+			w.WriteHeader(http.StatusAccepted)
+		case "html":
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<html></html>")
+		case "short":
+			startSSE(w)
+			event(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n")
+		case "other":
+			writeJSON(w, 200, `{"jsonrpc":"2.0","method":"notifications/message","params":{}}`)
+		}
+	})
+	c := dial(t, ep, HTTP{})
+	c.SetSession("2026-07-28", messages.EraModern)
+
+	cases := []struct {
+		method, id string
+		code       int
+		message    string
+		data       string
+	}{
+		{"e404", "1", -32600, "transport: HTTP 404 Not Found", `{"httpStatus":404}`},
+		{"e400", `"a"`, -32022, "Unsupported protocol version", `{"supported":["2026-07-28"],"requested":"2027-01-01"}`},
+		{"e400null", "3", -32020, "Header mismatch", ``},
+		{"e500", "4", -32603, "transport: HTTP 500 Internal Server Error", `{"httpStatus":500}`},
+		{"e418", "5", -32600, "transport: HTTP 418 I'm a teapot", `{"httpStatus":418}`},
+		{"accepted", "6", -32603, "transport: HTTP 202 Accepted: the server sent no response to the request", `{"httpStatus":202}`},
+		{"html", "7", -32603, `transport: unexpected response Content-Type "text/html"`, `{"httpStatus":200}`},
+		{"short", "8", -32603, "transport: the response stream ended before the response", ``},
+		{"other", "9", -32603, "transport: the JSON response body did not answer the request", ``},
+	}
+	for _, tc := range cases {
+		send(t, c, modernReq(tc.id, tc.method, ""))
+		m := next(t, c)
+		if tc.method == "short" || tc.method == "other" {
+			if decode(t, m).Method == "" {
+				t.Errorf("%s: got %s, want the notification first", tc.method, m.Data)
+			}
+			m = next(t, c)
+		}
+		r := decode(t, m)
+		if compactJSON(r.ID) != tc.id || m.Related != tc.id || r.Error == nil {
+			t.Errorf("%s: got %s related %q", tc.method, m.Data, m.Related)
+			continue
+		}
+		if r.Error.Code != tc.code || r.Error.Message != tc.message || compactJSON(r.Error.Data) != tc.data {
+			t.Errorf("%s: error %d %q %s, want %d %q %s", tc.method, r.Error.Code, r.Error.Message, r.Error.Data, tc.code, tc.message, tc.data)
+		}
+	}
+
+	// An endpoint nobody listens on.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	dead := dial(t, nil, HTTP{URL: "http://" + addr + "/mcp"})
+	send(t, dead, modernReq("1", "server/discover", ""))
+	if r := nextError(t, dead, "1"); r.Error.Code != -32603 || !strings.Contains(r.Error.Message, "refused") {
+		t.Errorf("unreachable: %d %q", r.Error.Code, r.Error.Message)
+	}
+	send(t, dead, `{"jsonrpc":"2.0","method":"notifications/initialized"}`) // logged, not fatal
+}
+
+func TestHTTPLimits(t *testing.T) {
+	big := strings.Repeat("x", 2000)
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		switch req.rpc {
+		case "bigevent":
+			startSSE(w)
+			event(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"x\":\""+big+"\"}}\n\n")
+			<-r.Context().Done() // the client drops the stream
+		case "bigline":
+			startSSE(w)
+			event(w, ": "+big) // no end of line in sight
+			<-r.Context().Done()
+		case "bigbody":
+			writeJSON(w, 200, result(req.id, `"`+big+`"`))
+		case "silent":
+			startSSE(w)
+			<-r.Context().Done()
+		case "keepalive":
+			startSSE(w)
+			for range 6 {
+				time.Sleep(100 * time.Millisecond)
+				event(w, ":\n\n")
+			}
+			event(w, "data: "+result(req.id, "{}")+"\n\n")
+		case "slowheaders":
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+		}
+	})
+	c := dial(t, ep, HTTP{MaxEventBytes: 1024, MaxBodyBytes: 1024, IdleTimeout: 200 * time.Millisecond, ConnectTimeout: 200 * time.Millisecond})
+	c.SetSession("2026-07-28", messages.EraModern)
+
+	cases := []struct{ method, id, message string }{
+		{"bigevent", "1", "transport: SSE event exceeds 1024 bytes"},
+		{"bigline", "2", "transport: SSE event exceeds 1024 bytes"},
+		{"bigbody", "3", "transport: JSON response body exceeds 1024 bytes"},
+		{"silent", "4", "transport: the response stream ended before the response: stream idle for 200ms"},
+		{"slowheaders", "5", "no response headers within 200ms"},
+	}
+	for _, tc := range cases {
+		send(t, c, modernReq(tc.id, tc.method, ""))
+		r := nextError(t, c, tc.id)
+		if !strings.Contains(r.Error.Message, tc.message) {
+			t.Errorf("%s: %q, want %q", tc.method, r.Error.Message, tc.message)
+		}
+	}
+	send(t, c, modernReq("6", "keepalive", ""))
+	if r := decode(t, next(t, c)); r.Error != nil {
+		t.Errorf("keep-alive comments did not keep the stream: %s", r.Error.Message)
+	}
+}
+
+func TestHTTPSessionTerminated(t *testing.T) {
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		switch {
+		case r.Method != http.MethodPost:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		case req.rpc == "initialize":
+			w.Header().Set("Mcp-Session-Id", "s-1")
+			writeJSON(w, 200, result(req.id, `{}`))
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
+	})
+	c := dial(t, ep, HTTP{})
+	send(t, c, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
+	next(t, c)
+	c.SetSession("2025-11-25", messages.EraLegacy)
+	send(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if r := nextError(t, c, "1"); r.Error.Message != "transport: HTTP 404 Not Found" {
+		t.Errorf("error %q", r.Error.Message)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.Read(ctx); !errors.Is(err, ErrSessionTerminated) || !errors.Is(err, io.EOF) {
+		t.Errorf("Read after the session ended = %v", err)
+	}
+	// A new initialize never carries the old session.
+	send(t, c, `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}`)
+	eventually(t, func() bool { return len(ep.requests(http.MethodPost)) == 3 })
+	inits := 0
+	for _, r := range ep.requests(http.MethodPost) {
+		if r.rpc == "initialize" {
+			inits++
+			if r.header.Get("Mcp-Session-Id") != "" || r.header.Get("Mcp-Protocol-Version") != "" {
+				t.Errorf("initialize %s carries session headers: %v", r.id, r.header)
+			}
+		}
+	}
+	if inits != 2 {
+		t.Errorf("%d initialize POSTs, want 2", inits)
+	}
+}
+
+func TestHTTPClose(t *testing.T) {
+	var mu sync.Mutex
+	var deleted http.Header
+	handlerDone := make(chan struct{})
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		switch {
+		case r.Method == http.MethodDelete:
+			mu.Lock()
+			deleted = r.Header.Clone()
+			mu.Unlock()
+			w.WriteHeader(http.StatusOK)
+		case r.Method == http.MethodGet:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		case req.rpc == "initialize":
+			w.Header().Set("Mcp-Session-Id", "s-9")
+			writeJSON(w, 200, result(req.id, `{}`))
+		default:
+			startSSE(w)
+			<-r.Context().Done()
+			close(handlerDone)
+		}
+	})
+	c := dial(t, ep, HTTP{})
+	send(t, c, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
+	next(t, c)
+	c.SetSession("2025-11-25", messages.EraLegacy)
+	send(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"forever"}}`)
+
+	readErr := make(chan error, 1)
+	go func() {
+		_, err := c.Read(context.Background())
+		readErr <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.Close()
+		}()
+	}
+	wg.Wait()
+	if err := <-readErr; !errors.Is(err, ErrClosed) {
+		t.Errorf("blocked Read = %v, want ErrClosed", err)
+	}
+	select {
+	case <-handlerDone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close left a response stream open")
+	}
+	mu.Lock()
+	if deleted.Get("Mcp-Session-Id") != "s-9" || deleted.Get("Mcp-Protocol-Version") != "2025-11-25" {
+		t.Errorf("DELETE headers: %v", deleted)
+	}
+	mu.Unlock()
+	if err := c.Write(context.Background(), []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)); !errors.Is(err, ErrClosed) {
+		t.Errorf("Write after Close = %v", err)
+	}
+	if _, err := c.Read(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Errorf("Read after Close = %v", err)
+	}
+	if err := c.Write(context.Background(), []byte(`not json`)); err == nil {
+		t.Error("Write of a non-JSON message succeeded")
+	}
+}
+
+func TestHTTPReadContext(t *testing.T) {
+	c := dial(t, nil, HTTP{URL: "http://127.0.0.1:1/"})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := c.Read(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Read = %v, want the deadline", err)
+	}
+}
