@@ -136,6 +136,8 @@ A result with isError is printed and exits 1.`,
 			Short: "Get a prompt",
 			Long:  "Get the prompt NAME with the arguments ARGS_JSON (a JSON object of strings) and print its messages, one per line as \"[role] text\". With --json, the whole GetPromptResult.",
 		}, a.runPrompt),
+		a.conformanceCommand(),
+		a.demoCommand(),
 	)
 	return root
 }
@@ -164,7 +166,7 @@ func (a *app) command(c *cobra.Command, do func(cmd *cobra.Command, args, server
 func (a *app) connectionFlags(fs *pflag.FlagSet) {
 	o := &a.opts
 	group := func(name string) { _ = fs.SetAnnotation(name, "group", []string{groupConnection}) }
-	fs.StringVar(&o.url, "url", "", "connect to the Streamable HTTP endpoint at `URL` (not available yet: use -- COMMAND)")
+	fs.StringVar(&o.url, "url", "", "connect to the Streamable HTTP endpoint at `URL` (instead of -- COMMAND)")
 	group("url")
 	fs.StringVar(&o.serverID, "server-id", "", "an `ID` for the server, passed to the handlers and written in the audit records")
 	group("server-id")
@@ -178,7 +180,7 @@ func (a *app) connectionFlags(fs *pflag.FlagSet) {
 	group("timeout")
 	fs.DurationVar(&o.maxTotalTimeout, "max-total-timeout", 0, "give up on each request after `D` in all, pauses included (default 30m)")
 	group("max-total-timeout")
-	fs.StringArrayVar(&o.headers, "header", nil, "send the HTTP header `K=V`, repeatable (HTTP only: ignored, with a warning, for a stdio server)")
+	fs.StringArrayVar(&o.headers, "header", nil, "send the HTTP header `K=V` with every request, repeatable (HTTP only: ignored, with a warning, for a stdio server)")
 	group("header")
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -103,12 +104,11 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 	case o.url != "" && len(server) > 0:
 		return usagef("give either --url URL or -- COMMAND [ARGS...], not both")
 	case o.url != "":
-		return usagef("--url: HTTP transport not available yet (run the server over stdio: -- COMMAND [ARGS...])")
 	case len(server) == 0 || server[0] == "":
 		return usagef("no server: put its command after the arguments, following --: -- COMMAND [ARGS...]")
 	}
 	logger := newLogger(a.stderr, o.verbose, o.json)
-	if len(o.headers) > 0 {
+	if len(o.headers) > 0 && o.url == "" {
 		logger.Warn("--header is only used with --url (HTTP); ignored for a stdio server")
 	}
 
@@ -148,10 +148,18 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 	}
 
 	tail := &stderrTail{}
-	t := &transport.Command{
+	var t transport.Transport = &transport.Command{
 		Path:   server[0],
 		Args:   server[1:],
 		Logger: slog.New(tailHandler{next: logger.Handler(), tail: tail}),
+	}
+	if o.url != "" {
+		header := http.Header{}
+		for _, h := range o.headers {
+			k, v, _ := strings.Cut(h, "=")
+			header.Add(strings.TrimSpace(k), v)
+		}
+		t = &transport.HTTP{URL: o.url, Header: header, Logger: logger}
 	}
 	client, err := conduit.Connect(ctx, t, conduit.Options{
 		ServerID:          o.serverID,

@@ -384,7 +384,6 @@ func TestUsageErrorsInProcess(t *testing.T) {
 		"no server":          {[]string{"call", "t"}, "no server"},
 		"empty server":       {[]string{"call", "t", "--"}, "no server command after --"},
 		"server without --":  {[]string{"call", "t", "{}", "never-started"}, "put the server command after --"},
-		"url":                {[]string{"call", "--url", "http://127.0.0.1:1/mcp", "t"}, "HTTP transport not available yet"},
 		"url and command":    {[]string{"call", "--url", "http://127.0.0.1:1/mcp", "t", "--", "never-started"}, "not both"},
 		"era bogus":          {[]string{"call", "--era", "bogus", "t", "--", "never-started"}, "want auto, legacy or modern"},
 		"unknown flag":       {[]string{"call", "--nope", "t", "--", "never-started"}, "unknown flag: --nope"},
