@@ -148,12 +148,14 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 	}
 
 	tail := &stderrTail{}
-	var t transport.Transport = &transport.Command{
-		Path:   server[0],
-		Args:   server[1:],
-		Logger: slog.New(tailHandler{next: logger.Handler(), tail: tail}),
-	}
-	if o.url != "" {
+	var t transport.Transport
+	if o.url == "" {
+		t = &transport.Command{
+			Path:   server[0],
+			Args:   server[1:],
+			Logger: slog.New(tailHandler{next: logger.Handler(), tail: tail}),
+		}
+	} else {
 		header := http.Header{}
 		for _, h := range o.headers {
 			k, v, _ := strings.Cut(h, "=")
