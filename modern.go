@@ -241,12 +241,15 @@ func (c *Client) AwaitTask(ctx context.Context, t *Task) (*CallToolResult, error
 	}
 }
 
-// taskEnded sends tasks/cancel when the caller gave up, and returns err.
+// taskEnded is how AwaitTask gives up on a task that has not ended: the
+// caller's context ended, or its input could not be answered. The server is
+// told with tasks/cancel (best effort, bounded), so no task is left waiting
+// for input nobody will send; err is returned.
 func (c *Client) taskEnded(ctx context.Context, taskID string, err error) error {
-	if ctx.Err() != nil {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = c.Call(cctx, "tasks/cancel", map[string]any{"taskId": taskID}, nil)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if cerr := c.Call(cctx, "tasks/cancel", map[string]any{"taskId": taskID}, nil); cerr != nil {
+		c.opts.Logger.Warn("tasks/cancel failed", "task", taskID, "err", cerr)
 	}
 	return err
 }

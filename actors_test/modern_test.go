@@ -632,3 +632,22 @@ func TestModernToolsWithInvalidHeaderAnnotationsAreDroppedAndMismatchRetried(t *
 		require.NoError(t, (<-d).err)
 	})
 }
+
+func TestTaskWhoseInputIsRefusedIsCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, srv := connectModernFake(t, conduit.Options{Tasks: true}) // no handler: nothing declared
+		d := callAsync(c, "a", conduit.WithAwaitTask())
+		m := srv.next()
+		srv.reply(m["id"], map[string]any{"resultType": "task", "taskId": "t-9", "status": "working"})
+		m = srv.next()
+		srv.reply(m["id"], map[string]any{"taskId": "t-9", "status": "input_required",
+			"inputRequests": map[string]any{"q": map[string]any{"method": "roots/list"}}})
+		m = srv.next()
+		assert.Equal(t, "tasks/cancel", m["method"])
+		assert.Equal(t, "t-9", m["params"].(map[string]any)["taskId"])
+		srv.reply(m["id"], map[string]any{"resultType": "complete"})
+		var ce *conduit.Error
+		require.ErrorAs(t, (<-d).err, &ce)
+		assert.Equal(t, conduit.KindProtocol, ce.Kind)
+	})
+}
