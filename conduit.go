@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -164,15 +165,26 @@ type Options struct {
 // Client is a connection to one MCP server. Its methods are safe for
 // concurrent use.
 type Client struct {
-	rt       *actors.Runtime
-	conn     transport.Conn
+	t        transport.Transport
 	opts     Options
 	declared era.Declared
-	version  string
-	era      Era
-	init     messages.InitializeResult
 	logLevel atomic.Pointer[string] // modern: sent in every request's _meta
+	cur      atomic.Pointer[session]
+	redial   sync.Mutex // one fresh session at a time
 }
+
+// session is one connection to the server: a transport connection, the
+// runtime on it, and what was negotiated. A legacy HTTP server that forgets
+// its session makes the client start a new one.
+type session struct {
+	rt      *actors.Runtime
+	conn    transport.Conn
+	version string
+	era     Era
+	init    messages.InitializeResult
+}
+
+func (c *Client) sess() *session { return c.cur.Load() }
 
 // Connect opens t, performs the handshake and returns a ready Client.
 func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client, error) {
@@ -198,11 +210,22 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 		withLogger.Logger = opts.Logger
 		t = &withLogger
 	}
-	conn, err := t.Connect(ctx)
+	c := &Client{t: t, opts: opts, declared: era.Declare(opts.Handler, opts.Sampling.Context)}
+	s, err := c.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.cur.Store(s)
+	return c, nil
+}
+
+// dial opens a connection, starts its runtime and negotiates.
+func (c *Client) dial(ctx context.Context) (*session, error) {
+	opts := c.opts
+	conn, err := c.t.Connect(ctx)
 	if err != nil {
 		return nil, &Error{Kind: KindTransport, Message: "could not connect", Err: err}
 	}
-	declared := era.Declare(opts.Handler, opts.Sampling.Context)
 	origin := opts.Elicitation.Origin
 	if o, ok := conn.(transport.Origin); ok && o.Origin() != "" {
 		origin = o.Origin()
@@ -211,76 +234,95 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 		Sampling: guards.SamplingConfig{
 			MaxTokens: opts.Sampling.MaxTokens, Context: opts.Sampling.Context, AllowIdle: opts.Sampling.AllowIdle,
 			MaxToolIterations: opts.Sampling.MaxToolIterations, RejectionCode: opts.Sampling.RejectionCode,
-			Tools: declared.SamplingTools,
+			Tools: c.declared.SamplingTools,
 		},
-		Elicitation: guards.ElicitationConfig{Modes: declared.ElicitModes, Origin: origin},
+		Elicitation: guards.ElicitationConfig{Modes: c.declared.ElicitModes, Origin: origin},
 		InputRate:   opts.InputRateLimit,
 		InputBurst:  opts.InputBurst,
 		Logger:      opts.Logger,
 	})
 	rt := actors.Start(actors.Config{
-		Conn: conn, Handler: opts.Handler, Declared: declared, Guards: pipeline,
+		Conn: conn, Handler: opts.Handler, Declared: c.declared, Guards: pipeline,
 		Name: opts.Name, ServerID: opts.ServerID, Assigns: opts.Assigns,
 		HandlerTimeout: opts.HandlerTimeout, MaxServerRequests: opts.MaxServerRequests,
 		LogRate: opts.LogRateLimit, LogBurst: opts.LogBurst,
 		Logger: opts.Logger, Audit: opts.Audit, Origin: origin,
 	})
-	c := &Client{rt: rt, conn: conn, opts: opts, declared: declared}
-	if err := c.negotiate(ctx); err != nil {
+	s := &session{rt: rt, conn: conn}
+	if err := c.negotiate(ctx, s); err != nil {
 		_ = rt.Close()
 		return nil, err
 	}
-	return c, nil
+	return s, nil
 }
 
-func (c *Client) initialize(ctx context.Context) error {
+// renew replaces a session the server ended (a legacy HTTP 404 for its
+// session id) with a fresh one, once per lost session: concurrent callers
+// that saw the same loss share the new session.
+func (c *Client) renew(ctx context.Context, lost *session) (*session, error) {
+	c.redial.Lock()
+	defer c.redial.Unlock()
+	if cur := c.sess(); cur != lost {
+		return cur, nil
+	}
+	_ = lost.rt.Close()
+	c.opts.Logger.Info("the server ended the session; starting a new one")
+	s, err := c.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.cur.Store(s)
+	return s, nil
+}
+
+func (c *Client) initialize(ctx context.Context, s *session) error {
 	params := era.InitializeParams(c.declared, Implementation{Name: c.opts.Name, Version: c.opts.Version}, c.opts.ProtocolVersion)
 	p, err := encodeParams(messages.MethodInitialize, params)
 	if err != nil {
 		return err
 	}
-	raw, err := c.rt.Call(ctx, messages.MethodInitialize, p, actors.CallOptions{Timeout: c.opts.Timeout, MaxTotalTimeout: c.opts.MaxTotalTimeout})
+	raw, err := s.rt.Call(ctx, messages.MethodInitialize, p, actors.CallOptions{Timeout: c.opts.Timeout, MaxTotalTimeout: c.opts.MaxTotalTimeout})
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(raw, &c.init); err != nil {
+	if err := json.Unmarshal(raw, &s.init); err != nil {
 		return &Error{Kind: KindProtocol, Method: messages.MethodInitialize, Message: "malformed initialize result", Err: err}
 	}
-	if err := era.CheckInitialize(&c.init, params.ProtocolVersion); err != nil {
+	if err := era.CheckInitialize(&s.init, params.ProtocolVersion); err != nil {
 		return &Error{Kind: KindProtocol, Method: messages.MethodInitialize, Err: err}
 	}
-	c.setSession(c.init.ProtocolVersion, EraLegacy)
-	return c.rt.Notify(messages.MethodInitialized, nil)
+	c.setSession(s, s.init.ProtocolVersion, EraLegacy)
+	return s.rt.Notify(messages.MethodInitialized, nil)
 }
 
 // ProtocolVersion is the negotiated protocol version.
-func (c *Client) ProtocolVersion() string { return c.version }
+func (c *Client) ProtocolVersion() string { return c.sess().version }
 
 // Era is the negotiated era.
-func (c *Client) Era() Era { return c.era }
+func (c *Client) Era() Era { return c.sess().era }
 
 // ServerInfo is what the server said about itself.
-func (c *Client) ServerInfo() Implementation { return c.init.ServerInfo }
+func (c *Client) ServerInfo() Implementation { return c.sess().init.ServerInfo }
 
 // ServerCapabilities are the server's capabilities as sent.
-func (c *Client) ServerCapabilities() json.RawMessage { return c.init.Capabilities }
+func (c *Client) ServerCapabilities() json.RawMessage { return c.sess().init.Capabilities }
 
 // Instructions are the server's instructions, if any.
-func (c *Client) Instructions() string { return c.init.Instructions }
+func (c *Client) Instructions() string { return c.sess().init.Instructions }
 
 // Stats returns a snapshot of the client's counters.
-func (c *Client) Stats() Stats { return c.rt.Stats() }
+func (c *Client) Stats() Stats { return c.sess().rt.Stats() }
 
 // Done is closed once the connection has ended and everything is released.
-func (c *Client) Done() <-chan struct{} { return c.rt.Done() }
+func (c *Client) Done() <-chan struct{} { return c.sess().rt.Done() }
 
 // Err says why the connection ended, once Done is closed.
-func (c *Client) Err() error { return c.rt.Err() }
+func (c *Client) Err() error { return c.sess().rt.Err() }
 
 // Close ends the connection: calls in flight fail with KindClosed, handler
 // contexts are cancelled, the server is shut down (stdio: stdin closed, then
 // SIGTERM, then SIGKILL). It waits until everything is released.
-func (c *Client) Close() error { return c.rt.Close() }
+func (c *Client) Close() error { return c.sess().rt.Close() }
 
 // CallOption adjusts one call.
 type CallOption func(*callOptions)
@@ -339,7 +381,7 @@ func (c *Client) Ping(ctx context.Context, opts ...CallOption) error {
 // In the modern era there is no logging/setLevel: the level is sent in the
 // _meta of every later request instead.
 func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOption) error {
-	if c.era == EraModern {
+	if c.sess().era == EraModern {
 		c.logLevel.Store(&level)
 		return nil
 	}
@@ -351,7 +393,8 @@ func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOpti
 // and the valid ones are given to the transport (Mcp-Param-* headers).
 func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]Tool, error) {
 	tools, err := listAll(ctx, c, messages.MethodListTools, opts, func(r *messages.ListToolsResult) ([]Tool, string) { return r.Tools, r.NextCursor })
-	if err != nil || c.era != EraModern {
+	s := c.sess()
+	if err != nil || s.era != EraModern {
 		return tools, err
 	}
 	kept := tools[:0]
@@ -367,7 +410,7 @@ func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]Tool, err
 		}
 		kept = append(kept, t)
 	}
-	if th, ok := c.conn.(transport.ToolHeaders); ok {
+	if th, ok := s.conn.(transport.ToolHeaders); ok {
 		th.SetToolHeaders(headers)
 	}
 	return kept, nil
@@ -420,7 +463,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 	}
 	var raw json.RawMessage
 	err := c.Call(ctx, messages.MethodCallTool, p, &raw, opts...)
-	if errors.Is(err, messages.ErrHeaderMismatch) && c.era == EraModern {
+	if errors.Is(err, messages.ErrHeaderMismatch) && c.sess().era == EraModern {
 		// The server disagrees with our Mcp-Param-* headers: the tool's
 		// annotations may have changed. Refresh them and retry once.
 		if _, lerr := c.ListTools(ctx); lerr == nil {

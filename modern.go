@@ -20,7 +20,7 @@ const DefaultDiscoverTimeout = 3 * time.Second
 // probe server/discover: a mutual modern version → modern; -32022 with a
 // version list → modern, once more with a listed version; anything else →
 // initialize (unless modern was pinned).
-func (c *Client) negotiate(ctx context.Context) error {
+func (c *Client) negotiate(ctx context.Context, s *session) error {
 	pinned := c.opts.Era
 	if e, ok := era.Of(c.opts.ProtocolVersion); ok {
 		if pinned != "" && pinned != e {
@@ -31,14 +31,14 @@ func (c *Client) negotiate(ctx context.Context) error {
 		return &Error{Kind: KindProtocol, Message: fmt.Sprintf("Conduit does not speak protocol version %q", c.opts.ProtocolVersion)}
 	}
 	if pinned == EraLegacy {
-		return c.initialize(ctx)
+		return c.initialize(ctx, s)
 	}
 	version := era.ModernVersions[0]
 	if pinned == EraModern && c.opts.ProtocolVersion != "" {
 		version = c.opts.ProtocolVersion
 	}
 	for attempt := 0; attempt < 2; attempt++ {
-		probe, err := c.discover(ctx, version)
+		probe, err := c.discover(ctx, s, version)
 		if err != nil {
 			return err
 		}
@@ -47,9 +47,9 @@ func (c *Client) negotiate(ctx context.Context) error {
 			version = probe.Retry
 			continue
 		case probe.Era == messages.EraModern:
-			c.init = messages.InitializeResult{ProtocolVersion: probe.Version, Capabilities: probe.Result.Capabilities,
+			s.init = messages.InitializeResult{ProtocolVersion: probe.Version, Capabilities: probe.Result.Capabilities,
 				ServerInfo: probe.Result.Meta.ServerInfo, Instructions: probe.Result.Instructions}
-			c.setSession(probe.Version, EraModern)
+			c.setSession(s, probe.Version, EraModern)
 			return nil
 		}
 		break
@@ -58,12 +58,12 @@ func (c *Client) negotiate(ctx context.Context) error {
 		return &Error{Kind: KindProtocol, Method: messages.MethodDiscover, Message: "the server does not speak the modern era (2026-07-28)"}
 	}
 	c.opts.ProtocolVersion = ""
-	return c.initialize(ctx)
+	return c.initialize(ctx, s)
 }
 
 // discover sends the probe. Only a broken connection is an error; any
 // answer, error answer or silence is read by era.ReadProbe.
-func (c *Client) discover(ctx context.Context, version string) (era.Probe, error) {
+func (c *Client) discover(ctx context.Context, s *session, version string) (era.Probe, error) {
 	timeout := c.opts.DiscoverTimeout
 	if timeout <= 0 {
 		timeout = DefaultDiscoverTimeout
@@ -72,7 +72,7 @@ func (c *Client) discover(ctx context.Context, version string) (era.Probe, error
 	if err != nil {
 		return era.Probe{}, err
 	}
-	raw, err := c.rt.Call(ctx, messages.MethodDiscover, params, actors.CallOptions{Timeout: timeout, MaxTotalTimeout: timeout})
+	raw, err := s.rt.Call(ctx, messages.MethodDiscover, params, actors.CallOptions{Timeout: timeout, MaxTotalTimeout: timeout})
 	if err == nil {
 		return era.ReadProbe(raw, nil), nil
 	}
@@ -106,23 +106,38 @@ func (c *Client) meta(version string, progressToken any) map[string]any {
 // call sends one call in the negotiated era: legacy as a plain request,
 // modern with _meta, resultType checks and MRTR.
 func (c *Client) call(ctx context.Context, method string, params any, o callOptions) (json.RawMessage, error) {
-	opts := actors.CallOptions{Timeout: o.timeout, MaxTotalTimeout: o.maxTotal, Assigns: o.assigns}
 	raw, err := encodeParams(method, params)
 	if err != nil {
 		return nil, err
 	}
-	if c.era != EraModern {
+	s := c.sess()
+	res, err := c.callOn(ctx, s, method, raw, o)
+	if errors.Is(err, transport.ErrSessionTerminated) {
+		// The server forgot the session (legacy HTTP 404): a fresh
+		// initialize, then the call once more.
+		if s, err = c.renew(ctx, s); err != nil {
+			return nil, err
+		}
+		return c.callOn(ctx, s, method, raw, o)
+	}
+	return res, err
+}
+
+func (c *Client) callOn(ctx context.Context, s *session, method string, raw json.RawMessage, o callOptions) (json.RawMessage, error) {
+	opts := actors.CallOptions{Timeout: o.timeout, MaxTotalTimeout: o.maxTotal, Assigns: o.assigns}
+	var err error
+	if s.era != EraModern {
 		if o.progressToken != nil {
 			if raw, err = era.WithMeta(raw, nil, map[string]any{era.MetaProgressToken: o.progressToken}); err != nil {
 				return nil, &Error{Kind: KindProtocol, Method: method, Err: err}
 			}
 		}
-		return c.rt.Call(ctx, method, raw, opts)
+		return s.rt.Call(ctx, method, raw, opts)
 	}
-	return c.rt.CallModern(ctx, actors.Modern{
-		Method: method, Params: raw, Version: c.version, Declared: c.declared, Tasks: c.opts.Tasks,
+	return s.rt.CallModern(ctx, actors.Modern{
+		Method: method, Params: raw, Version: s.version, Declared: c.declared, Tasks: c.opts.Tasks,
 		MaxRounds: c.opts.MaxRounds,
-		Meta:      func() map[string]any { return c.meta(c.version, o.progressToken) },
+		Meta:      func() map[string]any { return c.meta(s.version, o.progressToken) },
 	}, opts)
 }
 
@@ -142,7 +157,8 @@ func encodeParams(method string, params any) (json.RawMessage, error) {
 
 // toolResult decodes a tools/call answer; a task is awaited when asked.
 func (c *Client) toolResult(ctx context.Context, raw json.RawMessage, opts []CallOption) (*CallToolResult, error) {
-	if c.era == EraModern && c.opts.Tasks {
+	s := c.sess()
+	if s.era == EraModern && c.opts.Tasks {
 		if kind, _ := era.ResultType(raw, messages.MethodCallTool, true); kind == era.ResultTask {
 			var t messages.Task
 			if err := json.Unmarshal(raw, &t); err != nil || t.TaskID == "" {
@@ -182,7 +198,8 @@ const DefaultPollInterval = time.Second
 // with isError), failed the task's JSON-RPC error (KindRPC), cancelled a
 // KindCancelled error. When ctx ends, tasks/cancel is sent.
 func (c *Client) AwaitTask(ctx context.Context, t *Task) (*CallToolResult, error) {
-	if c.era != EraModern || !c.opts.Tasks {
+	s := c.sess()
+	if s.era != EraModern || !c.opts.Tasks {
 		return nil, &Error{Kind: KindProtocol, Method: "tasks/get", Message: "tasks need the modern era and Options.Tasks"}
 	}
 	answered := map[string]bool{}
@@ -218,7 +235,7 @@ func (c *Client) AwaitTask(ctx context.Context, t *Task) (*CallToolResult, error
 				}
 			}
 			if len(fresh) > 0 {
-				answers, err := c.rt.AnswerTaskInputs(ctx, actors.Modern{Method: messages.MethodCallTool, Version: c.version, Declared: c.declared, Tasks: true}, fresh)
+				answers, err := s.rt.AnswerTaskInputs(ctx, actors.Modern{Method: messages.MethodCallTool, Version: s.version, Declared: c.declared, Tasks: true}, fresh)
 				if err != nil {
 					return nil, c.taskEnded(ctx, t.TaskID, err)
 				}
@@ -263,10 +280,10 @@ func pollInterval(ms *int64) time.Duration {
 
 // setSession records the negotiated version and era, in the runtime and in
 // a transport that frames by session (HTTP).
-func (c *Client) setSession(version string, e Era) {
-	c.version, c.era = version, e
-	c.rt.SetSession(version, e)
-	if s, ok := c.conn.(transport.Session); ok {
-		s.SetSession(version, e)
+func (c *Client) setSession(s *session, version string, e Era) {
+	s.version, s.era = version, e
+	s.rt.SetSession(version, e)
+	if ts, ok := s.conn.(transport.Session); ok {
+		ts.SetSession(version, e)
 	}
 }

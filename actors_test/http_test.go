@@ -2,6 +2,7 @@ package actors_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -161,4 +162,52 @@ func TestHTTPDeadlinePausedWhileAPersonAnswers(t *testing.T) {
 	require.NoError(t, <-slow)
 	require.Len(t, h.seen, 1)
 	assert.False(t, h.seen[0].RelatedRequestID.IsZero())
+}
+
+// A legacy server that forgets session s-1 after the handshake: the client
+// starts a fresh session and the call goes through on it.
+func TestHTTPExpiredSessionStartsAFreshOne(t *testing.T) {
+	var mu sync.Mutex
+	sessions := 0
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		sid := r.Header.Get("Mcp-Session-Id")
+		reply := func(result string) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result)
+		}
+		switch {
+		case m.Method == "server/discover":
+			w.WriteHeader(http.StatusBadRequest) // a legacy server
+		case m.Method == "initialize":
+			mu.Lock()
+			sessions++
+			w.Header().Set("Mcp-Session-Id", fmt.Sprintf("s-%d", sessions))
+			mu.Unlock()
+			reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"forgetful","version":"1"}}`)
+		case m.ID == nil:
+			w.WriteHeader(http.StatusAccepted)
+		case sid == "s-1":
+			w.WriteHeader(http.StatusNotFound) // the server restarted
+		default:
+			reply(fmt.Sprintf(`{"content":[{"type":"text","text":"ok on %s"}]}`, sid))
+		}
+	}))
+	defer ts.Close()
+	c := connectHTTP(t, ts.URL, conduit.Options{})
+	require.Equal(t, conduit.EraLegacy, c.Era())
+	r, err := c.CallTool(callCtx(t), "anything", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "ok on s-2", textOf(t, r))
+	mu.Lock()
+	assert.Equal(t, 2, sessions)
+	mu.Unlock()
 }

@@ -481,11 +481,13 @@ func (c *httpConn) runCall(cl *httpCall, body []byte, hdr http.Header, sessionSe
 	switch {
 	case resp.StatusCode == http.StatusAccepted:
 		c.fail(cl, codeInternalError, "transport: HTTP 202 Accepted: the server sent no response to the request", httpData(resp))
+	case resp.StatusCode == http.StatusNotFound && sessionSent:
+		// The session is gone: no per-request error, Read ends with
+		// ErrSessionTerminated, so every call in flight fails with it
+		// and the client can start a fresh session and retry.
+		c.sessionLost(hdr.Get("Mcp-Session-Id"))
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		c.failHTTP(cl, ex)
-		if resp.StatusCode == http.StatusNotFound && sessionSent {
-			c.sessionLost(hdr.Get("Mcp-Session-Id"))
-		}
 	default:
 		switch mediaType(resp) {
 		case "application/json":
