@@ -123,8 +123,11 @@ func (a *app) runDemo(ctx context.Context) error {
 			}
 			roots = cwd
 		}
-		inner = demoHandler(isTerminal(a.std.in), roots)
+		inner = demoHandler(isTerminal(a.std.in), roots, a.std, flagRoots != nil, o.handlerTimeout)
 		handlerDesc = "built-in, scripted: forms filled in, URLs declined (never opened),\na fixed completion (no model is called, no sampling tools),\nroots " + rootURIs(roots)
+		if _, ok := inner.(*interactiveHandler); ok {
+			handlerDesc = interactiveHandlerDesc
+		}
 	}
 	obs := &demoObserver{notifier: n, out: out}
 	handler := observeHandler(obs, inner)
@@ -168,7 +171,8 @@ func (a *app) runDemo(ctx context.Context) error {
 		<-served
 		return connectFailed(ctx, err)
 	}
-	d := &demoRun{out: out, client: client, srv: srv, obs: obs, audit: audit, era: o.era, scripted: o.answers == ""}
+	_, interactive := inner.(*interactiveHandler)
+	d := &demoRun{out: out, client: client, srv: srv, obs: obs, audit: audit, era: o.era, scripted: o.answers == "" && !interactive}
 	if u, ok := handler.(conduit.SamplingToolUser); ok {
 		d.samplingTools = u.UsesSamplingTools()
 	}
@@ -197,12 +201,14 @@ func demoOrDefault(s, def string) string {
 }
 
 // demoHandler returns the handler that answers the demo server when no
-// --answers file is given. ttyInteractive says stdin is a terminal: that is
-// where an interactive handler, prompting the user for each request, will
-// plug in (a later task). Until then the scripted handler answers in every
-// case, so the demo never waits for anyone.
-func demoHandler(ttyInteractive bool, roots []conduit.Root) any {
-	_ = ttyInteractive
+// --answers file is given. ttyInteractive says stdin is a terminal: then
+// the interactive handler (interactive.go) asks the person at it for each
+// request; otherwise the scripted handler answers, so the demo never waits
+// for anyone.
+func demoHandler(ttyInteractive bool, roots []conduit.Root, std streams, rootsFromFlags bool, handlerTimeout time.Duration) any {
+	if ttyInteractive {
+		return newInteractiveHandler(std.in, std.out, roots, rootsFromFlags, handlerTimeout)
+	}
 	return &scriptedDemoHandler{roots: roots}
 }
 

@@ -128,6 +128,20 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 	}
 	n := &notifier{w: a.stderr, json: o.json, logger: logger}
 	handler := newHandler(n, ans, flagRoots)
+	if ans == nil && isTerminal(a.std.in) {
+		// At a terminal without --answers, the person answers every kind
+		// of input (interactive.go); the prompts go to stderr, stdout
+		// keeping the result.
+		roots := flagRoots
+		if roots == nil {
+			cwd, err := parseRoots([]string{"."})
+			if err != nil {
+				return fmt.Errorf("current directory: %w", err)
+			}
+			roots = cwd
+		}
+		handler = &interactiveWithNotifier{n, newInteractiveHandler(a.std.in, a.std.err, roots, flagRoots != nil, o.handlerTimeout)}
+	}
 	warnMissingRoots(logger, o.roots)
 	if ans != nil {
 		warnMissingRoots(logger, ans.rootEntries)

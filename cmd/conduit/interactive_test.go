@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/messages"
+)
+
+func TestInteractiveFieldSpecs(t *testing.T) {
+	specs, err := fieldSpecs(json.RawMessage(profileSchema), map[string]messages.FieldInfo{"email": {SensitiveSuspected: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	by := map[string]fieldSpec{}
+	for _, s := range specs {
+		names = append(names, s.Name)
+		by[s.Name] = s
+	}
+	if strings.Join(names, " ") != strings.Join(profileFields, " ") {
+		t.Fatalf("order %v, want the schema's %v", names, profileFields)
+	}
+	checks := []struct {
+		name, kind string
+		required   bool
+	}{
+		{"name", kindString, true}, {"email", kindString, true}, {"age", kindInteger, false}, {"height", kindNumber, false},
+		{"newsletter", kindBool, false}, {"language", kindSelect, true}, {"plan", kindSelect, false}, {"theme", kindSelect, false},
+		{"topics", kindMulti, true}, {"channels", kindMulti, false},
+	}
+	for _, c := range checks {
+		s := by[c.name]
+		if s.Kind != c.kind || s.Required != c.required {
+			t.Errorf("%s: kind %s required %v, want %s %v", c.name, s.Kind, s.Required, c.kind, c.required)
+		}
+	}
+	if by["name"].DefaultText != "Ada Lovelace" || by["age"].DefaultText != "36" || !by["plan"].HasDefault || by["plan"].DefaultText != "free" {
+		t.Errorf("defaults: %+v %+v %+v", by["name"].DefaultText, by["age"].DefaultText, by["plan"].DefaultText)
+	}
+	if got := by["channels"].DefaultMulti; len(got) != 1 || got[0] != "email" {
+		t.Errorf("channels default %v", got)
+	}
+	if o := by["plan"].Options; len(o) != 3 || o[1] != (fieldOption{"pro", "Pro"}) {
+		t.Errorf("titled oneOf options %v", o)
+	}
+	if o := by["theme"].Options; len(o) != 2 || o[1] != (fieldOption{"dark", "Dark"}) {
+		t.Errorf("enumNames options %v", o)
+	}
+	if o := by["channels"].Options; len(o) != 3 || o[1] != (fieldOption{"sms", "Text message"}) {
+		t.Errorf("anyOf options %v", o)
+	}
+	if !by["email"].Sensitive || by["name"].Sensitive {
+		t.Error("sensitive flag not carried")
+	}
+	if by["name"].Label() != "Full name *" || by["homepage"].Label() != "Homepage" {
+		t.Errorf("labels %q %q", by["name"].Label(), by["homepage"].Label())
+	}
+	for name, want := range map[string]string{
+		"name": "2 to 60 characters", "email": "an email address", "age": "a whole number from 0 to 150",
+		"height": "a number from 0.5 to 2.5", "topics": "pick 1 to 3", "homepage": "optional",
+	} {
+		if h := by[name].Hint(); !strings.Contains(h, want) {
+			t.Errorf("%s hint %q, want %q in it", name, h, want)
+		}
+	}
+}
+
+func TestInteractiveReask(t *testing.T) {
+	specs, err := fieldSpecs(json.RawMessage(profileSchema), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]fieldSpec{}
+	for _, s := range specs {
+		by[s.Name] = s
+	}
+	cases := []struct{ field, text, want string }{
+		{"email", "not-an-email", "not a valid email address"},
+		{"email", "", "this field is required"},
+		{"name", "A", "too short: at least 2 characters"},
+		{"age", "200", "too large: at most 150"},
+		{"age", "3.5", "enter a whole number"},
+		{"height", "abc", "enter a number"},
+		{"height", "0.1", "too small: at least 0.5"},
+		{"birthday", "yesterday", "not a valid date (YYYY-MM-DD)"},
+		{"homepage", "not a uri", "not a valid URI"},
+	}
+	for _, c := range cases {
+		err := by[c.field].checkText(c.text)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %q: %v, want %q", c.field, c.text, err, c.want)
+		}
+	}
+	for _, ok := range []struct{ field, text string }{{"email", "ada@example.com"}, {"homepage", ""}, {"age", "36"}, {"height", "1.7"}, {"birthday", "1815-12-10"}} {
+		if err := by[ok.field].checkText(ok.text); err != nil {
+			t.Errorf("%s %q: %v", ok.field, ok.text, err)
+		}
+	}
+	if err := by["topics"].checkMulti(nil); err == nil || !strings.Contains(err.Error(), "pick at least 1") {
+		t.Errorf("topics none: %v", err)
+	}
+	if err := by["topics"].checkMulti([]string{"go", "rust", "mcp", "actors"}); err == nil || !strings.Contains(err.Error(), "pick at most 3") {
+		t.Errorf("topics all: %v", err)
+	}
+	// The whole answer: the first invalid field is named, with its message.
+	vals := newFormValues(specs)
+	*vals.text["email"] = "nope"
+	*vals.multi["topics"] = []string{"go"}
+	*vals.text["language"] = "en"
+	_, bad, msg := vals.content(specs)
+	if bad == nil || bad.Name != "email" || msg != "not a valid email address" {
+		t.Fatalf("content: %v %q", bad, msg)
+	}
+	*vals.text["email"] = "ada@example.com"
+	content, bad, msg := vals.content(specs)
+	if bad != nil {
+		t.Fatalf("content: %s %q", bad.Name, msg)
+	}
+	if content["age"] != json.Number("36") || content["email"] != "ada@example.com" {
+		t.Errorf("content %v", content)
+	}
+	if _, ok := content["homepage"]; ok {
+		t.Error("an empty optional field was sent")
+	}
+}
+
+func TestInteractiveURLScreen(t *testing.T) {
+	r := &conduit.ElicitationRequest{Mode: messages.ModeURL, URL: "https://xn--80ak6aa92e.com/connect", Host: "xn--80ak6aa92e.com", IDN: true, OriginMismatch: true}
+	r.Params.Message = "Sign in"
+	w := urlWarnings(r)
+	if len(w) != 2 || !strings.Contains(w[0], "punycode") || !strings.Contains(w[1], "not the server's own origin") {
+		t.Fatalf("warnings %q", w)
+	}
+	screen := urlScreen("demo", r, func(s string) string { return "[" + s + "]" })
+	for _, want := range []string{`"demo"`, "https://[xn--80ak6aa92e.com]/connect", "host: [xn--80ak6aa92e.com]", "never fetches"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("screen lacks %q:\n%s", want, screen)
+		}
+	}
+	if w := urlWarnings(&conduit.ElicitationRequest{Host: "example.com"}); len(w) != 0 {
+		t.Errorf("no warnings expected: %q", w)
+	}
+}
+
+func TestInteractiveSamplingChanges(t *testing.T) {
+	r := &conduit.SamplingRequest{Raw: json.RawMessage(`{"messages":[],"maxTokens":100000,"includeContext":"thisServer"}`)}
+	r.Params.MaxTokens, r.Params.IncludeContext = 4096, "none"
+	ch := samplingChanges(r)
+	if len(ch) != 2 || !strings.Contains(ch[0], "100000") || !strings.Contains(ch[1], "thisServer") {
+		t.Fatalf("changes %q", ch)
+	}
+	r.Raw = json.RawMessage(`{"messages":[],"maxTokens":4096,"includeContext":"none"}`)
+	if ch := samplingChanges(r); len(ch) != 0 {
+		t.Errorf("no change expected: %q", ch)
+	}
+}
+
+func TestInteractiveEndedMessage(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	<-ctx.Done()
+	if m := endedMessage(ctx, time.Now(), time.Second); !strings.HasPrefix(m, "timed out") {
+		t.Errorf("deadline: %q", m)
+	}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	if m := endedMessage(ctx2, time.Now(), time.Minute); !strings.Contains(m, "server cancelled") {
+		t.Errorf("cancel: %q", m)
+	}
+	if m := endedMessage(ctx2, time.Now().Add(-time.Minute), time.Minute); !strings.HasPrefix(m, "timed out") {
+		t.Errorf("legacy timeout: %q", m)
+	}
+
+}
+
+// TestInteractiveTmux drives `conduit demo --era legacy` in a real terminal
+// (tmux) as a person would.
+func TestInteractiveTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "conduit")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	sock := "conduit-test-" + filepath.Base(dir)
+	session := "demo"
+	tm := func(args ...string) string {
+		out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	tm("new-session", "-d", "-s", session, "-x", "200", "-y", "50", "-c", dir, "sh", "-c", bin+" demo --era legacy; echo EXIT=$?; sleep 60")
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", sock, "kill-server").Run() })
+	deadline := time.Now().Add(30 * time.Second)
+	screen := func() string { return tm("capture-pane", "-p", "-J", "-S", "-5000", "-t", session) }
+	waitFor := func(want ...string) string {
+		t.Helper()
+		for {
+			s := screen()
+			ok := true
+			for _, w := range want {
+				ok = ok && strings.Contains(s, w)
+			}
+			if ok {
+				// Let the prompt start reading keys: one sent before
+				// the terminal is in raw mode is lost.
+				time.Sleep(400 * time.Millisecond)
+				return s
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %q; screen:\n%s", want, s)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	keys := func(k ...string) {
+		for _, key := range k {
+			tm("send-keys", "-t", session, key)
+			time.Sleep(150 * time.Millisecond)
+		}
+	}
+	typ := func(s string) { tm("send-keys", "-t", session, "-l", s); time.Sleep(150 * time.Millisecond) }
+
+	waitFor("Set up your demo profile.", "Answer this form?", "Fill in the form")
+	keys("Enter")
+	waitFor("Email *", "Topics *")
+	keys("Enter") // name: the default
+	typ("not-an-email")
+	keys("Enter")
+	waitFor("not a valid email address") // re-asked, not sent
+	keys("C-u")
+	typ("ada@example.com")
+	keys("Enter")
+	keys("Enter", "Enter", "Enter", "Enter", "Enter", "Enter", "Enter", "Enter") // homepage … theme
+	keys("Space", "Enter")                                                       // topics: go
+	keys("Enter")                                                                // channels: the default
+	waitFor("form answered", `"ada@example.com"`, "Open this URL?")
+	s := waitFor("punycode", "not the server's own origin", "Decline (tell the server no)")
+	if !strings.Contains(s, "https://xn--80ak6aa92e.com/connect") {
+		t.Errorf("the URL is not shown:\n%s", s)
+	}
+	keys("Enter") // Decline, the default
+	waitFor("Open your Conduit demo dashboard.")
+	keys("Enter")
+	waitFor("Approve this completion?", "clamped to 4096")
+	keys("Enter")
+	waitFor("Your reply")
+	typ("Typed by a person in tmux.")
+	keys("Enter")
+	waitFor(`Summary (by human (conduit interactive)): Typed by a person in tmux.`)
+	waitFor("Step 1 of 2")
+	keys("Down", "Enter") // decline
+	waitFor("Approve the nightly export")
+	keys("Enter", "Enter")
+	s = waitFor("EXIT=")
+	for _, want := range []string{"Summary (legacy era", "10 steps, all as expected", "EXIT=0"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("missing %q; screen:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "opened in the system browser") {
+		t.Error("a URL was opened")
+	}
+	if strings.Count(s, "you chose: decline (nothing opened)") != 2 {
+		t.Errorf("both URLs should be declined, nothing opened:\n%s", s)
+	}
+
+}
