@@ -37,6 +37,12 @@ type connection struct {
 	children map[*actor.PID]messages.ID   // request child → server request id
 	running  map[messages.ID]*actor.PID   // server request id → request child
 	slots    supervisor.Cap
+	// stopping are children told to stop whose Terminated has not come
+	// yet. Close waits for them: poisoning this actor stops every child it
+	// still lists, and a second Stop to a child that just died is a logged
+	// dead letter (and a throttling goroutine).
+	stopping  map[*actor.PID]struct{}
+	closeDone chan struct{} // a Close waiting for stopping to drain
 }
 
 // logicalCall is an MRTR call: several rounds, one deadline.
@@ -93,7 +99,17 @@ func (c *connection) Receive(ctx actor.Context) {
 		c.shutdown(ctx, &messages.Error{Kind: messages.KindTransport, Message: "write to the server failed", Err: m.err})
 	case *closeRequest:
 		c.shutdown(ctx, m.err)
-		close(m.done)
+		if len(c.stopping) == 0 {
+			close(m.done)
+		} else {
+			c.closeDone = m.done
+		}
+	case *actor.Terminated:
+		delete(c.stopping, m.Who)
+		if len(c.stopping) == 0 && c.closeDone != nil {
+			close(c.closeDone)
+			c.closeDone = nil
+		}
 	}
 }
 
@@ -107,6 +123,7 @@ func (c *connection) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, c
 		c.release(child, id)
 		c.send(messages.NewErrorResponse(id, e))
 		sup.StopChildren(child)
+		c.stopping[child] = struct{}{}
 		return
 	}
 	c.shared.logger.Error("conduit actor failed", "actor", child.String(), "reason", fmt.Sprint(reason))
@@ -267,6 +284,7 @@ func (c *connection) childDone(ctx actor.Context, child *actor.PID, frame *messa
 		c.send(frame)
 	}
 	ctx.Stop(child) // only now: its reply has arrived
+	c.stopping[child] = struct{}{}
 }
 
 func (c *connection) release(child *actor.PID, id messages.ID) {

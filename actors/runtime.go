@@ -179,6 +179,7 @@ func Start(cfg Config) *Runtime {
 		logicals: map[messages.ID]*logicalCall{},
 		children: map[*actor.PID]messages.ID{},
 		running:  map[messages.ID]*actor.PID{},
+		stopping: map[*actor.PID]struct{}{},
 		slots:    supervisor.Cap{Max: cfg.MaxServerRequests},
 	}
 	// The writer needs the PID for its error report, the actor needs the
