@@ -12,6 +12,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 	golang.org/x/net v0.63.0
+	golang.org/x/term v0.48.0
 	golang.org/x/time v0.16.0
 )
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"golang.org/x/term"
 	"io"
 	"math"
 	"os"
@@ -112,7 +113,7 @@ func (a *app) runDemo(ctx context.Context) error {
 			return err
 		}
 		warnMissingRoots(logger, ans.rootEntries)
-		inner = newHandler(n, ans, flagRoots)
+		inner = newHandler(n, ans, flagRoots, samplingCommand{})
 		handlerDesc = "scripted from " + o.answers
 	} else {
 		roots := flagRoots
@@ -213,13 +214,11 @@ func demoHandler(ttyInteractive bool, roots []conduit.Root, std streams, rootsFr
 }
 
 // isTerminal reports whether r is a character device (a terminal).
+// isTerminal reports whether r is a terminal. A character device is not
+// enough: /dev/null is one, and a CI job's stdin often is /dev/null.
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // scriptedDemoHandler answers every input request at once, sensibly and

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/messages"
 )
 
 // The client advertises a capability exactly when its handler implements
@@ -22,7 +23,7 @@ import (
 
 type handlerS struct {
 	*notifier
-	*sampler
+	messages.SamplingHandler
 }
 
 type handlerE struct {
@@ -37,13 +38,13 @@ type handlerR struct {
 
 type handlerSE struct {
 	*notifier
-	*sampler
+	messages.SamplingHandler
 	*elicitor
 }
 
 type handlerSR struct {
 	*notifier
-	*sampler
+	messages.SamplingHandler
 	*rootsLister
 }
 
@@ -55,14 +56,14 @@ type handlerER struct {
 
 type handlerSER struct {
 	*notifier
-	*sampler
+	messages.SamplingHandler
 	*elicitor
 	*rootsLister
 }
 
 // compose returns a handler implementing the notification and log
 // interfaces and exactly the input kinds whose part is not nil.
-func compose(n *notifier, s *sampler, e *elicitor, r *rootsLister) any {
+func compose(n *notifier, s messages.SamplingHandler, e *elicitor, r *rootsLister) any {
 	switch {
 	case s != nil && e != nil && r != nil:
 		return &handlerSER{n, s, e, r}
@@ -85,8 +86,8 @@ func compose(n *notifier, s *sampler, e *elicitor, r *rootsLister) any {
 // newHandler builds the handler for the scripted answers a (nil without
 // --answers) and the roots of --roots. Roots are offered when either names
 // any (or the file has a "roots" key, even empty).
-func newHandler(n *notifier, a *answers, flagRoots []conduit.Root) any {
-	var s *sampler
+func newHandler(n *notifier, a *answers, flagRoots []conduit.Root, cmd samplingCommand) any {
+	var s messages.SamplingHandler
 	var e *elicitor
 	var r *rootsLister
 	if a == nil {
@@ -94,6 +95,9 @@ func newHandler(n *notifier, a *answers, flagRoots []conduit.Root) any {
 	}
 	if a.Sampling != nil {
 		s = &sampler{answer: a.Sampling}
+	}
+	if cmd.command != "" { // --sampling-command answers sampling instead
+		s = &commandSampler{cmd: cmd}
 	}
 	if a.Elicitation != nil {
 		e = &elicitor{answer: a.Elicitation}

@@ -24,11 +24,12 @@ import (
 // completion with a typed reply. It is used only when stdin is a terminal
 // and no --answers file is given. Prompts are shown one at a time.
 type interactiveHandler struct {
-	in   io.Reader
-	out  io.Writer
-	mu   chan struct{} // one prompt at a time
-	wmu  sync.Mutex
-	once sync.Once
+	samplingCommand samplingCommand // --sampling-command, --yes
+	in              io.Reader
+	out             io.Writer
+	mu              chan struct{} // one prompt at a time
+	wmu             sync.Mutex
+	once            sync.Once
 
 	roots          []conduit.Root
 	rootsFromFlags bool
@@ -355,6 +356,9 @@ func openInBrowser(u string) error {
 // HandleSampling shows the completion request and asks for a reply.
 func (h *interactiveHandler) HandleSampling(ctx context.Context, r *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) {
 	started := time.Now()
+	if h.samplingCommand.command != "" {
+		return h.approveCommand(ctx, started, r)
+	}
 	if err := h.acquire(ctx); err != nil {
 		return nil, err
 	}
@@ -395,6 +399,56 @@ func (h *interactiveHandler) HandleSampling(ctx context.Context, r *conduit.Samp
 	h.printf("  reply sent (%d characters)\n", len(reply))
 	return &conduit.CreateMessageResult{Role: "assistant", Content: messages.Text(reply), Model: "human (conduit interactive)", StopReason: "endTurn"}, nil
 }
+
+// approveCommand answers sampling with --sampling-command: the command's
+// completion is shown and sent, edited or refused (sent at once with --yes).
+func (h *interactiveHandler) approveCommand(ctx context.Context, started time.Time, r *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) {
+	text, err := h.samplingCommand.run(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if h.samplingCommand.yes {
+		return h.samplingCommand.completion(text), nil
+	}
+	if err := h.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer h.release()
+	timeout := h.timeout(messages.MethodCreateMessage)
+	refused := &conduit.RPCError{Code: -1, Message: "User rejected sampling request"}
+	h.printf("%s", samplingScreen(h.who(r.RequestContext), r))
+	h.printf("  --sampling-command answered:\n%s\n", indent(text))
+	choice := "send"
+	sel := huh.NewSelect[string]().Title("Send this completion?").Options(
+		huh.NewOption("Send it", "send"),
+		huh.NewOption("Edit it, then send", "edit"),
+		huh.NewOption("Refuse", choiceRefuse),
+	).Value(&choice)
+	switch err := h.run(ctx, started, timeout, huh.NewGroup(sel)); {
+	case errors.Is(err, errAborted):
+		return nil, refused
+	case err != nil:
+		return nil, err
+	}
+	switch choice {
+	case choiceRefuse:
+		h.printf("  refused\n")
+		return nil, refused
+	case "edit":
+		in := huh.NewText().Title("Edit the completion").Value(&text)
+		switch err := h.run(ctx, started, timeout, huh.NewGroup(in)); {
+		case errors.Is(err, errAborted):
+			h.printf("  refused\n")
+			return nil, refused
+		case err != nil:
+			return nil, err
+		}
+	}
+	h.printf("  completion sent (%d characters)\n", len(text))
+	return h.samplingCommand.completion(text), nil
+}
+
+func indent(s string) string { return "    " + strings.ReplaceAll(s, "\n", "\n    ") }
 
 // samplingScreen is the text of the sampling approval screen: the request
 // as the guards changed it, and what they changed.

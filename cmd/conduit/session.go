@@ -35,6 +35,8 @@ type options struct {
 	handlerTimeout    time.Duration
 	maxServerRequests int
 	audit             string
+	samplingCommand   string
+	yes               bool
 	logLevel          string
 	json              bool
 	// global
@@ -127,7 +129,8 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		}
 	}
 	n := &notifier{w: a.stderr, json: o.json, logger: logger}
-	handler := newHandler(n, ans, flagRoots)
+	cmd := samplingCommand{command: o.samplingCommand, yes: o.yes}
+	handler := newHandler(n, ans, flagRoots, cmd)
 	if ans == nil && isTerminal(a.std.in) {
 		// At a terminal without --answers, the person answers every kind
 		// of input (interactive.go); the prompts go to stderr, stdout
@@ -140,7 +143,9 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 			}
 			roots = cwd
 		}
-		handler = &interactiveWithNotifier{n, newInteractiveHandler(a.std.in, a.std.err, roots, flagRoots != nil, o.handlerTimeout)}
+		ih := newInteractiveHandler(a.std.in, a.std.err, roots, flagRoots != nil, o.handlerTimeout)
+		ih.samplingCommand = cmd
+		handler = &interactiveWithNotifier{n, ih}
 	}
 	warnMissingRoots(logger, o.roots)
 	if ans != nil {

@@ -151,7 +151,7 @@ func TestMergeRoots(t *testing.T) {
 func TestComposeImplementsExactlyTheKindsGiven(t *testing.T) {
 	n := &notifier{}
 	for mask := range 8 {
-		var s *sampler
+		var s conduit.SamplingHandler // an interface: a typed nil would count as present
 		var e *elicitor
 		var r *rootsLister
 		if mask&1 != 0 {
@@ -183,13 +183,13 @@ func TestComposeImplementsExactlyTheKindsGiven(t *testing.T) {
 
 func TestNewHandler(t *testing.T) {
 	n := &notifier{}
-	h := newHandler(n, nil, nil)
+	h := newHandler(n, nil, nil, samplingCommand{})
 	_, isR := h.(conduit.RootsLister)
 	_, isS := h.(conduit.SamplingHandler)
 	assert.False(t, isR)
 	assert.False(t, isS)
 
-	h = newHandler(n, nil, []conduit.Root{{URI: "file:///flag"}})
+	h = newHandler(n, nil, []conduit.Root{{URI: "file:///flag"}}, samplingCommand{})
 	rl, ok := h.(conduit.RootsLister)
 	require.True(t, ok, "--roots alone offers roots")
 	res, err := rl.ListRoots(context.Background(), nil)
@@ -198,7 +198,7 @@ func TestNewHandler(t *testing.T) {
 
 	a, err := parseAnswers([]byte(`{"roots": ["file:///file", "file:///flag"]}`))
 	require.NoError(t, err)
-	h = newHandler(n, a, []conduit.Root{{URI: "file:///flag"}, {URI: "file:///flag2"}})
+	h = newHandler(n, a, []conduit.Root{{URI: "file:///flag"}, {URI: "file:///flag2"}}, samplingCommand{})
 	res, err = h.(conduit.RootsLister).ListRoots(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []conduit.Root{{URI: "file:///flag"}, {URI: "file:///flag2"}, {URI: "file:///file"}}, res.Roots, "flags first, no repeats")
