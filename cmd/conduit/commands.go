@@ -33,7 +33,8 @@ func (a *app) runCall(cmd *cobra.Command, args, server []string) error {
 	return a.session(cmd.Context(), server, func(ctx context.Context, c *conduit.Client) error {
 		var res *conduit.CallToolResult
 		var err error
-		var opts []conduit.CallOption
+		// Ask for progress: it is shown as a bar on stderr.
+		opts := []conduit.CallOption{conduit.WithProgressToken("conduit-call")}
 		if a.opts.tasks {
 			opts = append(opts, conduit.WithAwaitTask())
 		}

@@ -62,3 +62,24 @@ func TestDevNullIsNotATerminal(t *testing.T) {
 	defer f.Close()
 	assert.False(t, isTerminal(f))
 }
+
+func TestE2EProgressBar(t *testing.T) {
+	for _, era := range []string{"legacy", "modern"} {
+		r := runCLI(t, "call", "--era", era, "test_tool_with_progress", "--", server(t))
+		require.Equal(t, exitOK, r.code, r.String())
+		assert.Equal(t, "conduit-call\n", r.stdout, "the server saw the progress token")
+		assert.Contains(t, r.stderr, "progress [--------------------]   0% Completed step 0 of 100\n")
+		assert.Contains(t, r.stderr, "progress [##########----------]  50% Completed step 50 of 100\n")
+		assert.Contains(t, r.stderr, "progress [####################] 100% Completed step 100 of 100\n")
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	line, ok := progressLine([]byte(`{"progressToken":1,"progress":3,"message":"a\u001b[31mb"}`), false)
+	require.True(t, ok)
+	assert.Equal(t, "progress 3 ab\n", string(line), "no total: a count; the message sanitised")
+	_, ok = progressLine([]byte(`{"progressToken":1}`), false)
+	assert.False(t, ok)
+	line, _ = progressLine([]byte(`{"progress":30,"total":20}`), false)
+	assert.Contains(t, string(line), "100%", "clamped")
+}
