@@ -154,7 +154,10 @@ func (r *request) giveUp() {
 		r.cancel()
 	}
 	if r.handle != nil && r.handle.Abandon() {
-		r.spec.shared.logger.Warn("input handler abandoned", "method", r.spec.method, "id", r.spec.id.String())
+		// Info, not Warn: at a timeout or a cancel the handler is still
+		// running by definition; it is counted (Stats.AbandonedHandlers)
+		// until it returns, which is what an operator watches.
+		r.spec.shared.logger.Info("input handler still running after its request ended: abandoned", "method", r.spec.method, "id", r.spec.id.String())
 	}
 }
 
