@@ -96,6 +96,14 @@ func (h *interactiveHandler) run(ctx context.Context, started time.Time, timeout
 
 var errAborted = errors.New("aborted at the terminal")
 
+// choose asks one question with a list of answers; the first is the
+// default. Errors are run's.
+func (h *interactiveHandler) choose(ctx context.Context, started time.Time, timeout time.Duration, title string, opts []huh.Option[string]) (string, error) {
+	choice := opts[0].Value
+	sel := huh.NewSelect[string]().Title(title).Options(opts...).Value(&choice)
+	return choice, h.run(ctx, started, timeout, huh.NewGroup(sel))
+}
+
 func (h *interactiveHandler) who(rc messages.RequestContext) string {
 	id := rc.ServerID
 	if id == "" {
@@ -130,6 +138,7 @@ const (
 	choiceOpen    = "open"
 	choiceReply   = "reply"
 	choiceRefuse  = "refuse"
+	choiceSend    = "send"
 )
 
 func (h *interactiveHandler) askForm(ctx context.Context, started time.Time, r *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
@@ -146,13 +155,12 @@ func (h *interactiveHandler) askForm(ctx context.Context, started time.Time, r *
 	fmt.Fprintf(&b, "  └ %s; * marks a required field\n", pluralize(len(specs), "field"))
 	h.printf("%s", b.String())
 
-	choice := choiceFill
-	sel := huh.NewSelect[string]().Title("Answer this form?").Options(
+	choice, err := h.choose(ctx, started, timeout, "Answer this form?", []huh.Option[string]{
 		huh.NewOption("Fill in the form", choiceFill),
 		huh.NewOption("Decline (tell the server no)", choiceDecline),
 		huh.NewOption("Cancel (dismiss without answering)", choiceCancel),
-	).Value(&choice)
-	switch err := h.run(ctx, started, timeout, huh.NewGroup(sel)); {
+	})
+	switch {
 	case errors.Is(err, errAborted):
 		return &conduit.ElicitResult{Action: messages.ActionCancel}, nil
 	case err != nil:
@@ -292,14 +300,13 @@ func (v *formValues) content(specs []fieldSpec) (map[string]any, *fieldSpec, str
 func (h *interactiveHandler) askURL(ctx context.Context, started time.Time, r *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
 	timeout := h.timeout(messages.MethodElicit)
 	h.printf("%s", urlScreen(h.who(r.RequestContext), r, func(s string) string { return "\x1b[1;7m" + s + "\x1b[0m" }))
-	choice := choiceDecline
-	sel := huh.NewSelect[string]().Title("Open this URL?").Options(
+	choice, err := h.choose(ctx, started, timeout, "Open this URL?", []huh.Option[string]{
 		huh.NewOption("Decline (tell the server no)", choiceDecline),
 		huh.NewOption("Cancel (dismiss without answering)", choiceCancel),
 		huh.NewOption("Accept (consent only: the URL is not opened)", choiceAccept),
 		huh.NewOption("Accept and open it in the system browser", choiceOpen),
-	).Value(&choice)
-	switch err := h.run(ctx, started, timeout, huh.NewGroup(sel)); {
+	})
+	switch {
 	case errors.Is(err, errAborted):
 		return &conduit.ElicitResult{Action: messages.ActionCancel}, nil
 	case err != nil:
@@ -353,11 +360,24 @@ func openInBrowser(u string) error {
 	return nil
 }
 
-// HandleSampling shows the completion request and asks for a reply.
+// errRefused is the sampling refusal the spec documents.
+var errRefused = &conduit.RPCError{Code: messages.CodeSamplingRejected, Message: "User rejected sampling request"}
+
+// HandleSampling shows the completion request and asks for an answer: a
+// reply the person types, or --sampling-command's completion to send, edit
+// or refuse (sent at once with --yes).
 func (h *interactiveHandler) HandleSampling(ctx context.Context, r *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) {
 	started := time.Now()
+	draft, model := "", "human (conduit interactive)"
 	if h.samplingCommand.command != "" {
-		return h.approveCommand(ctx, started, r)
+		text, err := h.samplingCommand.run(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		if h.samplingCommand.yes {
+			return h.samplingCommand.completion(text), nil
+		}
+		draft, model = text, "sampling-command"
 	}
 	if err := h.acquire(ctx); err != nil {
 		return nil, err
@@ -365,87 +385,45 @@ func (h *interactiveHandler) HandleSampling(ctx context.Context, r *conduit.Samp
 	defer h.release()
 	timeout := h.timeout(messages.MethodCreateMessage)
 	h.printf("%s", samplingScreen(h.who(r.RequestContext), r))
-	refused := &conduit.RPCError{Code: -1, Message: "User rejected sampling request"}
-	choice := choiceReply
-	sel := huh.NewSelect[string]().Title("Approve this completion?").Options(
+	title, opts := "Approve this completion?", []huh.Option[string]{
 		huh.NewOption("Type a reply (sent as the assistant's message)", choiceReply),
 		huh.NewOption("Refuse", choiceRefuse),
-	).Value(&choice)
-	switch err := h.run(ctx, started, timeout, huh.NewGroup(sel)); {
-	case errors.Is(err, errAborted):
-		return nil, refused
+	}
+	if draft != "" {
+		h.printf("  --sampling-command answered:\n%s\n", indent(draft))
+		title, opts = "Send this completion?", []huh.Option[string]{
+			huh.NewOption("Send it", choiceSend),
+			huh.NewOption("Edit it, then send", choiceReply),
+			huh.NewOption("Refuse", choiceRefuse),
+		}
+	}
+	choice, err := h.choose(ctx, started, timeout, title, opts)
+	switch {
+	case errors.Is(err, errAborted) || (err == nil && choice == choiceRefuse):
+		h.printf("  refused\n")
+		return nil, errRefused
 	case err != nil:
 		return nil, err
 	}
-	if choice == choiceRefuse {
-		h.printf("  refused\n")
-		return nil, refused
-	}
-	var reply string
-	in := huh.NewText().Title("Your reply").Description("enter for a new line is alt+enter; tab then enter to send").Value(&reply).
-		Validate(func(s string) error {
-			if strings.TrimSpace(s) == "" {
-				return errors.New("type a reply, or ctrl-c to refuse")
-			}
-			return nil
-		})
-	switch err := h.run(ctx, started, timeout, huh.NewGroup(in)); {
-	case errors.Is(err, errAborted):
-		h.printf("  refused\n")
-		return nil, refused
-	case err != nil:
-		return nil, err
-	}
-	h.printf("  reply sent (%d characters)\n", len(reply))
-	return &conduit.CreateMessageResult{Role: "assistant", Content: messages.Text(reply), Model: "human (conduit interactive)", StopReason: "endTurn"}, nil
-}
-
-// approveCommand answers sampling with --sampling-command: the command's
-// completion is shown and sent, edited or refused (sent at once with --yes).
-func (h *interactiveHandler) approveCommand(ctx context.Context, started time.Time, r *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) {
-	text, err := h.samplingCommand.run(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	if h.samplingCommand.yes {
-		return h.samplingCommand.completion(text), nil
-	}
-	if err := h.acquire(ctx); err != nil {
-		return nil, err
-	}
-	defer h.release()
-	timeout := h.timeout(messages.MethodCreateMessage)
-	refused := &conduit.RPCError{Code: -1, Message: "User rejected sampling request"}
-	h.printf("%s", samplingScreen(h.who(r.RequestContext), r))
-	h.printf("  --sampling-command answered:\n%s\n", indent(text))
-	choice := "send"
-	sel := huh.NewSelect[string]().Title("Send this completion?").Options(
-		huh.NewOption("Send it", "send"),
-		huh.NewOption("Edit it, then send", "edit"),
-		huh.NewOption("Refuse", choiceRefuse),
-	).Value(&choice)
-	switch err := h.run(ctx, started, timeout, huh.NewGroup(sel)); {
-	case errors.Is(err, errAborted):
-		return nil, refused
-	case err != nil:
-		return nil, err
-	}
-	switch choice {
-	case choiceRefuse:
-		h.printf("  refused\n")
-		return nil, refused
-	case "edit":
-		in := huh.NewText().Title("Edit the completion").Value(&text)
+	reply := draft
+	if choice == choiceReply {
+		in := huh.NewText().Title("Your reply").Description("enter for a new line is alt+enter; tab then enter to send").Value(&reply).
+			Validate(func(s string) error {
+				if strings.TrimSpace(s) == "" {
+					return errors.New("type a reply, or ctrl-c to refuse")
+				}
+				return nil
+			})
 		switch err := h.run(ctx, started, timeout, huh.NewGroup(in)); {
 		case errors.Is(err, errAborted):
 			h.printf("  refused\n")
-			return nil, refused
+			return nil, errRefused
 		case err != nil:
 			return nil, err
 		}
 	}
-	h.printf("  completion sent (%d characters)\n", len(text))
-	return h.samplingCommand.completion(text), nil
+	h.printf("  reply sent (%d characters)\n", len(reply))
+	return &conduit.CreateMessageResult{Role: "assistant", Content: messages.Text(reply), Model: model, StopReason: "endTurn"}, nil
 }
 
 func indent(s string) string { return "    " + strings.ReplaceAll(s, "\n", "\n    ") }
