@@ -131,10 +131,9 @@ func (h *HTTP) Connect(ctx context.Context) (Conn, error) {
 		connectTimeout: orDefault(h.ConnectTimeout, defaultConnectTimeout),
 		idleTimeout:    orDefault(h.IdleTimeout, defaultIdleTimeout),
 		log:            h.Logger,
-		ready:          make(chan struct{}, 1),
-		done:           make(chan struct{}),
 		calls:          make(map[string]*httpCall),
 	}
+	c.in = newInbox(&c.mu)
 	if c.client == nil {
 		c.client, c.ownClient = newHTTPClient(), true
 	}
@@ -224,15 +223,13 @@ type httpConn struct {
 
 	base      context.Context // cancelled by Close, with ErrClosed
 	stop      context.CancelCauseFunc
-	ready     chan struct{} // capacity 1: poked when queue grows or fatal is set
-	done      chan struct{} // closed when Close begins
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 
 	mu          sync.Mutex
 	closed      bool
-	queue       []Message
-	fatal       error // returned by Read once queue is empty
+	in          inbox // what Read returns; in.done is closed when Close begins
+	fatal       error // returned by Read once the inbox is empty
 	sessionID   string
 	version     string
 	era         messages.Era
@@ -285,38 +282,10 @@ func (c *httpConn) SetToolHeaders(headers map[string]map[string]string) {
 	c.mu.Unlock()
 }
 
-// Read returns the next message from any stream, in arrival order.
+// Read returns the next message from any stream, in arrival order; the
+// fatal error once the inbox is empty.
 func (c *httpConn) Read(ctx context.Context) (Message, error) {
-	for {
-		c.mu.Lock()
-		switch {
-		case c.closed:
-			c.mu.Unlock()
-			return Message{}, ErrClosed
-		case ctx.Err() != nil:
-			c.mu.Unlock()
-			return Message{}, ctx.Err()
-		case len(c.queue) > 0:
-			m := c.queue[0]
-			c.queue[0] = Message{}
-			c.queue = c.queue[1:]
-			if len(c.queue) == 0 {
-				c.queue = nil
-			}
-			c.mu.Unlock()
-			return m, nil
-		case c.fatal != nil:
-			err := c.fatal
-			c.mu.Unlock()
-			return Message{}, err
-		}
-		c.mu.Unlock()
-		select {
-		case <-ctx.Done():
-		case <-c.ready:
-		case <-c.done:
-		}
-	}
+	return c.in.next(ctx, func() bool { return c.closed }, func() error { return c.fatal })
 }
 
 // Write sends one message as its own POST. For a request it returns once
@@ -456,7 +425,7 @@ func (c *httpConn) startCall(ctx context.Context, m *outgoing, hdr http.Header, 
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-c.done:
+	case <-c.in.done:
 		return ErrClosed
 	}
 }
@@ -630,9 +599,8 @@ func (c *httpConn) deliver(cl *httpCall, data []byte) (settled bool) {
 				target.answered = true
 			}
 		}
-		c.queue = append(c.queue, Message{Data: m, Related: related})
+		c.in.push(Message{Data: m, Related: related})
 	}
-	c.poke()
 	return cl != nil && cl.settled()
 }
 
@@ -650,8 +618,7 @@ func (c *httpConn) settle(cl *httpCall, msg []byte) {
 		return
 	}
 	cl.answered = true
-	c.queue = append(c.queue, Message{Data: msg, Related: cl.id})
-	c.poke()
+	c.in.push(Message{Data: msg, Related: cl.id})
 }
 
 // failHTTP answers cl after an HTTP error status: the server's JSON-RPC
@@ -676,14 +643,6 @@ func (c *httpConn) isSettled(cl *httpCall) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return cl.settled() || c.closed
-}
-
-// poke wakes Read; mu is held.
-func (c *httpConn) poke() {
-	select {
-	case c.ready <- struct{}{}:
-	default:
-	}
 }
 
 // post sends a notification or a response and waits for the status.
@@ -759,7 +718,7 @@ func (c *httpConn) sessionLost(sid string) {
 	defer c.mu.Unlock()
 	if c.fatal == nil && sid != "" && sid == c.sessionID {
 		c.fatal = fmt.Errorf("%w: %w", ErrSessionTerminated, io.EOF)
-		c.poke()
+		c.in.poke()
 	}
 }
 
@@ -846,10 +805,10 @@ func (c *httpConn) Close() error {
 func (c *httpConn) shutdown() {
 	c.mu.Lock()
 	c.closed = true
-	c.queue = nil
+	c.in.clear()
 	legacySession := c.era != messages.EraModern && c.sessionID != ""
 	c.mu.Unlock()
-	close(c.done)
+	close(c.in.done)
 	c.stop(ErrClosed)
 	c.wg.Wait()
 	if legacySession {
@@ -884,7 +843,7 @@ func (c *httpConn) deleteSession() {
 
 func (c *httpConn) isClosed() bool {
 	select {
-	case <-c.done:
+	case <-c.in.done:
 		return true
 	default:
 		return false

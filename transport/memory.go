@@ -23,8 +23,8 @@ var errPeerClosed = fmt.Errorf("transport: peer closed: %w", io.ErrClosedPipe)
 // closed end's own Read and Write return ErrClosed.
 func NewMemoryPair() (client, server Conn) {
 	mu := new(sync.Mutex)
-	a := &memConn{mu: mu, ready: make(chan struct{}, 1), done: make(chan struct{})}
-	b := &memConn{mu: mu, ready: make(chan struct{}, 1), done: make(chan struct{})}
+	a := &memConn{mu: mu, in: newInbox(mu)}
+	b := &memConn{mu: mu, in: newInbox(mu)}
 	a.peer, b.peer = b, a
 	return a, b
 }
@@ -34,47 +34,19 @@ func NewMemoryPair() (client, server Conn) {
 type memConn struct {
 	mu     *sync.Mutex
 	peer   *memConn
-	queue  [][]byte      // written by peer, not yet read; guarded by mu
-	closed bool          // guarded by mu
-	ready  chan struct{} // capacity 1: poked when queue grows
-	done   chan struct{} // closed by Close
+	in     inbox // written by peer, not yet read
+	closed bool  // guarded by mu
 }
 
-// Read returns the next queued message, waiting for one if needed.
+// Read returns the next queued message, waiting for one if needed; io.EOF
+// once the peer closed and the queue is drained.
 func (c *memConn) Read(ctx context.Context) (Message, error) {
-	for {
-		c.mu.Lock()
-		switch {
-		case c.closed:
-			c.mu.Unlock()
-			return Message{}, ErrClosed
-		case ctx.Err() != nil:
-			c.mu.Unlock()
-			return Message{}, ctx.Err()
-		case len(c.queue) > 0:
-			data := c.queue[0]
-			c.queue[0] = nil // let the message be collected once read
-			c.queue = c.queue[1:]
-			if len(c.queue) == 0 {
-				c.queue = nil // release the backing array
-			}
-			c.mu.Unlock()
-			return Message{Data: data}, nil
-		case c.peer.closed:
-			c.mu.Unlock()
-			return Message{}, io.EOF
+	return c.in.next(ctx, func() bool { return c.closed }, func() error {
+		if c.peer.closed {
+			return io.EOF
 		}
-		c.mu.Unlock()
-
-		// State is re-checked under the lock after every wake-up, so a
-		// spurious or coalesced poke is harmless.
-		select {
-		case <-ctx.Done():
-		case <-c.ready:
-		case <-c.done:
-		case <-c.peer.done:
-		}
-	}
+		return nil
+	})
 }
 
 // Write queues a copy of data for the peer. It never blocks.
@@ -91,11 +63,7 @@ func (c *memConn) Write(ctx context.Context, data []byte) error {
 	if c.peer.closed {
 		return errPeerClosed
 	}
-	c.peer.queue = append(c.peer.queue, msg)
-	select {
-	case c.peer.ready <- struct{}{}:
-	default: // a poke is already pending
-	}
+	c.peer.in.push(Message{Data: msg})
 	return nil
 }
 
@@ -106,8 +74,9 @@ func (c *memConn) Close() error {
 	defer c.mu.Unlock()
 	if !c.closed {
 		c.closed = true
-		c.queue = nil
-		close(c.done)
+		c.in.clear()
+		close(c.in.done)
+		c.peer.in.poke() // the peer's Read sees EOF once drained
 	}
 	return nil
 }
