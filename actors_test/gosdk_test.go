@@ -120,6 +120,23 @@ type logRecorder struct {
 	logs []conduit.LoggingMessage
 }
 
+// waitFor waits until n log entries arrived and returns their data.
+func (l *logRecorder) waitFor(t testing.TB, n int) []any {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.logs) == n
+	}, 5*time.Second, 10*time.Millisecond)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var data []any
+	for _, e := range l.logs {
+		data = append(data, e.Data)
+	}
+	return data
+}
+
 func (l *logRecorder) HandleLog(_ context.Context, _ conduit.NotificationContext, e *conduit.LoggingMessage) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -133,17 +150,10 @@ func TestEverythingServerLoggingAfterSetLevel(t *testing.T) {
 	r, err := c.CallTool(callCtx(t), "test_tool_with_logging", nil)
 	require.NoError(t, err)
 	assert.Equal(t, "Tool with logging executed successfully", textOf(t, r))
-	require.Eventually(t, func() bool {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		return len(h.logs) == 3
-	}, 5*time.Second, 10*time.Millisecond)
-	var data []any
+	assert.Equal(t, []any{"Tool execution started", "Tool processing data", "Tool execution completed"}, h.waitFor(t, 3))
 	for _, l := range h.logs {
 		assert.Equal(t, "info", l.Level)
-		data = append(data, l.Data)
 	}
-	assert.Equal(t, []any{"Tool execution started", "Tool processing data", "Tool execution completed"}, data)
 }
 
 func TestEverythingServerCancelsNestedSamplingWhenCallIsCancelled(t *testing.T) {

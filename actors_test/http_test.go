@@ -108,11 +108,7 @@ func TestHTTPStatefulLegacy(t *testing.T) {
 	require.NoError(t, c.SetLogLevel(callCtx(t), "info"))
 	_, err = c.CallTool(callCtx(t), "test_tool_with_logging", nil)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		logs.mu.Lock()
-		defer logs.mu.Unlock()
-		return len(logs.logs) == 3
-	}, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, []any{"Tool execution started", "Tool processing data", "Tool execution completed"}, logs.waitFor(t, 3))
 }
 
 // The everything-server binary has no event store, so it cannot replay a

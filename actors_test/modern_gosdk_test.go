@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -149,12 +148,7 @@ func TestModernEverythingServerLogsWithMetaLogLevel(t *testing.T) {
 	require.NoError(t, c.SetLogLevel(callCtx(t), "info"))
 	_, err = c.CallTool(callCtx(t), "test_tool_with_logging", nil)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		return len(h.logs) == 3
-	}, 5*time.Second, 10*time.Millisecond)
-	assert.Equal(t, "Tool execution started", h.logs[0].Data)
+	assert.Equal(t, []any{"Tool execution started", "Tool processing data", "Tool execution completed"}, h.waitFor(t, 3))
 }
 
 // tamperingConn appends "-TAMPERED" to every requestState the client sends:
