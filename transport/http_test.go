@@ -652,6 +652,9 @@ func TestHTTPLegacyCancellation(t *testing.T) {
 	})
 	c := dial(t, ep, HTTP{})
 	send(t, c, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow"}}`)
+	// Cancel only once the server is serving it: a request aborted before
+	// the server read it never reaches the handler (a flake under load).
+	eventually(t, func() bool { return len(ep.requests(http.MethodPost)) == 1 })
 	send(t, c, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}`)
 	if r := ep.request(t, "notifications/cancelled"); r.header.Get("Mcp-Method") != "" {
 		t.Errorf("legacy cancellation has Mcp-Method")
