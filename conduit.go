@@ -3,16 +3,19 @@
 // sampling, elicitation, roots — and its notifications and logs, safely and
 // on time, on supervised actors.
 //
-// A handler is any value; it implements zero or more of SamplingHandler,
-// ElicitationHandler (with ElicitationModer), RootsLister,
-// NotificationHandler and LogHandler, and the client advertises exactly the
-// capabilities whose interface is implemented.
+// The host answers through a handler set (Options.Handlers: one typed
+// function per kind, nil for a kind it does not implement) or a value
+// implementing any of SamplingHandler, ElicitationHandler (with
+// ElicitationModer), RootsLister, NotificationHandler and LogHandler
+// (Options.Handler). The client advertises exactly the capabilities
+// implemented, and Capabilities says which and why.
 package conduit
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -36,13 +39,6 @@ type (
 	Era                 = messages.Era
 	Stats               = messages.Stats
 	AuditRecord         = messages.AuditRecord
-	SamplingHandler     = messages.SamplingHandler
-	SamplingToolUser    = messages.SamplingToolUser
-	ElicitationHandler  = messages.ElicitationHandler
-	ElicitationModer    = messages.ElicitationModer
-	RootsLister         = messages.RootsLister
-	NotificationHandler = messages.NotificationHandler
-	LogHandler          = messages.LogHandler
 	RequestContext      = messages.RequestContext
 	SamplingRequest     = messages.SamplingRequest
 	ElicitationRequest  = messages.ElicitationRequest
@@ -116,7 +112,12 @@ type Options struct {
 	// ServerID is the operator-assigned id of the server, passed to every
 	// callback.
 	ServerID string
-	// Handler answers the server's input requests; see the package doc.
+	// Handlers answer the server's input requests and receive its
+	// notifications; a nil function is a kind not implemented (not
+	// advertised, refused before any callback).
+	Handlers Handlers
+	// Handler is the same as a value implementing the handler interfaces
+	// (adapted by HandlersOf). Set Handler or Handlers, not both.
 	Handler any
 	// Assigns are passed to callbacks not tied to a call.
 	Assigns map[string]any
@@ -162,11 +163,24 @@ type Options struct {
 	Audit func(AuditRecord)
 }
 
+// handlers is the handler set opts configure.
+func (o Options) handlers() (Handlers, error) {
+	if o.Handler == nil {
+		return o.Handlers, nil
+	}
+	h := o.Handlers
+	if h.Sampling != nil || h.Elicitation != nil || h.Roots != nil || h.Notification != nil || h.Log != nil || h.SamplingTools || h.ElicitationModes != nil {
+		return Handlers{}, fmt.Errorf("%w: set Options.Handler or Options.Handlers, not both", ErrHandler)
+	}
+	return HandlersOf(o.Handler)
+}
+
 // Client is a connection to one MCP server. Its methods are safe for
 // concurrent use.
 type Client struct {
 	t        transport.Transport
 	opts     Options
+	handlers Handlers
 	declared era.Declared
 	logLevel atomic.Pointer[string] // modern: sent in every request's _meta
 	cur      atomic.Pointer[session]
@@ -210,7 +224,11 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 		withLogger.Logger = opts.Logger
 		t = &withLogger
 	}
-	c := &Client{t: t, opts: opts, declared: era.Declare(opts.Handler, opts.Sampling.Context)}
+	h, err := opts.handlers()
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{t: t, opts: opts, handlers: h, declared: era.Declare(h, opts.Sampling.Context)}
 	s, err := c.dial(ctx)
 	if err != nil {
 		return nil, err
@@ -242,7 +260,7 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 		Logger:      opts.Logger,
 	})
 	rt := actors.Start(actors.Config{
-		Conn: conn, Handler: opts.Handler, Declared: c.declared, Guards: pipeline,
+		Conn: conn, Handlers: c.handlers, Declared: c.declared, Guards: pipeline,
 		Name: opts.Name, ServerID: opts.ServerID, Assigns: opts.Assigns,
 		HandlerTimeout: opts.HandlerTimeout, MaxServerRequests: opts.MaxServerRequests,
 		LogRate: opts.LogRateLimit, LogBurst: opts.LogBurst,

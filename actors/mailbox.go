@@ -78,9 +78,9 @@ func (m *mailbox) Receive(ctx actor.Context) {
 // item turns a notification into a queue item, or reports false when it is
 // rate limited, malformed, or nobody listens for it.
 func (m *mailbox) item(msg *enqueue) (item, bool) {
-	h := m.shared.handler
+	h := &m.shared.handlers
 	if msg.method == messages.MethodLog {
-		if _, ok := h.(messages.LogHandler); !ok {
+		if h.Log == nil {
 			return item{}, false
 		}
 		if !m.limiter.Allow() {
@@ -95,7 +95,7 @@ func (m *mailbox) item(msg *enqueue) (item, bool) {
 		}
 		return item{log: &messages.LoggingMessage{Level: e.Level, Logger: e.Logger, Data: e.Data}}, true
 	}
-	if _, ok := h.(messages.NotificationHandler); !ok {
+	if h.Notification == nil {
 		return item{}, false
 	}
 	return item{notif: &messages.Notification{Method: msg.method, Params: msg.params}}, true
@@ -118,8 +118,8 @@ func (m *mailbox) deliver(ctx context.Context, it item) {
 		}
 	}()
 	if it.log != nil {
-		m.shared.handler.(messages.LogHandler).HandleLog(ctx, m.nc, it.log)
+		m.shared.handlers.Log(ctx, m.nc, it.log)
 		return
 	}
-	m.shared.handler.(messages.NotificationHandler).HandleNotification(ctx, m.nc, it.notif)
+	m.shared.handlers.Notification(ctx, m.nc, it.notif)
 }

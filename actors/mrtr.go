@@ -291,7 +291,7 @@ func (rt *Runtime) answerInput(ctx context.Context, m Modern, r inputRequest, g 
 	defer cancel()
 	done := make(chan supervisor.Outcome, 1)
 	h := supervisor.Go(hctx, &rt.shared.abandoned, func(c context.Context) (any, error) {
-		return Answer(c, rt.shared.handler, req)
+		return Answer(c, &rt.shared.handlers, req)
 	}, func(o supervisor.Outcome) { done <- o })
 	var out supervisor.Outcome
 	select {

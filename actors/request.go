@@ -100,9 +100,9 @@ func (r *request) start(ctx actor.Context, g *inputGrant) {
 	hctx, cancel := context.WithCancel(s.shared.ctx)
 	r.cancel = cancel
 	self, root := ctx.Self(), ctx.ActorSystem().Root
-	handler := s.shared.handler
+	handlers := &s.shared.handlers
 	r.handle = supervisor.Go(hctx, &s.shared.abandoned, func(c context.Context) (any, error) {
-		return Answer(c, handler, req)
+		return Answer(c, handlers, req)
 	}, func(out supervisor.Outcome) { root.Send(self, &handlerDone{out: out}) })
 	r.timer = time.AfterFunc(s.timeout, func() { root.Send(self, &handlerTimedOut{}) })
 }
@@ -184,19 +184,19 @@ func (r *request) finish(ctx actor.Context, frame *messages.Frame, outcome strin
 
 // Answer calls the handler method that matches req, as produced by the
 // guards. It is shared by the legacy request child and modern MRTR.
-func Answer(ctx context.Context, handler any, req any) (any, error) {
+func Answer(ctx context.Context, h *messages.Handlers, req any) (any, error) {
 	switch r := req.(type) {
 	case *messages.SamplingRequest:
-		if h, ok := handler.(messages.SamplingHandler); ok {
-			return h.HandleSampling(ctx, r)
+		if h.Sampling != nil {
+			return h.Sampling(ctx, r)
 		}
 	case *messages.ElicitationRequest:
-		if h, ok := handler.(messages.ElicitationHandler); ok {
-			return h.HandleElicitation(ctx, r)
+		if h.Elicitation != nil {
+			return h.Elicitation(ctx, r)
 		}
 	case *messages.RootsRequest:
-		if h, ok := handler.(messages.RootsLister); ok {
-			return h.ListRoots(ctx, r)
+		if h.Roots != nil {
+			return h.Roots(ctx, r)
 		}
 	}
 	return nil, &messages.RPCError{Code: messages.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: no handler for %T", req)}

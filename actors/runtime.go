@@ -27,7 +27,7 @@ import (
 // Config configures a Runtime. Zero limits take the seed's defaults.
 type Config struct {
 	Conn     transport.Conn
-	Handler  any
+	Handlers messages.Handlers
 	Declared era.Declared
 	Guards   *guards.Pipeline
 	Name     string
@@ -63,7 +63,7 @@ func (c *Config) handlerTimeout(method string) time.Duration {
 // set before any actor starts and never reassigned.
 type shared struct {
 	ctx       context.Context // parent of every handler's ctx; cancelled at close
-	handler   any
+	handlers  messages.Handlers
 	guards    *guards.Pipeline
 	logger    *slog.Logger
 	auditFn   func(messages.AuditRecord)
@@ -168,7 +168,7 @@ func Start(cfg Config) *Runtime {
 	rt := &Runtime{
 		cfg: cfg, system: system, cancel: cancel,
 		life:      &lifecycle{system: system, stopping: make(chan struct{}), mailboxExited: make(chan struct{})},
-		shared:    &shared{ctx: ctx, handler: cfg.Handler, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit},
+		shared:    &shared{ctx: ctx, handlers: cfg.Handlers, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit},
 		readerEnd: make(chan struct{}),
 		done:      make(chan struct{}),
 	}

@@ -40,32 +40,28 @@ type Declared struct {
 	Roots           bool
 }
 
-// Declare derives a Declared from handler (any value; see the handler
-// interfaces in messages). samplingContext is the option that allows
-// includeContext other than "none".
-func Declare(handler any, samplingContext bool) Declared {
+// Declare derives a Declared from a handler set. samplingContext is the
+// option that allows includeContext other than "none". Unknown and repeated
+// elicitation modes are ignored; none declared means form only.
+func Declare(h messages.Handlers, samplingContext bool) Declared {
 	var d Declared
-	if _, ok := handler.(messages.SamplingHandler); ok {
+	if h.Sampling != nil {
 		d.Sampling = true
 		d.SamplingContext = samplingContext
-		if u, ok := handler.(messages.SamplingToolUser); ok {
-			d.SamplingTools = u.UsesSamplingTools()
-		}
+		d.SamplingTools = h.SamplingTools
 	}
-	if _, ok := handler.(messages.ElicitationHandler); ok {
+	if h.Elicitation != nil {
 		d.ElicitModes = []string{messages.ModeForm}
-		if m, ok := handler.(messages.ElicitationModer); ok {
+		if len(h.ElicitationModes) > 0 {
 			d.ElicitModes = nil
-			for _, mode := range m.ElicitationModes() {
+			for _, mode := range h.ElicitationModes {
 				if (mode == messages.ModeForm || mode == messages.ModeURL) && !slices.Contains(d.ElicitModes, mode) {
 					d.ElicitModes = append(d.ElicitModes, mode)
 				}
 			}
 		}
 	}
-	if _, ok := handler.(messages.RootsLister); ok {
-		d.Roots = true
-	}
+	d.Roots = h.Roots != nil
 	return d
 }
 

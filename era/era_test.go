@@ -10,57 +10,48 @@ import (
 	"github.com/conduitmcp/conduit/messages"
 )
 
-type sampler struct{}
-
-func (sampler) HandleSampling(context.Context, *messages.SamplingRequest) (*messages.CreateMessageResult, error) {
+func sampling(context.Context, *messages.SamplingRequest) (*messages.CreateMessageResult, error) {
 	return nil, nil
 }
 
-type toolSampler struct{ sampler }
-
-func (toolSampler) UsesSamplingTools() bool { return true }
-
-type eliciter struct{ modes []string }
-
-func (eliciter) HandleElicitation(context.Context, *messages.ElicitationRequest) (*messages.ElicitResult, error) {
+func elicitation(context.Context, *messages.ElicitationRequest) (*messages.ElicitResult, error) {
 	return nil, nil
 }
 
-type modalEliciter struct{ eliciter }
-
-func (m modalEliciter) ElicitationModes() []string { return m.modes }
-
-type rooter struct{}
-
-func (rooter) ListRoots(context.Context, *messages.RootsRequest) (*messages.ListRootsResult, error) {
+func roots(context.Context, *messages.RootsRequest) (*messages.ListRootsResult, error) {
 	return nil, nil
 }
 
-type all struct {
-	toolSampler
-	modalEliciter
-	rooter
+var (
+	sampler     = messages.Handlers{Sampling: sampling}
+	toolSampler = messages.Handlers{Sampling: sampling, SamplingTools: true}
+	eliciter    = messages.Handlers{Elicitation: elicitation}
+)
+
+func modalEliciter(modes ...string) messages.Handlers {
+	return messages.Handlers{Elicitation: elicitation, ElicitationModes: modes}
 }
 
 func TestCapabilitiesPerRevision(t *testing.T) {
-	everything := all{modalEliciter: modalEliciter{eliciter{modes: []string{"url", "form", "url", "bogus"}}}}
+	everything := messages.Handlers{Sampling: sampling, SamplingTools: true, Elicitation: elicitation,
+		ElicitationModes: []string{"url", "form", "url", "bogus"}, Roots: roots}
 	for _, tc := range []struct {
 		name    string
-		handler any
+		handler messages.Handlers
 		context bool
 		version string
 		want    map[string]any
 	}{
-		{"nil handler", nil, false, "2025-11-25", map[string]any{}},
-		{"no callbacks", struct{}{}, true, "2025-11-25", map[string]any{}},
-		{"sampling 11-25", sampler{}, false, "2025-11-25", map[string]any{"sampling": map[string]any{}}},
-		{"sampling context+tools 11-25", toolSampler{}, true, "2025-11-25",
+		{"nothing set", messages.Handlers{}, false, "2025-11-25", map[string]any{}},
+		{"only notification hooks", messages.Handlers{Log: func(context.Context, messages.NotificationContext, *messages.LoggingMessage) {}}, true, "2025-11-25", map[string]any{}},
+		{"sampling 11-25", sampler, false, "2025-11-25", map[string]any{"sampling": map[string]any{}}},
+		{"sampling context+tools 11-25", toolSampler, true, "2025-11-25",
 			map[string]any{"sampling": map[string]any{"context": map[string]any{}, "tools": map[string]any{}}}},
-		{"sampling context+tools 06-18 has no sub-fields", toolSampler{}, true, "2025-06-18", map[string]any{"sampling": map[string]any{}}},
-		{"elicitation default form 11-25", eliciter{}, false, "2025-11-25", map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}},
-		{"elicitation default form 06-18", eliciter{}, false, "2025-06-18", map[string]any{"elicitation": map[string]any{}}},
-		{"url only does not exist in 06-18", modalEliciter{eliciter{modes: []string{"url"}}}, false, "2025-06-18", map[string]any{}},
-		{"url only 11-25", modalEliciter{eliciter{modes: []string{"url"}}}, false, "2025-11-25", map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}},
+		{"sampling context+tools 06-18 has no sub-fields", toolSampler, true, "2025-06-18", map[string]any{"sampling": map[string]any{}}},
+		{"elicitation default form 11-25", eliciter, false, "2025-11-25", map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}},
+		{"elicitation default form 06-18", eliciter, false, "2025-06-18", map[string]any{"elicitation": map[string]any{}}},
+		{"url only does not exist in 06-18", modalEliciter("url"), false, "2025-06-18", map[string]any{}},
+		{"url only 11-25", modalEliciter("url"), false, "2025-11-25", map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}},
 		{"everything 11-25", everything, true, "2025-11-25", map[string]any{
 			"sampling":    map[string]any{"context": map[string]any{}, "tools": map[string]any{}},
 			"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
@@ -74,7 +65,7 @@ func TestCapabilitiesPerRevision(t *testing.T) {
 }
 
 func TestAllows(t *testing.T) {
-	d := Declare(modalEliciter{eliciter{modes: []string{"url"}}}, false)
+	d := Declare(modalEliciter("url"), false)
 	assert.True(t, d.Allows(messages.MethodElicit, "2025-11-25"))
 	assert.False(t, d.Allows(messages.MethodElicit, "2025-06-18"))
 	assert.False(t, d.Allows(messages.MethodCreateMessage, "2025-11-25"))

@@ -1,62 +1,8 @@
 package messages
 
-import (
-	"context"
-	"encoding/json"
-)
+import "encoding/json"
 
-// A handler is any value. It implements zero or more of the interfaces
-// below, found by type assertion; the client advertises exactly the
-// capabilities whose interface is implemented, and refuses a server's request
-// for anything else before any callback runs.
-//
-// Callbacks run in a goroutine of their own. ctx ends when the handler's
-// time is up (HandlerTimeout), when the server cancels its request, or when
-// the client closes; a callback that ignores ctx is abandoned (and counted),
-// its late answer discarded.
-
-// SamplingHandler answers sampling/createMessage; it is the approval point
-// for sampling. Implementing it advertises "sampling".
-type SamplingHandler interface {
-	HandleSampling(ctx context.Context, req *SamplingRequest) (*CreateMessageResult, error)
-}
-
-// SamplingToolUser is implemented by sampling handlers that can run the
-// tools a server offers in a sampling request; only then is sampling.tools
-// declared (2025-11-25 and later).
-type SamplingToolUser interface {
-	UsesSamplingTools() bool
-}
-
-// ElicitationHandler answers elicitation/create. Implementing it advertises
-// "elicitation" with the modes of ElicitationModes (form only by default).
-// A user who declines is a result ({Action: "decline"}), not an error.
-type ElicitationHandler interface {
-	HandleElicitation(ctx context.Context, req *ElicitationRequest) (*ElicitResult, error)
-}
-
-// ElicitationModer declares the elicitation modes a handler supports
-// ("form", "url"). Without it, a handler supports form mode only.
-type ElicitationModer interface {
-	ElicitationModes() []string
-}
-
-// RootsLister answers roots/list. Implementing it advertises "roots".
-type RootsLister interface {
-	ListRoots(ctx context.Context, req *RootsRequest) (*ListRootsResult, error)
-}
-
-// NotificationHandler receives server notifications other than log
-// entries, one at a time in arrival order.
-type NotificationHandler interface {
-	HandleNotification(ctx context.Context, nc NotificationContext, n *Notification)
-}
-
-// LogHandler receives sanitised server log entries (notifications/message),
-// one at a time in arrival order, interleaved with notifications.
-type LogHandler interface {
-	HandleLog(ctx context.Context, nc NotificationContext, entry *LoggingMessage)
-}
+// The request types below are what input callbacks receive (see Handlers).
 
 // RequestContext is what every input callback learns about the request.
 type RequestContext struct {

@@ -105,15 +105,16 @@ func (a *app) runDemo(ctx context.Context) error {
 	// Server log entries are printed by the CLI's notifier, in the step
 	// they belong to.
 	n := &notifier{w: &prefixWriter{w: out, prefix: "  log      "}, logger: logger}
-	var inner any
+	var inner conduit.Handlers
 	var handlerDesc string
+	interactive := false
 	if o.answers != "" {
 		ans, err := loadAnswers(o.answers)
 		if err != nil {
 			return err
 		}
 		warnMissingRoots(logger, ans.rootEntries)
-		inner = newHandler(n, ans, flagRoots, samplingCommand{})
+		inner = newHandlers(n, ans, flagRoots, samplingCommand{})
 		handlerDesc = "scripted from " + o.answers
 	} else {
 		roots := flagRoots
@@ -124,14 +125,15 @@ func (a *app) runDemo(ctx context.Context) error {
 			}
 			roots = cwd
 		}
-		inner = demoHandler(isTerminal(a.std.in), roots, a.std, flagRoots != nil, o.handlerTimeout)
+		interactive = isTerminal(a.std.in)
+		inner = demoHandlers(interactive, roots, a.std, flagRoots != nil, o.handlerTimeout)
 		handlerDesc = "built-in, scripted: forms filled in, URLs declined (never opened),\na fixed completion (no model is called, no sampling tools),\nroots " + rootURIs(roots)
-		if _, ok := inner.(*interactiveHandler); ok {
+		if interactive {
 			handlerDesc = interactiveHandlerDesc
 		}
 	}
 	obs := &demoObserver{notifier: n, out: out}
-	handler := observeHandler(obs, inner)
+	handlers := obs.observe(inner)
 
 	audit := &demoAudit{next: &auditor{logger: logger}}
 	if o.audit != "" {
@@ -157,7 +159,7 @@ func (a *app) runDemo(ctx context.Context) error {
 	}
 	client, err := conduit.Connect(ctx, transport.NewMemoryTransport(clientEnd), conduit.Options{
 		ServerID:          "demo",
-		Handler:           handler,
+		Handlers:          handlers,
 		HandlerTimeout:    o.handlerTimeout,
 		MaxServerRequests: o.maxServerRequests,
 		Timeout:           timeout,
@@ -172,11 +174,8 @@ func (a *app) runDemo(ctx context.Context) error {
 		<-served
 		return connectFailed(ctx, err)
 	}
-	_, interactive := inner.(*interactiveHandler)
-	d := &demoRun{out: out, client: client, srv: srv, obs: obs, audit: audit, era: o.era, scripted: o.answers == "" && !interactive}
-	if u, ok := handler.(conduit.SamplingToolUser); ok {
-		d.samplingTools = u.UsesSamplingTools()
-	}
+	d := &demoRun{out: out, client: client, srv: srv, obs: obs, audit: audit, era: o.era, scripted: o.answers == "" && !interactive,
+		samplingTools: handlers.SamplingTools}
 	runErr := d.run(ctx, handlerDesc, demoOrDefault(o.logLevel, demoLogLevel))
 	if err := client.Close(); err != nil {
 		logger.Debug("close", "err", err)
@@ -201,16 +200,22 @@ func demoOrDefault(s, def string) string {
 	return s
 }
 
-// demoHandler returns the handler that answers the demo server when no
+// demoHandlers returns the handlers that answer the demo server when no
 // --answers file is given. ttyInteractive says stdin is a terminal: then
 // the interactive handler (interactive.go) asks the person at it for each
 // request; otherwise the scripted handler answers, so the demo never waits
 // for anyone.
-func demoHandler(ttyInteractive bool, roots []conduit.Root, std streams, rootsFromFlags bool, handlerTimeout time.Duration) any {
+func demoHandlers(ttyInteractive bool, roots []conduit.Root, std streams, rootsFromFlags bool, handlerTimeout time.Duration) conduit.Handlers {
 	if ttyInteractive {
-		return newInteractiveHandler(std.in, std.out, roots, rootsFromFlags, handlerTimeout)
+		return newInteractiveHandler(std.in, std.out, roots, rootsFromFlags, handlerTimeout).handlers()
 	}
-	return &scriptedDemoHandler{roots: roots}
+	h := &scriptedDemoHandler{roots: roots}
+	return conduit.Handlers{
+		Sampling:         h.HandleSampling,
+		Elicitation:      h.HandleElicitation,
+		ElicitationModes: []string{messages.ModeForm, messages.ModeURL},
+		Roots:            h.ListRoots,
+	}
 }
 
 // isTerminal reports whether r is a character device (a terminal).
@@ -224,16 +229,10 @@ func isTerminal(r io.Reader) bool {
 // scriptedDemoHandler answers every input request at once, sensibly and
 // safely: a form gets values that fit its schema, a URL is declined (the
 // demo never opens one), sampling gets a fixed text, roots are the ones it
-// was given. It declares sampling without tools, and both elicitation modes.
+// was given. It declares sampling without tools (it cannot run a server's
+// tools, so a request offering tools is refused), and both elicitation
+// modes.
 type scriptedDemoHandler struct{ roots []conduit.Root }
-
-var _ interface {
-	conduit.SamplingHandler
-	conduit.SamplingToolUser
-	conduit.ElicitationHandler
-	conduit.ElicitationModer
-	conduit.RootsLister
-} = (*scriptedDemoHandler)(nil)
 
 const (
 	demoModel   = "conduit-demo-scripted"
@@ -246,14 +245,6 @@ func (h *scriptedDemoHandler) HandleSampling(_ context.Context, r *conduit.Sampl
 		text = demoSummary
 	}
 	return &conduit.CreateMessageResult{Role: "assistant", Content: messages.Text(text), Model: demoModel, StopReason: "endTurn"}, nil
-}
-
-// UsesSamplingTools is false: the handler cannot run a server's tools, so
-// sampling.tools is not declared and a request offering tools is refused.
-func (h *scriptedDemoHandler) UsesSamplingTools() bool { return false }
-
-func (h *scriptedDemoHandler) ElicitationModes() []string {
-	return []string{messages.ModeForm, messages.ModeURL}
 }
 
 func (h *scriptedDemoHandler) HandleElicitation(_ context.Context, r *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
@@ -422,88 +413,11 @@ func (o *demoObserver) HandleNotification(ctx context.Context, nc conduit.Notifi
 	o.seen.Add(1)
 }
 
-// The observed handler has the observer's HandleLog and HandleNotification
-// and exactly the input kinds of the handler it wraps, so the client
-// declares what the wrapped handler declares: one struct type per
-// combination, as in handler.go.
-
-type samplingPart struct{ conduit.SamplingHandler }
-
-func (p samplingPart) UsesSamplingTools() bool {
-	u, ok := p.SamplingHandler.(conduit.SamplingToolUser)
-	return ok && u.UsesSamplingTools()
-}
-
-type elicitationPart struct{ conduit.ElicitationHandler }
-
-func (p elicitationPart) ElicitationModes() []string {
-	if m, ok := p.ElicitationHandler.(conduit.ElicitationModer); ok {
-		return m.ElicitationModes()
-	}
-	return []string{messages.ModeForm}
-}
-
-type rootsPart struct{ conduit.RootsLister }
-
-type (
-	observedS struct {
-		*demoObserver
-		samplingPart
-	}
-	observedE struct {
-		*demoObserver
-		elicitationPart
-	}
-	observedR struct {
-		*demoObserver
-		rootsPart
-	}
-	observedSE struct {
-		*demoObserver
-		samplingPart
-		elicitationPart
-	}
-	observedSR struct {
-		*demoObserver
-		samplingPart
-		rootsPart
-	}
-	observedER struct {
-		*demoObserver
-		elicitationPart
-		rootsPart
-	}
-	observedSER struct {
-		*demoObserver
-		samplingPart
-		elicitationPart
-		rootsPart
-	}
-)
-
-// observeHandler wraps inner's input handling with o's notification handling.
-func observeHandler(o *demoObserver, inner any) any {
-	s, hasS := inner.(conduit.SamplingHandler)
-	e, hasE := inner.(conduit.ElicitationHandler)
-	r, hasR := inner.(conduit.RootsLister)
-	sp, ep, rp := samplingPart{s}, elicitationPart{e}, rootsPart{r}
-	switch {
-	case hasS && hasE && hasR:
-		return &observedSER{o, sp, ep, rp}
-	case hasS && hasE:
-		return &observedSE{o, sp, ep}
-	case hasS && hasR:
-		return &observedSR{o, sp, rp}
-	case hasE && hasR:
-		return &observedER{o, ep, rp}
-	case hasS:
-		return &observedS{o, sp}
-	case hasE:
-		return &observedE{o, ep}
-	case hasR:
-		return &observedR{o, rp}
-	}
-	return o
+// observe returns inner with o's notification hooks: the client declares
+// exactly what inner declares.
+func (o *demoObserver) observe(inner conduit.Handlers) conduit.Handlers {
+	inner.Log, inner.Notification = o.HandleLog, o.HandleNotification
+	return inner
 }
 
 // demoAudit keeps the client's audit records for the summary and passes

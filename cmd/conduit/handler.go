@@ -17,97 +17,29 @@ import (
 	"github.com/conduitmcp/conduit/messages"
 )
 
-// The client advertises a capability exactly when its handler implements
-// the matching interface, so the CLI's handler is one of eight struct types:
-// each embeds the notifier (logs and notifications, always) and a pointer
-// to the concrete part of each kind the answers file has. Embedding an
-// interface-typed field would not do: it would always satisfy the interface.
-
-type handlerS struct {
-	*notifier
-	messages.SamplingHandler
-}
-
-type handlerE struct {
-	*notifier
-	*elicitor
-}
-
-type handlerR struct {
-	*notifier
-	*rootsLister
-}
-
-type handlerSE struct {
-	*notifier
-	messages.SamplingHandler
-	*elicitor
-}
-
-type handlerSR struct {
-	*notifier
-	messages.SamplingHandler
-	*rootsLister
-}
-
-type handlerER struct {
-	*notifier
-	*elicitor
-	*rootsLister
-}
-
-type handlerSER struct {
-	*notifier
-	messages.SamplingHandler
-	*elicitor
-	*rootsLister
-}
-
-// compose returns a handler implementing the notification and log
-// interfaces and exactly the input kinds whose part is not nil.
-func compose(n *notifier, s messages.SamplingHandler, e *elicitor, r *rootsLister) any {
-	switch {
-	case s != nil && e != nil && r != nil:
-		return &handlerSER{n, s, e, r}
-	case s != nil && e != nil:
-		return &handlerSE{n, s, e}
-	case s != nil && r != nil:
-		return &handlerSR{n, s, r}
-	case e != nil && r != nil:
-		return &handlerER{n, e, r}
-	case s != nil:
-		return &handlerS{n, s}
-	case e != nil:
-		return &handlerE{n, e}
-	case r != nil:
-		return &handlerR{n, r}
-	}
-	return n
-}
-
-// newHandler builds the handler for the scripted answers a (nil without
-// --answers) and the roots of --roots. Roots are offered when either names
-// any (or the file has a "roots" key, even empty).
-func newHandler(n *notifier, a *answers, flagRoots []conduit.Root, cmd samplingCommand) any {
-	var s messages.SamplingHandler
-	var e *elicitor
-	var r *rootsLister
+// newHandlers builds the handler set for the scripted answers a (nil
+// without --answers) and the roots of --roots: the notifier's hooks, and
+// exactly the input kinds the file (or --sampling-command) gives. Roots are
+// offered when either names any (or the file has a "roots" key, even empty).
+func newHandlers(n *notifier, a *answers, flagRoots []conduit.Root, cmd samplingCommand) conduit.Handlers {
+	h := n.handlers()
 	if a == nil {
 		a = &answers{}
 	}
 	if a.Sampling != nil {
-		s = &sampler{answer: a.Sampling}
+		h.Sampling = (&sampler{answer: a.Sampling}).HandleSampling
 	}
 	if cmd.command != "" { // --sampling-command answers sampling instead
-		s = &commandSampler{cmd: cmd}
+		h.Sampling = (&commandSampler{cmd: cmd}).HandleSampling
 	}
 	if a.Elicitation != nil {
-		e = &elicitor{answer: a.Elicitation}
+		h.Elicitation = (&elicitor{answer: a.Elicitation}).HandleElicitation
+		h.ElicitationModes = slices.Clone(a.Elicitation.Modes)
 	}
 	if flagRoots != nil || a.Roots != nil {
-		r = &rootsLister{roots: mergeRoots(flagRoots, a.Roots)}
+		h.Roots = (&rootsLister{roots: mergeRoots(flagRoots, a.Roots)}).ListRoots
 	}
-	return compose(n, s, e, r)
+	return h
 }
 
 // sampler answers sampling/createMessage from the answers file.
@@ -129,9 +61,6 @@ func (s *sampler) HandleSampling(ctx context.Context, _ *conduit.SamplingRequest
 
 // elicitor answers elicitation/create from the answers file.
 type elicitor struct{ answer *elicitationAnswer }
-
-// ElicitationModes declares the file's modes.
-func (e *elicitor) ElicitationModes() []string { return slices.Clone(e.answer.Modes) }
 
 // HandleElicitation waits the scripted delay, then answers or refuses. The
 // content goes with a form-mode accept only: a URL-mode accept has none.
@@ -186,6 +115,11 @@ type logLine struct {
 	Level  string `json:"level"`
 	Logger string `json:"logger"`
 	Data   any    `json:"data"`
+}
+
+// handlers is the notifier as a handler set's notification hooks.
+func (n *notifier) handlers() conduit.Handlers {
+	return conduit.Handlers{Notification: n.HandleNotification, Log: n.HandleLog}
 }
 
 // HandleLog prints one sanitised log entry: a JSON object with --json,

@@ -467,10 +467,13 @@ func (h *interactiveHandler) ListRoots(context.Context, *conduit.RootsRequest) (
 	return &conduit.ListRootsResult{Roots: slices.Clone(h.roots)}, nil
 }
 
-// interactiveWithNotifier is the CLI's handler for conduit call and the
-// like at a terminal: the notifier for logs, the interactive handler for
-// every input kind.
-type interactiveWithNotifier struct {
-	*notifier
-	*interactiveHandler
+// handlers is the interactive handler as a handler set: every input kind,
+// both elicitation modes; the caller adds the notification hooks.
+func (h *interactiveHandler) handlers() conduit.Handlers {
+	return conduit.Handlers{
+		Sampling:         h.HandleSampling,
+		Elicitation:      h.HandleElicitation,
+		ElicitationModes: h.ElicitationModes(),
+		Roots:            h.ListRoots,
+	}
 }

@@ -130,7 +130,7 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 	}
 	n := &notifier{w: a.stderr, json: o.json, logger: logger}
 	cmd := samplingCommand{command: o.samplingCommand, yes: o.yes}
-	handler := newHandler(n, ans, flagRoots, cmd)
+	handlers := newHandlers(n, ans, flagRoots, cmd)
 	if ans == nil && isTerminal(a.std.in) {
 		// At a terminal without --answers, the person answers every kind
 		// of input (interactive.go); the prompts go to stderr, stdout
@@ -145,7 +145,8 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		}
 		ih := newInteractiveHandler(a.std.in, a.std.err, roots, flagRoots != nil, o.handlerTimeout)
 		ih.samplingCommand = cmd
-		handler = &interactiveWithNotifier{n, ih}
+		handlers = ih.handlers()
+		handlers.Notification, handlers.Log = n.HandleNotification, n.HandleLog
 	}
 	warnMissingRoots(logger, o.roots)
 	if ans != nil {
@@ -184,7 +185,7 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 	}
 	client, err := conduit.Connect(ctx, t, conduit.Options{
 		ServerID:          o.serverID,
-		Handler:           handler,
+		Handlers:          handlers,
 		HandlerTimeout:    o.handlerTimeout,
 		MaxServerRequests: o.maxServerRequests,
 		Timeout:           o.timeout,

@@ -146,60 +146,53 @@ func TestMergeRoots(t *testing.T) {
 	assert.Nil(t, mergeRoots(nil, nil))
 }
 
-// Each combination of kinds in the answers file gives a handler that
-// implements exactly those kinds' interfaces, plus logs and notifications.
-func TestComposeImplementsExactlyTheKindsGiven(t *testing.T) {
+// The CLI's handler set has exactly the input kinds the answers file gives,
+// plus the notifier's hooks always.
+func TestNewHandlersHasExactlyTheKindsGiven(t *testing.T) {
 	n := &notifier{}
 	for mask := range 8 {
-		var s conduit.SamplingHandler // an interface: a typed nil would count as present
-		var e *elicitor
-		var r *rootsLister
+		a := &answers{}
 		if mask&1 != 0 {
-			s = &sampler{}
+			a.Sampling = &samplingAnswer{}
 		}
 		if mask&2 != 0 {
-			e = &elicitor{}
+			a.Elicitation = &elicitationAnswer{Modes: []string{"url"}}
 		}
+		var roots []conduit.Root
 		if mask&4 != 0 {
-			r = &rootsLister{}
+			roots = []conduit.Root{{URI: "file:///r"}}
 		}
-		h := compose(n, s, e, r)
-		_, isS := h.(conduit.SamplingHandler)
-		_, isE := h.(conduit.ElicitationHandler)
-		_, isM := h.(conduit.ElicitationModer)
-		_, isR := h.(conduit.RootsLister)
-		_, isL := h.(conduit.LogHandler)
-		_, isN := h.(conduit.NotificationHandler)
-		_, isTools := h.(conduit.SamplingToolUser)
-		assert.Equal(t, s != nil, isS, "mask %d sampling", mask)
-		assert.Equal(t, e != nil, isE, "mask %d elicitation", mask)
-		assert.Equal(t, e != nil, isM, "mask %d elicitation modes", mask)
-		assert.Equal(t, r != nil, isR, "mask %d roots", mask)
-		assert.True(t, isL, "mask %d logs", mask)
-		assert.True(t, isN, "mask %d notifications", mask)
-		assert.False(t, isTools, "mask %d sampling tools", mask)
+		h := newHandlers(n, a, roots, samplingCommand{})
+		assert.Equal(t, mask&1 != 0, h.Sampling != nil, "mask %d sampling", mask)
+		assert.Equal(t, mask&2 != 0, h.Elicitation != nil, "mask %d elicitation", mask)
+		assert.Equal(t, mask&4 != 0, h.Roots != nil, "mask %d roots", mask)
+		assert.NotNil(t, h.Log, "mask %d logs", mask)
+		assert.NotNil(t, h.Notification, "mask %d notifications", mask)
+		assert.False(t, h.SamplingTools, "mask %d sampling tools", mask)
+		if mask&2 != 0 {
+			assert.Equal(t, []string{"url"}, h.ElicitationModes, "mask %d modes", mask)
+		}
 	}
+	h := newHandlers(n, nil, nil, samplingCommand{command: "cat"})
+	assert.NotNil(t, h.Sampling, "--sampling-command alone answers sampling")
 }
 
-func TestNewHandler(t *testing.T) {
+func TestNewHandlersRoots(t *testing.T) {
 	n := &notifier{}
-	h := newHandler(n, nil, nil, samplingCommand{})
-	_, isR := h.(conduit.RootsLister)
-	_, isS := h.(conduit.SamplingHandler)
-	assert.False(t, isR)
-	assert.False(t, isS)
+	h := newHandlers(n, nil, nil, samplingCommand{})
+	assert.Nil(t, h.Roots)
+	assert.Nil(t, h.Sampling)
 
-	h = newHandler(n, nil, []conduit.Root{{URI: "file:///flag"}}, samplingCommand{})
-	rl, ok := h.(conduit.RootsLister)
-	require.True(t, ok, "--roots alone offers roots")
-	res, err := rl.ListRoots(context.Background(), nil)
+	h = newHandlers(n, nil, []conduit.Root{{URI: "file:///flag"}}, samplingCommand{})
+	require.NotNil(t, h.Roots, "--roots alone offers roots")
+	res, err := h.Roots(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []conduit.Root{{URI: "file:///flag"}}, res.Roots)
 
 	a, err := parseAnswers([]byte(`{"roots": ["file:///file", "file:///flag"]}`))
 	require.NoError(t, err)
-	h = newHandler(n, a, []conduit.Root{{URI: "file:///flag"}, {URI: "file:///flag2"}}, samplingCommand{})
-	res, err = h.(conduit.RootsLister).ListRoots(context.Background(), nil)
+	h = newHandlers(n, a, []conduit.Root{{URI: "file:///flag"}, {URI: "file:///flag2"}}, samplingCommand{})
+	res, err = h.Roots(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []conduit.Root{{URI: "file:///flag"}, {URI: "file:///flag2"}, {URI: "file:///file"}}, res.Roots, "flags first, no repeats")
 }
@@ -250,7 +243,7 @@ func TestScriptedElicitation(t *testing.T) {
 	a, err := parseAnswers([]byte(contractAnswers))
 	require.NoError(t, err)
 	e := &elicitor{answer: a.Elicitation}
-	assert.Equal(t, []string{"form", "url"}, e.ElicitationModes())
+	assert.Equal(t, []string{"form", "url"}, newHandlers(&notifier{}, a, nil, samplingCommand{}).ElicitationModes)
 
 	res, err := e.HandleElicitation(ctx, &conduit.ElicitationRequest{Mode: "form"})
 	require.NoError(t, err)

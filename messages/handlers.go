@@ -1,0 +1,38 @@
+package messages
+
+import "context"
+
+// Handlers is a client's handler set: one typed function per kind of input
+// a server may ask for, the notification hooks, and the capability flags as
+// data. A nil function is a kind the client does not implement: it is not
+// advertised, and a server's request for it is refused before any callback
+// runs. The zero value advertises nothing and listens to nothing.
+//
+// Callbacks run in a goroutine of their own, never on an actor. ctx ends
+// when the callback's time is up (HandlerTimeout), when the server cancels
+// its request, or when the client closes; a callback that ignores ctx is
+// abandoned and counted (Stats.AbandonedHandlers), its late answer
+// discarded.
+type Handlers struct {
+	// Sampling answers sampling/createMessage; it is the approval point
+	// for sampling. Set, it advertises "sampling".
+	Sampling func(ctx context.Context, req *SamplingRequest) (*CreateMessageResult, error)
+	// SamplingTools declares sampling.tools (2025-11-25 and later): the
+	// Sampling callback can run the tools a server offers in a request.
+	SamplingTools bool
+	// Elicitation answers elicitation/create. Set, it advertises
+	// "elicitation" with ElicitationModes. A user who declines is a result
+	// ({Action: "decline"}), not an error.
+	Elicitation func(ctx context.Context, req *ElicitationRequest) (*ElicitResult, error)
+	// ElicitationModes are the modes declared ("form", "url"); empty means
+	// form only. Other values are ignored.
+	ElicitationModes []string
+	// Roots answers roots/list. Set, it advertises "roots".
+	Roots func(ctx context.Context, req *RootsRequest) (*ListRootsResult, error)
+	// Notification receives server notifications other than log entries,
+	// one at a time in arrival order.
+	Notification func(ctx context.Context, nc NotificationContext, n *Notification)
+	// Log receives sanitised server log entries (notifications/message),
+	// one at a time in arrival order, interleaved with notifications.
+	Log func(ctx context.Context, nc NotificationContext, entry *LoggingMessage)
+}
