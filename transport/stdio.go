@@ -22,8 +22,9 @@ const (
 	// maxStderrLine caps one forwarded stderr line; the rest is dropped so a
 	// server cannot make us hold an arbitrarily long log line.
 	maxStderrLine = 8 << 10
-	// exitGrace is how long Read, having hit EOF on stdout, waits for the
-	// process to exit so that the error can carry the exit status.
+	// exitGrace is how long Read, having hit EOF on stdout, and Write,
+	// having hit a broken stdin, wait for the process to exit so that the
+	// error can carry the exit status.
 	exitGrace = 100 * time.Millisecond
 	// stderrGrace is how long Close, once the server is reaped, lets the
 	// stderr forwarder drain before cutting it off: a grandchild may still
@@ -244,6 +245,14 @@ func (c *stdioConn) Write(ctx context.Context, data []byte) error {
 		return nil
 	case c.isClosed():
 		return ErrClosed
+	case !errors.Is(err, os.ErrDeadlineExceeded):
+		// A broken pipe is usually the server exiting: say how it ended.
+		if exit := c.exitError(err); exit != nil {
+			c.werr = exit
+			return exit
+		}
+	}
+	switch {
 	case n > 0:
 		// Part of a line is on the wire; anything sent after it would be
 		// glued to it and garble both.
@@ -355,15 +364,24 @@ func (c *stdioConn) deliver(r *bufio.Reader, limit int) error {
 // eofError describes the end of stdout, with the exit status if the process
 // exits soon after (as it usually does: exiting is what closes stdout).
 func (c *stdioConn) eofError() error {
+	if exit := c.exitError(io.EOF); exit != nil {
+		return exit
+	}
+	return fmt.Errorf("transport: server closed stdout: %w", io.EOF)
+}
+
+// exitError returns a *ServerExitError caused by err if the process exits
+// within exitGrace, else nil.
+func (c *stdioConn) exitError(err error) error {
 	t := time.NewTimer(exitGrace)
 	defer t.Stop()
 	select {
 	case <-c.exited:
-		return fmt.Errorf("transport: server exited (%s): %w", c.cmd.ProcessState, io.EOF)
+		return &ServerExitError{State: c.cmd.ProcessState, Err: err}
 	case <-t.C:
 	case <-c.done:
 	}
-	return fmt.Errorf("transport: server closed stdout: %w", io.EOF)
+	return nil
 }
 
 // readLine returns the next line without its '\n' (a final line without one
