@@ -105,18 +105,10 @@ func (h *HTTP) Connect(ctx context.Context) (Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(h.URL)
+	u, err := ParseEndpoint(h.URL)
 	if err != nil {
-		return nil, fmt.Errorf("transport: invalid HTTP endpoint: %w", err)
+		return nil, err
 	}
-	u.Scheme = strings.ToLower(u.Scheme)
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("transport: HTTP endpoint %s: scheme must be http or https", u.Redacted())
-	}
-	if u.Hostname() == "" {
-		return nil, fmt.Errorf("transport: HTTP endpoint %s has no host", u.Redacted())
-	}
-	u.Fragment, u.RawFragment = "", ""
 	if err := checkHeader(h.Header); err != nil {
 		return nil, err
 	}
@@ -153,6 +145,25 @@ func (h *HTTP) Connect(ctx context.Context) (Conn, error) {
 	c.errIdle = fmt.Errorf("stream idle for %v", c.idleTimeout)
 	c.base, c.stop = context.WithCancelCause(context.Background())
 	return c, nil
+}
+
+// ParseEndpoint checks that raw can be the URL of an HTTP transport: http
+// or https, with a host. It returns the URL with its scheme in lower case
+// and without a fragment.
+func ParseEndpoint(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("transport: invalid HTTP endpoint: %w", err)
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("transport: HTTP endpoint %s: scheme must be http or https", u.Redacted())
+	}
+	if u.Hostname() == "" {
+		return nil, fmt.Errorf("transport: HTTP endpoint %s has no host", u.Redacted())
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u, nil
 }
 
 // protocolHeader reports whether the transport owns header name.

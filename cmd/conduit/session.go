@@ -54,6 +54,11 @@ var logLevels = []string{"debug", "info", "notice", "warning", "error", "critica
 
 // check validates the flags that do not need the server command.
 func (o *options) check() error {
+	if o.url != "" {
+		if _, err := transport.ParseEndpoint(o.url); err != nil {
+			return usagef("--url %q: want an http:// or https:// URL with a host", o.url)
+		}
+	}
 	switch o.era {
 	case "auto", "legacy", "modern":
 	default:
