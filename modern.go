@@ -93,7 +93,7 @@ func (c *Client) discover(ctx context.Context, s *session, version string) (era.
 		}
 	}
 	var status *transport.HTTPStatusError
-	if errors.As(err, &status) && status.Status >= 400 && status.Status <= 499 {
+	if errors.As(err, &status) && era.LegacyHTTPStatus(status.Status) {
 		c.opts.Logger.Debug("server/discover refused over HTTP: a legacy server", "status", status.Status)
 		return era.Probe{Era: messages.EraLegacy}, nil
 	}

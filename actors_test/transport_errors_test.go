@@ -202,6 +202,26 @@ func TestHTTPStatusErrorOnInitialize(t *testing.T) {
 	assert.Equal(t, "conduit: initialize: transport: the request failed: transport: HTTP 502 Bad Gateway: upstream down", err.Error())
 }
 
+// A 5xx to the probe is a failing server, not a legacy one: Connect fails
+// rather than trying initialize.
+func TestProbeAnswered5xxFailsConnect(t *testing.T) {
+	var initialized bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if method, _ := rpcOf(t, r); method == "initialize" {
+			initialized = true
+		}
+		http.Error(w, "overloaded", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	_, err := conduit.Connect(connectCtx(t), &transport.HTTP{URL: srv.URL}, conduit.Options{})
+	var ce *conduit.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, conduit.KindTransport, ce.Kind)
+	assert.Equal(t, "conduit: server/discover: transport: the request failed: transport: HTTP 503 Service Unavailable: overloaded", err.Error())
+	srv.Close() // the handler has returned: initialized is safe to read
+	assert.False(t, initialized, "no fallback to initialize")
+}
+
 func TestStdioServerThatExitsAtOnceReportsItsStatus(t *testing.T) {
 	// Several times: the probe's write (a broken pipe) and the read of
 	// stdout (EOF) race to notice the exit; both must name the status.
