@@ -54,11 +54,18 @@ func oneLine(s string) string {
 type ServerExitError struct {
 	// State is the exited process's state.
 	State *os.ProcessState
-	Err   error
+	// Stderr holds the server's last stderr lines (at most 5, each cut at
+	// 512 bytes) when Command.Logger was set; they usually say why.
+	Stderr []string
+	Err    error
 }
 
 func (e *ServerExitError) Error() string {
-	return fmt.Sprintf("transport: the server exited (%s)", e.State)
+	msg := fmt.Sprintf("transport: the server exited (%s)", e.State)
+	if len(e.Stderr) > 0 {
+		msg += "; its last stderr: " + oneLine(strings.Join(e.Stderr, " | "))
+	}
+	return msg
 }
 
 // ExitCode is the server's exit status, or -1 if a signal ended it.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -22,6 +23,10 @@ const (
 	// maxStderrLine caps one forwarded stderr line; the rest is dropped so a
 	// server cannot make us hold an arbitrarily long log line.
 	maxStderrLine = 8 << 10
+	// exitStderrLines and exitStderrBytes bound the server's last stderr
+	// lines kept for a ServerExitError, and each of them.
+	exitStderrLines = 5
+	exitStderrBytes = 512
 	// exitGrace is how long Read, having hit EOF on stdout, and Write,
 	// having hit a broken stdin, wait for the process to exit so that the
 	// error can carry the exit status.
@@ -50,7 +55,8 @@ type Command struct {
 	// Logger receives the server's stderr, one Info record per line with the
 	// attribute stream=stderr (lines over 8 KiB are cut, and marked
 	// truncated=true). Add identifying attributes with Logger.With. Nil
-	// discards stderr.
+	// discards stderr. With a Logger, the last lines are also kept for the
+	// ServerExitError of a server that exits.
 	Logger *slog.Logger
 	// CloseTimeout is how long Close waits for the server to exit after
 	// closing its stdin, and again after SIGTERM, before SIGKILL; 0 means 2s.
@@ -186,6 +192,9 @@ type stdioConn struct {
 	exited    chan struct{} // closed once the process is reaped
 	done      chan struct{} // closed when Close begins
 	closeOnce sync.Once
+
+	tailMu sync.Mutex
+	tail   []string // the last stderr lines, for ServerExitError
 }
 
 // Read returns the next non-blank line from the server's stdout.
@@ -371,17 +380,35 @@ func (c *stdioConn) eofError() error {
 }
 
 // exitError returns a *ServerExitError caused by err if the process exits
-// within exitGrace, else nil.
+// within exitGrace, else nil. It lets the stderr forwarder drain (bounded)
+// first, so that the server's last words are in it.
 func (c *stdioConn) exitError(err error) error {
 	t := time.NewTimer(exitGrace)
 	defer t.Stop()
 	select {
 	case <-c.exited:
-		return &ServerExitError{State: c.cmd.ProcessState, Err: err}
 	case <-t.C:
+		return nil
 	case <-c.done:
+		return nil
 	}
-	return nil
+	waitFor(c.logDone, stderrGrace)
+	c.tailMu.Lock()
+	defer c.tailMu.Unlock()
+	return &ServerExitError{State: c.cmd.ProcessState, Stderr: slices.Clone(c.tail), Err: err}
+}
+
+// keep adds a stderr line to the tail kept for ServerExitError.
+func (c *stdioConn) keep(line []byte) {
+	if len(line) > exitStderrBytes {
+		line = line[:exitStderrBytes]
+	}
+	c.tailMu.Lock()
+	defer c.tailMu.Unlock()
+	if len(c.tail) == exitStderrLines {
+		c.tail = append(c.tail[:0], c.tail[1:]...)
+	}
+	c.tail = append(c.tail, string(line))
 }
 
 // readLine returns the next line without its '\n' (a final line without one
@@ -418,6 +445,7 @@ func (c *stdioConn) logLoop(logger *slog.Logger) {
 		line, truncated, err := readCapped(r, maxStderrLine)
 		line = bytes.TrimSuffix(line, []byte("\r"))
 		if len(line) > 0 {
+			c.keep(line)
 			attrs := []slog.Attr{slog.String("stream", "stderr")}
 			if truncated {
 				attrs = append(attrs, slog.Bool("truncated", true))

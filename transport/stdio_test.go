@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -291,6 +292,23 @@ func TestStdioServerExitStatus(t *testing.T) {
 	_, err = c.Read(context.Background())
 	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !errors.Is(err, io.EOF) {
 		t.Fatalf("Read after exit = %v, want a *ServerExitError with status 3 wrapping io.EOF", err)
+	}
+}
+
+// With a Logger, the exit error carries the server's last stderr lines.
+func TestStdioServerExitKeepsLastStderrLines(t *testing.T) {
+	c := startHelper(t, "stderr-exit3", Command{Logger: slog.New(slog.DiscardHandler)})
+	_, err := c.Read(context.Background())
+	var exit *ServerExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("Read after exit = %v, want a *ServerExitError with status 3", err)
+	}
+	want := []string{"line 4", "line 5", "line 6", "line 7", strings.Repeat("y", exitStderrBytes)}
+	if !slices.Equal(exit.Stderr, want) {
+		t.Errorf("Stderr = %q, want %q", exit.Stderr, want)
+	}
+	if want := "transport: the server exited (exit status 3); its last stderr: line 4 | line 5 | line 6 | line 7 | " + strings.Repeat("y", 512); err.Error() != want {
+		t.Errorf("Error() = %q, want %q", err, want)
 	}
 }
 

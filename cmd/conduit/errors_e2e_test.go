@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -84,4 +85,10 @@ func TestServerThatExitsAtOnceNamesItsStatus(t *testing.T) {
 	assert.Equal(t, conduit.KindTransport, rep.Kind)
 	assert.Contains(t, rep.Error, "transport: the server exited (exit status 3)")
 	assert.NotContains(t, rep.Error, "broken pipe")
+
+	// Its last stderr lines are in the error, said once.
+	r = runInProcess(t, "tools", "--era", "auto", "--", "sh", "-c", "echo 'fatal: no config' >&2; exit 4")
+	assert.Equal(t, exitConnect, r.code, r.String())
+	assert.Contains(t, r.stderr, "transport: the server exited (exit status 4); its last stderr: fatal: no config\n", r.String())
+	assert.Equal(t, 1, strings.Count(r.stderr, "fatal: no config"), r.String())
 }
