@@ -655,7 +655,8 @@ func (c *httpConn) statusError(resp *http.Response, body []byte) *HTTPStatusErro
 	if len(body) > maxBodyExcerpt {
 		body = body[:maxBodyExcerpt]
 	}
-	return &HTTPStatusError{URL: c.redacted, Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: string(body)}
+	return &HTTPStatusError{URL: c.redacted, Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
+		Body: strings.ToValidUTF8(string(body), "\uFFFD")}
 }
 
 // streamEnded is the failure of a request whose response stream ended
