@@ -5,16 +5,20 @@
 //
 // A transport moves messages; policy (what to answer, when to give up,
 // which era to speak) lives in the runtime. It reads of a message only what
-// its framing needs: stdio reads nothing, one message per line. Streamable
-// HTTP reads of each outgoing message its method, id and the params it
-// mirrors into headers (Mcp-Method, Mcp-Name, Mcp-Param-*, the modern
-// _meta protocol version), and of each incoming one whether it is a
-// response and to which id, to know when a request's stream is done and
-// which request a server message is related to. It never makes up a
-// message: a request that fails on the way (an HTTP error status, a
-// response that is not JSON-RPC, a connection refused) is reported as an
-// error for that request (Message.Err), and a transport that fails as a
-// whole ends Read with an error.
+// its framing needs. Stdio and memory read nothing: one message per line,
+// or per Write. Streamable HTTP reads of each outgoing message its method,
+// id and the params it mirrors into headers (Mcp-Method, Mcp-Name,
+// Mcp-Param-*, the _meta protocol version, which also picks modern or
+// legacy framing before SetSession), and the requestId of a
+// notifications/cancelled, whose stream it closes. Of each incoming
+// message it reads whether it is a response and to which id, to know when
+// a request's stream is done; it splits a legacy batch into its messages;
+// and when an HTTP error status carries a JSON-RPC error, it gives that
+// error the id of the request it answers. It never makes up a message: a
+// request that gets no JSON-RPC answer (an HTTP error status, a body that
+// is not JSON-RPC, a connection refused, a stream that ends early) fails
+// with an error for that request (Message.Err), and a transport that fails
+// as a whole ends Read with an error.
 package transport
 
 import (
