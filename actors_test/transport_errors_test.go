@@ -73,6 +73,27 @@ func legacyEndpoint(t *testing.T, probeStatus int, call func(w http.ResponseWrit
 	return srv.URL + "/mcp"
 }
 
+// modernEndpoint is a modern (2026-07-28) Streamable HTTP server that
+// answers the probe with a DiscoverResult and every other request with
+// call.
+func modernEndpoint(t *testing.T, call func(w http.ResponseWriter, id json.RawMessage)) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		method, id := rpcOf(t, r)
+		switch {
+		case method == "server/discover":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"modern","version":"1"}}}}`, id)
+		case len(id) == 0:
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			call(w, id)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
 func connectCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
@@ -99,15 +120,25 @@ func TestUnreachableHTTPServerFailsConnectWithTransport(t *testing.T) {
 }
 
 func TestHTTPStatus500FailsTheCallWithTransport(t *testing.T) {
-	url := legacyEndpoint(t, http.StatusNotFound, func(w http.ResponseWriter, _ json.RawMessage) {
-		http.Error(w, "boom", http.StatusInternalServerError)
-	})
-	c, err := conduit.Connect(connectCtx(t), &transport.HTTP{URL: url}, conduit.Options{})
-	require.NoError(t, err)
-	defer c.Close()
-	require.Equal(t, conduit.EraLegacy, c.Era())
+	boom := func(w http.ResponseWriter, _ json.RawMessage) { http.Error(w, "boom", http.StatusInternalServerError) }
+	for _, era := range []conduit.Era{conduit.EraLegacy, conduit.EraModern} {
+		t.Run(string(era), func(t *testing.T) {
+			url := legacyEndpoint(t, http.StatusNotFound, boom)
+			if era == conduit.EraModern {
+				url = modernEndpoint(t, boom)
+			}
+			c, err := conduit.Connect(connectCtx(t), &transport.HTTP{URL: url}, conduit.Options{})
+			require.NoError(t, err)
+			defer c.Close()
+			require.Equal(t, era, c.Era())
+			status500(t, c)
+		})
+	}
+}
 
-	_, err = c.CallTool(connectCtx(t), "anything", nil)
+func status500(t *testing.T, c *conduit.Client) {
+	t.Helper()
+	_, err := c.CallTool(connectCtx(t), "anything", nil)
 	var ce *conduit.Error
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, conduit.KindTransport, ce.Kind, err.Error())
