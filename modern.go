@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/conduitmcp/conduit/actors"
@@ -16,10 +17,11 @@ import (
 // DefaultDiscoverTimeout bounds the server/discover probe.
 const DefaultDiscoverTimeout = 3 * time.Second
 
-// negotiate picks the era (digest §1.7): pinned legacy → initialize; else
-// probe server/discover: a mutual modern version → modern; -32022 with a
-// version list → modern, once more with a listed version; anything else →
-// initialize (unless modern was pinned).
+// negotiate picks the era: pinned legacy → initialize; else probe
+// server/discover: a mutual modern version → modern; -32022 with a version
+// list → modern, once more with a listed version; a server that cannot be
+// reached, or answers something that is not MCP → a failure to connect;
+// anything else → initialize (unless modern was pinned).
 func (c *Client) negotiate(ctx context.Context, s *session) error {
 	pinned := c.opts.Era
 	if e, ok := era.Of(c.opts.ProtocolVersion); ok {
@@ -31,7 +33,7 @@ func (c *Client) negotiate(ctx context.Context, s *session) error {
 		return &Error{Kind: KindProtocol, Message: fmt.Sprintf("Conduit does not speak protocol version %q", c.opts.ProtocolVersion)}
 	}
 	if pinned == EraLegacy {
-		return c.initialize(ctx, s)
+		return notAnEndpoint(c.initialize(ctx, s))
 	}
 	version := era.ModernVersions[0]
 	if pinned == EraModern && c.opts.ProtocolVersion != "" {
@@ -58,11 +60,15 @@ func (c *Client) negotiate(ctx context.Context, s *session) error {
 		return &Error{Kind: KindProtocol, Method: messages.MethodDiscover, Message: "the server does not speak the modern era (2026-07-28)"}
 	}
 	c.opts.ProtocolVersion = ""
-	return c.initialize(ctx, s)
+	return notAnEndpoint(c.initialize(ctx, s))
 }
 
-// discover sends the probe. Only a broken connection is an error; any
-// answer, error answer or silence is read by era.ReadProbe.
+// discover sends the probe. A JSON-RPC answer or error is read by
+// era.ReadProbe; silence, and an HTTP 4xx without a JSON-RPC error (a
+// legacy Streamable HTTP server refusing a request it does not know), mean
+// a legacy server. Any other failure is an error: the server could not be
+// reached (connection refused, DNS, TLS), failed (5xx), or is not an MCP
+// endpoint.
 func (c *Client) discover(ctx context.Context, s *session, version string) (era.Probe, error) {
 	timeout := c.opts.DiscoverTimeout
 	if timeout <= 0 {
@@ -86,7 +92,34 @@ func (c *Client) discover(ctx context.Context, s *session, version string) (era.
 			return era.Probe{Era: messages.EraLegacy}, nil
 		}
 	}
-	return era.Probe{}, err
+	var status *transport.HTTPStatusError
+	if errors.As(err, &status) && era.LegacyHTTPStatus(status.Status) {
+		c.opts.Logger.Debug("server/discover refused over HTTP: a legacy server", "status", status.Status)
+		return era.Probe{Era: messages.EraLegacy}, nil
+	}
+	return era.Probe{}, notAnEndpoint(err)
+}
+
+// notAnEndpoint explains a handshake that failed on an HTTP answer showing
+// that the URL serves something other than MCP: a 2xx that is not
+// JSON-RPC (a web page), or a 404 or 405 to the POST of initialize.
+func notAnEndpoint(err error) error {
+	var status *transport.HTTPStatusError
+	if !errors.As(err, &status) {
+		return err
+	}
+	switch {
+	case status.Status >= 200 && status.Status <= 299:
+	case status.Status == http.StatusNotFound, status.Status == http.StatusMethodNotAllowed:
+	default:
+		return err
+	}
+	var ce *Error
+	method := ""
+	if errors.As(err, &ce) {
+		method = ce.Method
+	}
+	return &Error{Kind: KindTransport, Method: method, Message: status.URL + " is not an MCP endpoint", Err: status}
 }
 
 // meta is the _meta of a modern request.

@@ -174,6 +174,10 @@ func cancellable(method string) bool {
 }
 
 func (c *connection) inbound(ctx actor.Context, msg transport.Message) {
+	if msg.Err != nil {
+		c.requestFailed(ctx, msg)
+		return
+	}
 	f, derr := messages.Decode(msg.Data)
 	if derr != nil {
 		c.shared.counters.malformed.Add(1)
@@ -205,6 +209,25 @@ func (c *connection) response(ctx actor.Context, f *messages.Frame) {
 		return
 	}
 	p.reply <- callOutcome{result: f.Result}
+}
+
+// requestFailed fails the call whose request the transport could not get
+// an answer to (msg.Related, why in msg.Err): the call fails, the
+// connection goes on.
+func (c *connection) requestFailed(ctx actor.Context, msg transport.Message) {
+	var id messages.ID
+	if err := json.Unmarshal([]byte(msg.Related), &id); err != nil {
+		c.shared.logger.Warn("transport failure of an unknown request dropped", "id", msg.Related, "err", msg.Err)
+		return
+	}
+	p, ok := c.pending[id]
+	if !ok {
+		c.shared.logger.Debug("transport failure of a request no longer pending", "id", msg.Related, "err", msg.Err)
+		return
+	}
+	delete(c.pending, id)
+	c.ended(ctx, p)
+	p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindTransport, Method: p.method, Message: "the request failed", Err: msg.Err}}
 }
 
 func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame) {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // HeaderAnnotation is the input-schema keyword that mirrors a tool argument
@@ -37,7 +39,7 @@ func ToolHeaders(inputSchema json.RawMessage) (map[string]string, error) {
 			continue
 		}
 		name, ok := raw.(string)
-		if !ok || name == "" || !isToken(name) {
+		if !ok || !httpguts.ValidHeaderFieldName(name) { // an RFC 9110 token
 			return nil, fmt.Errorf("argument %q: %s %v is not an HTTP token", arg, HeaderAnnotation, raw)
 		}
 		switch t, _ := prop["type"].(string); t {
@@ -92,18 +94,4 @@ func containsAnnotation(v any) bool {
 		}
 	}
 	return false
-}
-
-// isToken reports whether s is an RFC 9110 token (tchar+).
-func isToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return s != ""
 }

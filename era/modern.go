@@ -141,6 +141,13 @@ func ResultType(raw json.RawMessage, method string, tasks bool) (string, error) 
 	}
 }
 
+// LegacyHTTPStatus reports whether an HTTP status that answered the probe
+// over Streamable HTTP, with no JSON-RPC error in its body, means a legacy
+// server: any 4xx, since a legacy server answers 400, 404 or 405 to a
+// request it does not know outside a session. No other status is an answer:
+// a 5xx is a failing server, a 2xx that is not JSON-RPC not an MCP endpoint.
+func LegacyHTTPStatus(status int) bool { return status >= 400 && status <= 499 }
+
 // DiscoverResult is the answer to server/discover.
 type DiscoverResult struct {
 	ResultType        string          `json:"resultType"`
@@ -180,6 +187,9 @@ func Mutual(ours, theirs []string) string {
 // data.supported → retry with a listed version we speak; anything else —
 // another error, a bare {} or no mutual version → legacy. The fallback is
 // never keyed to one error code.
+// It reads answers only: a probe that got none (the server could not be
+// reached, or answered HTTP without JSON-RPC) is the caller's to judge,
+// with LegacyHTTPStatus.
 func ReadProbe(raw json.RawMessage, rpcErr *messages.RPCError) Probe {
 	legacy := Probe{Era: messages.EraLegacy}
 	if rpcErr != nil {

@@ -72,7 +72,7 @@ type Kind string
 const (
 	KindTimeout      Kind = "timeout"       // the call's deadline passed
 	KindCancelled    Kind = "cancelled"     // the caller's context ended
-	KindTransport    Kind = "transport"     // the connection failed or the server exited
+	KindTransport    Kind = "transport"     // the connection failed, the server exited, or a request got no answer (an HTTP error status, a connection refused)
 	KindProtocol     Kind = "protocol"      // the server broke the protocol, or a guard refused
 	KindRPC          Kind = "rpc"           // the server answered with a JSON-RPC error
 	KindInputHandler Kind = "input_handler" // a handler failed while answering input (modern)

@@ -44,9 +44,6 @@ const (
 
 	acceptPost = "application/json, text/event-stream"
 	acceptSSE  = "text/event-stream"
-
-	codeInvalidRequest = -32600
-	codeInternalError  = -32603
 )
 
 // ErrSessionTerminated is returned by Read (wrapping io.EOF, after every
@@ -57,6 +54,10 @@ var ErrSessionTerminated = errors.New("transport: the server ended the HTTP sess
 
 // errCancelled ends the response stream of a request the client cancelled.
 var errCancelled = errors.New("transport: request cancelled by the client")
+
+// errNoAnswer fails a request whose JSON response body held other messages
+// but not its response.
+var errNoAnswer = errors.New("transport: the JSON response body did not answer the request")
 
 // HTTP is a Transport that speaks MCP's Streamable HTTP to one endpoint, in
 // both eras: legacy (2025-06-18, 2025-11-25: sessions, a standalone GET
@@ -104,18 +105,10 @@ func (h *HTTP) Connect(ctx context.Context) (Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(h.URL)
+	u, err := ParseEndpoint(h.URL)
 	if err != nil {
-		return nil, fmt.Errorf("transport: invalid HTTP endpoint: %w", err)
+		return nil, err
 	}
-	u.Scheme = strings.ToLower(u.Scheme)
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("transport: HTTP endpoint %s: scheme must be http or https", u.Redacted())
-	}
-	if u.Hostname() == "" {
-		return nil, fmt.Errorf("transport: HTTP endpoint %s has no host", u.Redacted())
-	}
-	u.Fragment, u.RawFragment = "", ""
 	if err := checkHeader(h.Header); err != nil {
 		return nil, err
 	}
@@ -152,6 +145,25 @@ func (h *HTTP) Connect(ctx context.Context) (Conn, error) {
 	c.errIdle = fmt.Errorf("stream idle for %v", c.idleTimeout)
 	c.base, c.stop = context.WithCancelCause(context.Background())
 	return c, nil
+}
+
+// ParseEndpoint checks that raw can be the URL of an HTTP transport: http
+// or https, with a host. It returns the URL with its scheme in lower case
+// and without a fragment.
+func ParseEndpoint(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("transport: invalid HTTP endpoint: %w", err)
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("transport: HTTP endpoint %s: scheme must be http or https", u.Redacted())
+	}
+	if u.Hostname() == "" {
+		return nil, fmt.Errorf("transport: HTTP endpoint %s has no host", u.Redacted())
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u, nil
 }
 
 // protocolHeader reports whether the transport owns header name.
@@ -241,13 +253,13 @@ type httpConn struct {
 // httpCall is one client request in flight.
 type httpCall struct {
 	key    string // idKey of the id
-	id     string // the raw id, compact: Message.Related and synthesized errors
+	id     string // the raw id, compact: Message.Related
 	modern bool   // sent the modern way: closing its stream cancels it
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
 	// Guarded by httpConn.mu.
-	answered  bool // its response (or a synthesized error) was queued
+	answered  bool // its response (or its failure) was queued
 	withdrawn bool // the client cancelled it: nothing more is delivered
 }
 
@@ -439,7 +451,7 @@ func (c *httpConn) runCall(cl *httpCall, body []byte, hdr http.Header, sessionSe
 
 	ex, err := c.open(cl.ctx, http.MethodPost, body, hdr, wrote)
 	if err != nil {
-		c.fail(cl, codeInternalError, "transport: "+err.Error(), nil)
+		c.fail(cl, fmt.Errorf("transport: %w", err))
 		return
 	}
 	defer func() { ex.close() }()
@@ -449,7 +461,7 @@ func (c *httpConn) runCall(cl *httpCall, body []byte, hdr http.Header, sessionSe
 	}
 	switch {
 	case resp.StatusCode == http.StatusAccepted:
-		c.fail(cl, codeInternalError, "transport: HTTP 202 Accepted: the server sent no response to the request", httpData(resp))
+		c.fail(cl, c.statusError(resp, nil))
 	case resp.StatusCode == http.StatusNotFound && sessionSent:
 		// The session is gone: no per-request error, Read ends with
 		// ErrSessionTerminated, so every call in flight fails with it
@@ -464,7 +476,8 @@ func (c *httpConn) runCall(cl *httpCall, body []byte, hdr http.Header, sessionSe
 		case "text/event-stream":
 			ex = c.readStream(cl, ex)
 		default:
-			c.fail(cl, codeInternalError, fmt.Sprintf("transport: unexpected response Content-Type %q", resp.Header.Get("Content-Type")), httpData(resp))
+			excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, maxBodyExcerpt))
+			c.fail(cl, c.statusError(resp, excerpt))
 		}
 	}
 }
@@ -485,16 +498,16 @@ func (c *httpConn) readJSON(cl *httpCall, ex *exchange) {
 	var tooLong *limitError
 	switch {
 	case errors.As(err, &tooLong):
-		c.fail(cl, codeInternalError, tooLong.Error(), nil)
+		c.fail(cl, tooLong)
 		return
 	case err != nil:
-		c.fail(cl, codeInternalError, "transport: reading the response: "+ex.why(err).Error(), nil)
+		c.fail(cl, fmt.Errorf("transport: reading the response: %w", ex.why(err)))
 		return
 	}
 	if len(bytes.TrimSpace(body)) > 0 {
 		c.deliver(cl, body)
 	}
-	c.fail(cl, codeInternalError, "transport: the JSON response body did not answer the request", nil)
+	c.fail(cl, errNoAnswer)
 }
 
 // readStream delivers an SSE response stream, resuming it (legacy) if it
@@ -512,11 +525,11 @@ func (c *httpConn) readStream(cl *httpCall, ex *exchange) *exchange {
 		}
 		var tooLong *limitError
 		if errors.As(err, &tooLong) {
-			c.fail(cl, codeInternalError, tooLong.Error(), nil)
+			c.fail(cl, tooLong)
 			return ex
 		}
 		if cl.modern || p.lastID == "" {
-			c.fail(cl, codeInternalError, "transport: the response stream ended before the response"+suffix(reason), nil)
+			c.fail(cl, streamEnded("", reason))
 			return ex
 		}
 		// Legacy (2025-11-25): a dropped stream is not a cancellation;
@@ -527,7 +540,7 @@ func (c *httpConn) readStream(cl *httpCall, ex *exchange) *exchange {
 		for {
 			fruitless++
 			if fruitless > maxResumeAttempts {
-				c.fail(cl, codeInternalError, fmt.Sprintf("transport: the response stream ended before the response and could not be resumed (%d attempts)", maxResumeAttempts)+suffix(reason), nil)
+				c.fail(cl, streamEnded(fmt.Sprintf(" and could not be resumed (%d attempts)", maxResumeAttempts), reason))
 				return ex
 			}
 			if !sleep(cl.ctx, p.retryOr(defaultRetry)) {
@@ -552,7 +565,7 @@ func (c *httpConn) readStream(cl *httpCall, ex *exchange) *exchange {
 			next.close()
 			reason = fmt.Errorf("resumption answered HTTP %s", status)
 			if next.resp.StatusCode >= 400 && next.resp.StatusCode <= 499 {
-				c.fail(cl, codeInternalError, "transport: the response stream ended before the response and could not be resumed"+suffix(reason), httpData(next.resp))
+				c.fail(cl, streamEnded(" and could not be resumed", reason))
 				return ex
 			}
 		}
@@ -604,39 +617,57 @@ func (c *httpConn) deliver(cl *httpCall, data []byte) (settled bool) {
 	return cl != nil && cl.settled()
 }
 
-// fail answers request cl with a synthesized error response, unless it is
-// already answered, cancelled, or the connection closed.
-func (c *httpConn) fail(cl *httpCall, code int, message string, data any) {
-	c.settle(cl, errorResponse(cl.id, code, message, data))
+// fail reports that request cl will get no response, unless it is already
+// answered, cancelled, or the connection closed.
+func (c *httpConn) fail(cl *httpCall, err error) {
+	c.settle(cl, Message{Related: cl.id, Err: err})
 }
 
-// settle queues msg as the answer to cl if cl has none yet.
-func (c *httpConn) settle(cl *httpCall, msg []byte) {
+// settle queues m as the answer to cl if cl has none yet.
+func (c *httpConn) settle(cl *httpCall, m Message) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cl.settled() || c.closed {
 		return
 	}
 	cl.answered = true
-	c.in.push(Message{Data: msg, Related: cl.id})
+	c.in.push(m)
 }
 
 // failHTTP answers cl after an HTTP error status: the server's JSON-RPC
-// error if the body is one (with our id), else a synthesized error.
+// error if the body is one (given our id: servers often send a null id
+// there), else an *HTTPStatusError.
 func (c *httpConn) failHTTP(cl *httpCall, ex *exchange) {
 	resp := ex.resp
 	body, err := readAll(resp.Body, c.maxBody, "HTTP error body")
 	if err == nil {
 		if errObj, ok := rpcErrorObject(body); ok {
-			c.settle(cl, passError(cl.id, errObj))
+			c.settle(cl, Message{Data: passError(cl.id, errObj), Related: cl.id})
 			return
 		}
 	}
-	code := codeInternalError
-	if resp.StatusCode >= 400 && resp.StatusCode <= 499 {
-		code = codeInvalidRequest
+	c.fail(cl, c.statusError(resp, body))
+}
+
+// statusError describes a response that carries no JSON-RPC answer; body
+// is what was read of it.
+func (c *httpConn) statusError(resp *http.Response, body []byte) *HTTPStatusError {
+	if len(body) > maxBodyExcerpt {
+		body = body[:maxBodyExcerpt]
 	}
-	c.fail(cl, code, "transport: HTTP "+statusText(resp.StatusCode), httpData(resp))
+	return &HTTPStatusError{URL: c.redacted, Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
+		Body: strings.ToValidUTF8(string(body), "\uFFFD")}
+}
+
+// streamEnded is the failure of a request whose response stream ended
+// before its response; more says what else was tried, reason why the
+// stream ended (nil or io.EOF: the server ended it).
+func streamEnded(more string, reason error) error {
+	const ended = "transport: the response stream ended before the response"
+	if reason == nil || errors.Is(reason, io.EOF) {
+		return errors.New(ended + more)
+	}
+	return fmt.Errorf("%s%s: %w", ended, more, reason)
 }
 
 func (c *httpConn) isSettled(cl *httpCall) bool {
@@ -959,18 +990,6 @@ func statusText(code int) string {
 		return fmt.Sprintf("%d %s", code, t)
 	}
 	return fmt.Sprint(code)
-}
-
-// httpData is the data member of a synthesized error.
-func httpData(resp *http.Response) map[string]int {
-	return map[string]int{"httpStatus": resp.StatusCode}
-}
-
-func suffix(err error) string {
-	if err == nil || errors.Is(err, io.EOF) {
-		return ""
-	}
-	return ": " + err.Error()
 }
 
 // sleep waits d, or reports false if ctx ends first.

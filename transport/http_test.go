@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -162,19 +163,15 @@ func decode(t *testing.T, m Message) rpcMsg {
 	return r
 }
 
-// nextError reads the next message and checks it is an error response to
-// id.
-func nextError(t *testing.T, c Conn, id string) rpcMsg {
+// nextFailure reads the next message and checks it is the failure of
+// request id: an error out of band, no JSON-RPC frame.
+func nextFailure(t *testing.T, c Conn, id string) error {
 	t.Helper()
 	m := next(t, c)
-	r := decode(t, m)
-	if compactJSON(r.ID) != id || r.Error == nil {
-		t.Fatalf("got %s, want an error response to %s", m.Data, id)
+	if m.Err == nil || len(m.Data) != 0 || m.Related != id {
+		t.Fatalf("got %s (related %q, err %v), want the failure of %s", m.Data, m.Related, m.Err, id)
 	}
-	if m.Related != id {
-		t.Errorf("Related = %q, want %q", m.Related, id)
-	}
-	return r
+	return m.Err
 }
 
 // eventually waits up to 5 s for cond.
@@ -540,17 +537,17 @@ func TestHTTPResumptionGivesUp(t *testing.T) {
 	c.SetSession("2025-11-25", messages.EraLegacy)
 
 	send(t, c, `{"jsonrpc":"2.0","id":1,"method":"busy"}`)
-	if r := nextError(t, c, "1"); !strings.Contains(r.Error.Message, "could not be resumed (5 attempts)") {
-		t.Errorf("busy: %s", r.Error.Message)
+	if err := nextFailure(t, c, "1"); !strings.Contains(err.Error(), "could not be resumed (5 attempts)") {
+		t.Errorf("busy: %v", err)
 	}
 	send(t, c, `{"jsonrpc":"2.0","id":2,"method":"gone"}`)
-	if r := nextError(t, c, "2"); !strings.Contains(r.Error.Message, "404") {
-		t.Errorf("gone: %s", r.Error.Message)
+	if err := nextFailure(t, c, "2"); !strings.Contains(err.Error(), "404") {
+		t.Errorf("gone: %v", err)
 	}
 	send(t, c, `{"jsonrpc":"2.0","id":3,"method":"noid"}`)
 	next(t, c) // the log notification
-	if r := nextError(t, c, "3"); r.Error.Message != "transport: the response stream ended before the response" {
-		t.Errorf("noid: %s", r.Error.Message)
+	if err := nextFailure(t, c, "3"); err.Error() != "transport: the response stream ended before the response" {
+		t.Errorf("noid: %v", err)
 	}
 	busy := 0
 	for _, r := range ep.requests(http.MethodGet) {
@@ -667,7 +664,10 @@ func TestHTTPLegacyCancellation(t *testing.T) {
 	quiet(t, c, 100*time.Millisecond)
 }
 
-func TestHTTPSynthesizedErrors(t *testing.T) {
+// A request the server answers with a JSON-RPC error, in any HTTP status,
+// gets that error (with our id). One that gets anything else fails out of
+// band, with the reason: no JSON-RPC frame is made up.
+func TestHTTPRequestFailures(t *testing.T) {
 	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
 		switch req.rpc {
 		case "e404":
@@ -695,38 +695,63 @@ func TestHTTPSynthesizedErrors(t *testing.T) {
 	c := dial(t, ep, HTTP{})
 	c.SetSession("2026-07-28", messages.EraModern)
 
-	cases := []struct {
+	for _, tc := range []struct {
 		method, id string
 		code       int
 		message    string
 		data       string
 	}{
-		{"e404", "1", -32600, "transport: HTTP 404 Not Found", `{"httpStatus":404}`},
 		{"e400", `"a"`, -32022, "Unsupported protocol version", `{"supported":["2026-07-28"],"requested":"2027-01-01"}`},
 		{"e400null", "3", -32020, "Header mismatch", ``},
-		{"e500", "4", -32603, "transport: HTTP 500 Internal Server Error", `{"httpStatus":500}`},
-		{"e418", "5", -32600, "transport: HTTP 418 I'm a teapot", `{"httpStatus":418}`},
-		{"accepted", "6", -32603, "transport: HTTP 202 Accepted: the server sent no response to the request", `{"httpStatus":202}`},
-		{"html", "7", -32603, `transport: unexpected response Content-Type "text/html"`, `{"httpStatus":200}`},
-		{"short", "8", -32603, "transport: the response stream ended before the response", ``},
-		{"other", "9", -32603, "transport: the JSON response body did not answer the request", ``},
-	}
-	for _, tc := range cases {
+	} {
 		send(t, c, modernReq(tc.id, tc.method, ""))
 		m := next(t, c)
-		if tc.method == "short" || tc.method == "other" {
-			if decode(t, m).Method == "" {
-				t.Errorf("%s: got %s, want the notification first", tc.method, m.Data)
-			}
-			m = next(t, c)
-		}
 		r := decode(t, m)
-		if compactJSON(r.ID) != tc.id || m.Related != tc.id || r.Error == nil {
-			t.Errorf("%s: got %s related %q", tc.method, m.Data, m.Related)
+		if compactJSON(r.ID) != tc.id || m.Related != tc.id || r.Error == nil || m.Err != nil {
+			t.Errorf("%s: got %s related %q err %v", tc.method, m.Data, m.Related, m.Err)
 			continue
 		}
 		if r.Error.Code != tc.code || r.Error.Message != tc.message || compactJSON(r.Error.Data) != tc.data {
 			t.Errorf("%s: error %d %q %s, want %d %q %s", tc.method, r.Error.Code, r.Error.Message, r.Error.Data, tc.code, tc.message, tc.data)
+		}
+	}
+
+	for _, tc := range []struct {
+		method, id string
+		message    string
+		status     *HTTPStatusError // nil: not an HTTP status failure
+	}{
+		{"e404", "1", "transport: HTTP 404 Not Found", &HTTPStatusError{Status: 404}},
+		{"e500", "4", "transport: HTTP 500 Internal Server Error: boom", &HTTPStatusError{Status: 500, ContentType: "text/plain; charset=utf-8", Body: "boom\n"}},
+		{"e418", "5", `transport: HTTP 418 I'm a teapot: {"not":"json-rpc"}`, &HTTPStatusError{Status: 418, ContentType: "application/json", Body: `{"not":"json-rpc"}`}},
+		{"accepted", "6", "transport: HTTP 202 Accepted: the server sent no response to the request", &HTTPStatusError{Status: 202}},
+		{"html", "7", `transport: HTTP 200 OK with Content-Type "text/html", neither JSON nor an event stream`, &HTTPStatusError{Status: 200, ContentType: "text/html", Body: "<html></html>"}},
+		{"short", "8", "transport: the response stream ended before the response", nil},
+		{"other", "9", "transport: the JSON response body did not answer the request", nil},
+	} {
+		send(t, c, modernReq(tc.id, tc.method, ""))
+		if tc.method == "short" || tc.method == "other" {
+			if m := next(t, c); decode(t, m).Method == "" {
+				t.Errorf("%s: got %s, want the notification first", tc.method, m.Data)
+			}
+		}
+		err := nextFailure(t, c, tc.id)
+		if err.Error() != tc.message {
+			t.Errorf("%s: %q, want %q", tc.method, err, tc.message)
+		}
+		var se *HTTPStatusError
+		switch {
+		case tc.status == nil && errors.As(err, &se):
+			t.Errorf("%s: an HTTPStatusError %+v", tc.method, se)
+		case tc.status == nil:
+		case !errors.As(err, &se):
+			t.Errorf("%s: %v is no HTTPStatusError", tc.method, err)
+		default:
+			want := *tc.status
+			want.URL = ep.URL
+			if *se != want {
+				t.Errorf("%s: %+v, want %+v", tc.method, *se, want)
+			}
 		}
 	}
 
@@ -739,8 +764,10 @@ func TestHTTPSynthesizedErrors(t *testing.T) {
 	l.Close()
 	dead := dial(t, nil, HTTP{URL: "http://" + addr + "/mcp"})
 	send(t, dead, modernReq("1", "server/discover", ""))
-	if r := nextError(t, dead, "1"); r.Error.Code != -32603 || !strings.Contains(r.Error.Message, "refused") {
-		t.Errorf("unreachable: %d %q", r.Error.Code, r.Error.Message)
+	err = nextFailure(t, dead, "1")
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "dial" || !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("unreachable: %v, want the dial error", err)
 	}
 	send(t, dead, `{"jsonrpc":"2.0","method":"notifications/initialized"}`) // logged, not fatal
 }
@@ -788,9 +815,8 @@ func TestHTTPLimits(t *testing.T) {
 	}
 	for _, tc := range cases {
 		send(t, c, modernReq(tc.id, tc.method, ""))
-		r := nextError(t, c, tc.id)
-		if !strings.Contains(r.Error.Message, tc.message) {
-			t.Errorf("%s: %q, want %q", tc.method, r.Error.Message, tc.message)
+		if err := nextFailure(t, c, tc.id); !strings.Contains(err.Error(), tc.message) {
+			t.Errorf("%s: %q, want %q", tc.method, err, tc.message)
 		}
 	}
 	send(t, c, modernReq("6", "keepalive", ""))

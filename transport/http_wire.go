@@ -316,17 +316,6 @@ func rpcErrorObject(body []byte) (json.RawMessage, bool) {
 	return raw, true
 }
 
-// errorResponse builds a JSON-RPC error response for request id.
-func errorResponse(id string, code int, message string, data any) []byte {
-	e := struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-		Data    any    `json:"data,omitempty"`
-	}{code, message, data}
-	raw, _ := json.Marshal(e) // plain strings and ints: cannot fail
-	return passError(id, raw)
-}
-
 // passError wraps a JSON-RPC error object into a response for request id.
 func passError(id string, errObj json.RawMessage) []byte {
 	var b bytes.Buffer

@@ -49,6 +49,12 @@ func runHelper(mode string) int {
 		w.Flush()
 		io.Copy(io.Discard, os.Stdin)
 		return 0
+	case "stderr-exit3":
+		for i := 1; i <= 7; i++ {
+			fmt.Fprintf(os.Stderr, "line %d\n", i)
+		}
+		fmt.Fprintln(os.Stderr, strings.Repeat("y", 600))
+		return 3
 	case "exit3":
 		fmt.Print("\n   \n{\"jsonrpc\":\"2.0\",\"method\":\"bye\"}\n")
 		return 3

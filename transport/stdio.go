@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -22,8 +23,13 @@ const (
 	// maxStderrLine caps one forwarded stderr line; the rest is dropped so a
 	// server cannot make us hold an arbitrarily long log line.
 	maxStderrLine = 8 << 10
-	// exitGrace is how long Read, having hit EOF on stdout, waits for the
-	// process to exit so that the error can carry the exit status.
+	// exitStderrLines and exitStderrBytes bound the server's last stderr
+	// lines kept for a ServerExitError, and each of them.
+	exitStderrLines = 5
+	exitStderrBytes = 512
+	// exitGrace is how long Read, having hit EOF on stdout, and Write,
+	// having hit a broken stdin, wait for the process to exit so that the
+	// error can carry the exit status.
 	exitGrace = 100 * time.Millisecond
 	// stderrGrace is how long Close, once the server is reaped, lets the
 	// stderr forwarder drain before cutting it off: a grandchild may still
@@ -49,7 +55,8 @@ type Command struct {
 	// Logger receives the server's stderr, one Info record per line with the
 	// attribute stream=stderr (lines over 8 KiB are cut, and marked
 	// truncated=true). Add identifying attributes with Logger.With. Nil
-	// discards stderr.
+	// discards stderr. With a Logger, the last lines are also kept for the
+	// ServerExitError of a server that exits.
 	Logger *slog.Logger
 	// CloseTimeout is how long Close waits for the server to exit after
 	// closing its stdin, and again after SIGTERM, before SIGKILL; 0 means 2s.
@@ -185,6 +192,9 @@ type stdioConn struct {
 	exited    chan struct{} // closed once the process is reaped
 	done      chan struct{} // closed when Close begins
 	closeOnce sync.Once
+
+	tailMu sync.Mutex
+	tail   []string // the last stderr lines, for ServerExitError
 }
 
 // Read returns the next non-blank line from the server's stdout.
@@ -244,6 +254,14 @@ func (c *stdioConn) Write(ctx context.Context, data []byte) error {
 		return nil
 	case c.isClosed():
 		return ErrClosed
+	case !errors.Is(err, os.ErrDeadlineExceeded):
+		// A broken pipe is usually the server exiting: say how it ended.
+		if exit := c.exitError(err); exit != nil {
+			c.werr = exit
+			return exit
+		}
+	}
+	switch {
 	case n > 0:
 		// Part of a line is on the wire; anything sent after it would be
 		// glued to it and garble both.
@@ -355,15 +373,42 @@ func (c *stdioConn) deliver(r *bufio.Reader, limit int) error {
 // eofError describes the end of stdout, with the exit status if the process
 // exits soon after (as it usually does: exiting is what closes stdout).
 func (c *stdioConn) eofError() error {
+	if exit := c.exitError(io.EOF); exit != nil {
+		return exit
+	}
+	return fmt.Errorf("transport: server closed stdout: %w", io.EOF)
+}
+
+// exitError returns a *ServerExitError caused by err if the process exits
+// within exitGrace, else nil. It lets the stderr forwarder drain (bounded)
+// first, so that the server's last words are in it.
+func (c *stdioConn) exitError(err error) error {
 	t := time.NewTimer(exitGrace)
 	defer t.Stop()
 	select {
 	case <-c.exited:
-		return fmt.Errorf("transport: server exited (%s): %w", c.cmd.ProcessState, io.EOF)
 	case <-t.C:
+		return nil
 	case <-c.done:
+		return nil
 	}
-	return fmt.Errorf("transport: server closed stdout: %w", io.EOF)
+	waitFor(c.logDone, stderrGrace)
+	c.tailMu.Lock()
+	defer c.tailMu.Unlock()
+	return &ServerExitError{State: c.cmd.ProcessState, Stderr: slices.Clone(c.tail), Err: err}
+}
+
+// keep adds a stderr line to the tail kept for ServerExitError.
+func (c *stdioConn) keep(line []byte) {
+	if len(line) > exitStderrBytes {
+		line = line[:exitStderrBytes]
+	}
+	c.tailMu.Lock()
+	defer c.tailMu.Unlock()
+	if len(c.tail) == exitStderrLines {
+		c.tail = append(c.tail[:0], c.tail[1:]...)
+	}
+	c.tail = append(c.tail, string(line))
 }
 
 // readLine returns the next line without its '\n' (a final line without one
@@ -400,6 +445,7 @@ func (c *stdioConn) logLoop(logger *slog.Logger) {
 		line, truncated, err := readCapped(r, maxStderrLine)
 		line = bytes.TrimSuffix(line, []byte("\r"))
 		if len(line) > 0 {
+			c.keep(line)
 			attrs := []slog.Attr{slog.String("stream", "stderr")}
 			if truncated {
 				attrs = append(attrs, slog.Bool("truncated", true))

@@ -10,8 +10,10 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -265,6 +267,48 @@ func TestStdioServerExits(t *testing.T) {
 	// Still EOF on the next Read.
 	if _, err := c.Read(context.Background()); !errors.Is(err, io.EOF) {
 		t.Fatalf("second Read = %v, want io.EOF", err)
+	}
+}
+
+// A server that exits at once: Read and Write both report its exit status,
+// not the EOF or broken pipe that revealed it.
+func TestStdioServerExitStatus(t *testing.T) {
+	c := startHelper(t, "exit3", Command{})
+	<-c.exited
+
+	err := c.Write(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	var exit *ServerExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("Write after exit = %v, want a *ServerExitError with status 3", err)
+	}
+	if want := "transport: the server exited (exit status 3)"; err.Error() != want {
+		t.Errorf("Write after exit = %q, want %q", err, want)
+	}
+	if runtime.GOOS != "windows" && !errors.Is(err, syscall.EPIPE) {
+		t.Errorf("Write after exit = %v, want the broken pipe as its cause", err)
+	}
+
+	mustRead(t, c) // the message it printed before exiting
+	_, err = c.Read(context.Background())
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !errors.Is(err, io.EOF) {
+		t.Fatalf("Read after exit = %v, want a *ServerExitError with status 3 wrapping io.EOF", err)
+	}
+}
+
+// With a Logger, the exit error carries the server's last stderr lines.
+func TestStdioServerExitKeepsLastStderrLines(t *testing.T) {
+	c := startHelper(t, "stderr-exit3", Command{Logger: slog.New(slog.DiscardHandler)})
+	_, err := c.Read(context.Background())
+	var exit *ServerExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("Read after exit = %v, want a *ServerExitError with status 3", err)
+	}
+	want := []string{"line 4", "line 5", "line 6", "line 7", strings.Repeat("y", exitStderrBytes)}
+	if !slices.Equal(exit.Stderr, want) {
+		t.Errorf("Stderr = %q, want %q", exit.Stderr, want)
+	}
+	if want := "transport: the server exited (exit status 3); its last stderr: line 4 | line 5 | line 6 | line 7 | " + strings.Repeat("y", 512); err.Error() != want {
+		t.Errorf("Error() = %q, want %q", err, want)
 	}
 }
 

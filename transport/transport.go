@@ -1,6 +1,24 @@
 // Package transport moves JSON-RPC messages between Conduit and one MCP
-// server. A transport only moves bytes: it never interprets a message beyond
-// its framing. Policy (what to answer, when to give up) lives in actors/.
+// server: a stdio subprocess (Command), Streamable HTTP (HTTP) or an
+// in-memory pipe (NewMemoryPair). Import it to pick a transport for
+// conduit.Connect, or to write one of your own.
+//
+// A transport moves messages; policy (what to answer, when to give up,
+// which era to speak) lives in the runtime. It reads of a message only what
+// its framing needs. Stdio and memory read nothing: one message per line,
+// or per Write. Streamable HTTP reads of each outgoing message its method,
+// id and the params it mirrors into headers (Mcp-Method, Mcp-Name,
+// Mcp-Param-*, the _meta protocol version, which also picks modern or
+// legacy framing before SetSession), and the requestId of a
+// notifications/cancelled, whose stream it closes. Of each incoming
+// message it reads whether it is a response and to which id, to know when
+// a request's stream is done; it splits a legacy batch into its messages;
+// and when an HTTP error status carries a JSON-RPC error, it gives that
+// error the id of the request it answers. It never makes up a message: a
+// request that gets no JSON-RPC answer (an HTTP error status, a body that
+// is not JSON-RPC, a connection refused, a stream that ends early) fails
+// with an error for that request (Message.Err), and a transport that fails
+// as a whole ends Read with an error.
 package transport
 
 import (
@@ -10,15 +28,24 @@ import (
 	"github.com/conduitmcp/conduit/messages"
 )
 
-// Message is one JSON-RPC message as it came off the wire.
+// Message is one JSON-RPC message as it came off the wire, or the failure
+// of one client request.
 type Message struct {
-	// Data is exactly one JSON-RPC message (never a batch, never a newline).
+	// Data is exactly one JSON-RPC message (never a batch, never a
+	// newline); empty when Err is set.
 	Data []byte
 	// Related is the raw JSON id of the client request whose response stream
 	// carried this message (Streamable HTTP), or "" when the transport cannot
 	// tell (stdio, in memory). The call tracker uses it to tie a server
-	// request to an in-flight call.
+	// request to an in-flight call. When Err is set, it is the id of the
+	// request that failed.
 	Related string
+	// Err, when set, says why the client request Related will get no
+	// response: the server answered its HTTP request with an error status
+	// or something that is not JSON-RPC (*HTTPStatusError), could not be
+	// reached (the net error), or the response stream ended early. It
+	// fails that request only; the connection goes on.
+	Err error
 }
 
 // Transport opens a connection to one server.
@@ -36,6 +63,7 @@ type Transport interface {
 type Conn interface {
 	// Read blocks until the next message, ctx ends, or the connection ends.
 	// At the end of the stream it returns io.EOF (or an error wrapping it).
+	// A Message with Err set is the failure of one request, not the end.
 	Read(ctx context.Context) (Message, error)
 	// Write sends one message. data holds no newline.
 	Write(ctx context.Context, data []byte) error

@@ -54,6 +54,11 @@ var logLevels = []string{"debug", "info", "notice", "warning", "error", "critica
 
 // check validates the flags that do not need the server command.
 func (o *options) check() error {
+	if o.url != "" {
+		if _, err := transport.ParseEndpoint(o.url); err != nil {
+			return usagef("--url %q: want an http:// or https:// URL with a host", o.url)
+		}
+	}
 	switch o.era {
 	case "auto", "legacy", "modern":
 	default:
@@ -197,7 +202,7 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		Audit:             audit.record,
 	})
 	if err != nil {
-		a.showTail(logger, tail)
+		a.showTail(logger, tail, err)
 		return connectFailed(ctx, err)
 	}
 	defer func() {
@@ -229,7 +234,7 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		}
 		var ce *conduit.Error
 		if errors.As(err, &ce) && ce.Kind == conduit.KindTransport {
-			a.showTail(logger, tail)
+			a.showTail(logger, tail, err)
 		}
 		return callFailed(ctx, err)
 	}
@@ -251,10 +256,12 @@ func warnMissingRoots(logger *slog.Logger, entries []string) {
 }
 
 // showTail prints the server's last stderr lines when they were hidden
-// (no -v): they usually say why it failed.
-func (a *app) showTail(logger *slog.Logger, tail *stderrTail) {
+// (no -v) and err, the failure, does not carry them already (the exit
+// error of a stdio server does): they usually say why it failed.
+func (a *app) showTail(logger *slog.Logger, tail *stderrTail, err error) {
 	lines := tail.get()
-	if len(lines) == 0 || a.opts.verbose > 0 {
+	var exit *transport.ServerExitError
+	if len(lines) == 0 || a.opts.verbose > 0 || errors.As(err, &exit) && len(exit.Stderr) > 0 {
 		return
 	}
 	if a.opts.json {

@@ -1,0 +1,74 @@
+package transport
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"unicode"
+)
+
+// maxBodyExcerpt caps HTTPStatusError.Body.
+const maxBodyExcerpt = 512
+
+// HTTPStatusError reports an HTTP answer to a request that carries no
+// JSON-RPC response: a status outside 2xx whose body is not a JSON-RPC
+// error, a 202 Accepted (no response will come), or a 2xx whose
+// Content-Type is neither application/json nor text/event-stream. Find it
+// with errors.As.
+type HTTPStatusError struct {
+	// URL is the endpoint, without credentials.
+	URL string
+	// Status is the HTTP status code.
+	Status int
+	// ContentType is the response's Content-Type, as sent.
+	ContentType string
+	// Body is the start of the response body (at most 512 bytes), for a
+	// diagnosis.
+	Body string
+}
+
+func (e *HTTPStatusError) Error() string {
+	status := statusText(e.Status)
+	switch {
+	case e.Status == http.StatusAccepted:
+		return "transport: HTTP " + status + ": the server sent no response to the request"
+	case e.Status >= 200 && e.Status <= 299:
+		return fmt.Sprintf("transport: HTTP %s with Content-Type %q, neither JSON nor an event stream", status, e.ContentType)
+	}
+	if excerpt := oneLine(e.Body); excerpt != "" {
+		return "transport: HTTP " + status + ": " + excerpt
+	}
+	return "transport: HTTP " + status
+}
+
+// oneLine is s with runs of spaces and control characters made one space,
+// for an error message.
+func oneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+}
+
+// ServerExitError reports that the server process exited: Read returns it
+// once stdout is drained, and Write when it is why the write failed. Err is
+// what revealed the exit (io.EOF on stdout, a broken pipe on stdin).
+type ServerExitError struct {
+	// State is the exited process's state.
+	State *os.ProcessState
+	// Stderr holds the server's last stderr lines (at most 5, each cut at
+	// 512 bytes) when Command.Logger was set; they usually say why.
+	Stderr []string
+	Err    error
+}
+
+func (e *ServerExitError) Error() string {
+	msg := fmt.Sprintf("transport: the server exited (%s)", e.State)
+	if len(e.Stderr) > 0 {
+		msg += "; its last stderr: " + oneLine(strings.Join(e.Stderr, " | "))
+	}
+	return msg
+}
+
+// ExitCode is the server's exit status, or -1 if a signal ended it.
+func (e *ServerExitError) ExitCode() int { return e.State.ExitCode() }
+
+func (e *ServerExitError) Unwrap() error { return e.Err }
