@@ -248,10 +248,12 @@ func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame) {
 func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint string) {
 	refuse := func(code int, outcome, format string, args ...any) {
 		e := &messages.RPCError{Code: code, Message: fmt.Sprintf(format, args...)}
-		c.send(messages.NewErrorResponse(f.ID, e))
+		// Audited before it is sent, as a child's answer is: a record
+		// never trails what the server already saw.
 		if outcome != "" {
 			c.shared.audit(messages.AuditRecord{Time: time.Now(), ServerID: c.cfg.ServerID, Era: c.era, Method: f.Method, RequestID: f.ID, Outcome: outcome}, e)
 		}
+		c.send(messages.NewErrorResponse(f.ID, e))
 	}
 	if f.Method == messages.MethodPing {
 		c.sendResult(f.ID, struct{}{})
