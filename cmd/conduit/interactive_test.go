@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -180,12 +181,22 @@ func TestInteractiveEndedMessage(t *testing.T) {
 
 }
 
+// requireTmux skips a terminal test where tmux is missing, except in CI
+// (CI set), which installs tmux: there the test must run.
+func requireTmux(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("tmux is required in CI: %v", err)
+		}
+		t.Skip("tmux is not installed")
+	}
+}
+
 // TestInteractiveTmux drives `conduit demo --era legacy` in a real terminal
 // (tmux) as a person would.
 func TestInteractiveTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	requireTmux(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "conduit")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
