@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"golang.org/x/term"
 	"io"
 	"math"
 	"os"
@@ -18,15 +17,17 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/cmd/conduit/demoserver"
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/sanitize"
-	"github.com/conduitmcp/conduit/transport"
 )
 
-// `conduit demo`: Conduit's client against the embedded demo server
-// (demo_server.go), one step per tool, each asking for one kind of input.
+// `conduit demo`: Conduit's client against the demo server (package
+// demoserver, in process), one step per tool, each asking for one kind of
+// input.
 
 const demoExitHelp = `The answers file (--answers) is the one of conduit call: see 'conduit call --help'.
 
@@ -147,15 +148,17 @@ func (a *app) runDemo(ctx context.Context) error {
 		}()
 	}
 
-	clientEnd, serverEnd := transport.NewMemoryPair()
-	srv := newDemoServer(serverEnd)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx) }()
+	srv := demoserver.New()
+	stopServer := func() {
+		if err := srv.Close(); err != nil {
+			logger.Warn("demo server", "err", err)
+		}
+	}
 	timeout := o.timeout
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	client, err := conduit.Connect(ctx, transport.NewMemoryTransport(clientEnd), conduit.Options{
+	client, err := conduit.Connect(ctx, srv, conduit.Options{
 		ServerID:          "demo",
 		Handler:           handler,
 		HandlerTimeout:    o.handlerTimeout,
@@ -168,8 +171,7 @@ func (a *app) runDemo(ctx context.Context) error {
 		Audit:             audit.record,
 	})
 	if err != nil {
-		_ = clientEnd.Close()
-		<-served
+		stopServer()
 		return connectFailed(ctx, err)
 	}
 	_, interactive := inner.(*interactiveHandler)
@@ -181,9 +183,7 @@ func (a *app) runDemo(ctx context.Context) error {
 	if err := client.Close(); err != nil {
 		logger.Debug("close", "err", err)
 	}
-	if err := <-served; err != nil {
-		logger.Warn("demo server", "err", err)
-	}
+	stopServer()
 	if runErr != nil {
 		return runErr
 	}
@@ -603,7 +603,7 @@ type stepReport struct {
 type demoRun struct {
 	out           io.Writer
 	client        *conduit.Client
-	srv           *demoServer
+	srv           *demoserver.Server
 	obs           *demoObserver
 	audit         *demoAudit
 	era           string // --era
@@ -744,7 +744,8 @@ func (d *demoRun) step(ctx context.Context, st demoStep) stepReport {
 func (d *demoRun) settle(ctx context.Context) {
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if d.obs.seen.Load() >= d.srv.notificationsSent.Load() && int64(d.audit.len()) >= d.srv.inputsAsked.Load() {
+		sent := d.srv.Counts()
+		if d.obs.seen.Load() >= sent.Notifications && int64(d.audit.len()) >= sent.InputRequests {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -790,16 +791,16 @@ func requiredCapabilities(res *conduit.CallToolResult, err error) string {
 		raw = res.StructuredContent
 	}
 	var v struct {
-		Required json.RawMessage `json:"requiredCapabilities"`
+		Required map[string]json.RawMessage `json:"requiredCapabilities"`
 	}
-	if json.Unmarshal(raw, &v) != nil || !jsonPresent(v.Required) {
+	if json.Unmarshal(raw, &v) != nil || len(v.Required) == 0 {
 		return ""
 	}
-	var b bytes.Buffer
-	if json.Compact(&b, v.Required) != nil {
+	b, err := json.Marshal(v.Required) // compact, keys sorted
+	if err != nil {
 		return ""
 	}
-	return sanitize.Text(b.String(), 80)
+	return sanitize.Text(string(b), 80)
 }
 
 func (d *demoRun) verdict(r stepReport) string {
@@ -940,6 +941,20 @@ func describeInput(rec conduit.AuditRecord) (asked, answer string) {
 		}
 	}
 	return asked, answer
+}
+
+// samplingText is the text blocks of c joined by spaces, or "(no text)".
+func samplingText(c messages.Contents) string {
+	var parts []string
+	for _, b := range c.Blocks {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	if len(parts) == 0 {
+		return "(no text)"
+	}
+	return strings.Join(parts, " ")
 }
 
 func rootURIs(roots []conduit.Root) string {
