@@ -185,4 +185,3 @@ func TestDemoFormAnswerFits(t *testing.T) {
 		assert.NoError(t, err, schema)
 	}
 }
-
