@@ -75,6 +75,8 @@ for conduit call; the kinds it lacks are not offered, and their steps say so.`,
 	fs.StringVar(&a.opts.era, "era", "auto", "the protocol era: `auto|legacy|modern` (auto probes server/discover; the demo server answers it, so modern)")
 	_ = fs.SetAnnotation("era", "group", []string{groupConnection})
 	a.handlerFlags(fs)
+	fs.BoolVar(&a.opts.scripted, "scripted", false, "answer with the built-in scripted handler even at a terminal (without a terminal or --answers it always answers)")
+	_ = fs.SetAnnotation("scripted", "group", []string{groupHandler})
 	_ = fs.MarkHidden("json")
 	return c
 }
@@ -106,6 +108,7 @@ func (a *app) runDemo(ctx context.Context) error {
 	// Server log entries are printed by the CLI's notifier, in the step
 	// they belong to.
 	n := &notifier{w: &prefixWriter{w: out, prefix: "  log      "}, logger: logger}
+	cmd := samplingCommand{command: o.samplingCommand, yes: o.yes}
 	var inner any
 	var handlerDesc string
 	if o.answers != "" {
@@ -114,7 +117,7 @@ func (a *app) runDemo(ctx context.Context) error {
 			return err
 		}
 		warnMissingRoots(logger, ans.rootEntries)
-		inner = newHandler(n, ans, flagRoots, samplingCommand{})
+		inner = newHandler(n, ans, flagRoots, cmd)
 		handlerDesc = "scripted from " + o.answers
 	} else {
 		roots := flagRoots
@@ -125,10 +128,16 @@ func (a *app) runDemo(ctx context.Context) error {
 			}
 			roots = cwd
 		}
-		inner = demoHandler(isTerminal(a.std.in), roots, a.std, flagRoots != nil, o.handlerTimeout)
-		handlerDesc = "built-in, scripted: forms filled in, URLs declined (never opened),\na fixed completion (no model is called, no sampling tools),\nroots " + rootURIs(roots)
-		if _, ok := inner.(*interactiveHandler); ok {
-			handlerDesc = interactiveHandlerDesc
+		if isTerminal(a.std.in) && !o.scripted {
+			ih := newInteractiveHandler(a.std.in, a.std.out, roots, flagRoots != nil, o.handlerTimeout)
+			ih.samplingCommand = cmd
+			inner, handlerDesc = ih, interactiveHandlerDesc
+		} else {
+			if cmd.command != "" {
+				return usagef("--sampling-command needs --answers FILE or a terminal: the built-in scripted handler answers sampling itself")
+			}
+			inner = &scriptedDemoHandler{roots: roots}
+			handlerDesc = "built-in, scripted: forms filled in, URLs declined (never opened),\na fixed completion (no model is called, no sampling tools),\nroots " + rootURIs(roots)
 		}
 	}
 	obs := &demoObserver{notifier: n, out: out}
@@ -175,7 +184,8 @@ func (a *app) runDemo(ctx context.Context) error {
 		return connectFailed(ctx, err)
 	}
 	_, interactive := inner.(*interactiveHandler)
-	d := &demoRun{out: out, client: client, srv: srv, obs: obs, audit: audit, era: o.era, scripted: o.answers == "" && !interactive}
+	_, builtIn := inner.(*scriptedDemoHandler)
+	d := &demoRun{out: out, client: client, srv: srv, obs: obs, audit: audit, era: o.era, scripted: builtIn, interactive: interactive}
 	if u, ok := handler.(conduit.SamplingToolUser); ok {
 		d.samplingTools = u.UsesSamplingTools()
 	}
@@ -201,19 +211,6 @@ func demoOrDefault(s, def string) string {
 	return s
 }
 
-// demoHandler returns the handler that answers the demo server when no
-// --answers file is given. ttyInteractive says stdin is a terminal: then
-// the interactive handler (interactive.go) asks the person at it for each
-// request; otherwise the scripted handler answers, so the demo never waits
-// for anyone.
-func demoHandler(ttyInteractive bool, roots []conduit.Root, std streams, rootsFromFlags bool, handlerTimeout time.Duration) any {
-	if ttyInteractive {
-		return newInteractiveHandler(std.in, std.out, roots, rootsFromFlags, handlerTimeout)
-	}
-	return &scriptedDemoHandler{roots: roots}
-}
-
-// isTerminal reports whether r is a character device (a terminal).
 // isTerminal reports whether r is a terminal. A character device is not
 // enough: /dev/null is one, and a CI job's stdin often is /dev/null.
 func isTerminal(r io.Reader) bool {
@@ -608,6 +605,7 @@ type demoRun struct {
 	audit         *demoAudit
 	era           string // --era
 	scripted      bool   // the built-in handler answers: every outcome is known
+	interactive   bool   // the person at the terminal answers
 	samplingTools bool
 	reports       []stepReport
 }
@@ -640,7 +638,11 @@ func (d *demoRun) run(ctx context.Context, handlerDesc, level string) error {
 	case d.pinned(conduit.EraModern):
 		how = "pinned with --era modern"
 	}
-	d.printf("Conduit demo: an MCP server asks this client for every kind of input.\n\n")
+	d.printf("Conduit demo: an MCP server asks this client for every kind of input.\n")
+	if d.interactive {
+		d.printf("You are %s.\n", demoInteractiveNote)
+	}
+	d.printf("\n")
 	d.field("server", fmt.Sprintf("%s %s, embedded (in memory: no process, no network)", info.Name, info.Version))
 	d.field("era", fmt.Sprintf("%s, protocol %s (%s)", c.Era(), c.ProtocolVersion(), how))
 	d.field("handler", handlerDesc)
@@ -1090,3 +1092,7 @@ func wrapWords(s string, width int) string {
 	}
 	return b.String()
 }
+
+// demoInteractiveNote is the line of the interactive demo's first screen
+// that tells how to get the scripted run instead.
+const demoInteractiveNote = "answering yourself; run `conduit demo --scripted` for the scripted run"

@@ -131,6 +131,16 @@ func TestDemoAnswersFile(t *testing.T) {
 	}
 }
 
+// --sampling-command answers the demo's sampling with --answers, as for
+// conduit call (it was ignored).
+func TestDemoSamplingCommand(t *testing.T) {
+	answers := writeFile(t, "answers.json", `{"roots": ["/srv/repo"]}`)
+	r := runInProcess(t, "demo", "--era", "legacy", "--answers", answers, "--sampling-command", "echo Written by a command.", "--yes")
+	require.Equal(t, exitOK, r.code, r.String())
+	assert.Contains(t, r.stdout, "Summary (by sampling-command): Written by a command.")
+	assert.Regexp(t, `summarise +ok +sampling +answered +"Written by a command." \(model sampling-command\)`, r.stdout)
+}
+
 // An answers file whose form answer does not fit: the guards refuse it,
 // and the task whose approval was refused is cancelled.
 func TestDemoRefusedTaskInputIsCancelled(t *testing.T) {
@@ -147,6 +157,9 @@ func TestDemoUsage(t *testing.T) {
 		{"demo", "--json"},
 		{"demo", "--era", "ancient"},
 		{"demo", "--answers", "/nonexistent/answers.json"},
+		// The built-in handler answers sampling itself: a command given
+		// to it would be ignored.
+		{"demo", "--sampling-command", "echo hi"},
 	} {
 		r := runInProcess(t, args...)
 		assert.Equal(t, exitUsage, r.code, "%v\n%s", args, r)

@@ -274,7 +274,10 @@ func TestInteractiveTmux(t *testing.T) {
 	term := startTmux(t, "demo --era legacy")
 	waitFor, keys, typ := term.waitFor, term.keys, term.typ
 
-	waitFor("Set up your demo profile.", "Answer this form?", "Fill in the form")
+	first := waitFor("Set up your demo profile.", "Answer this form?", "Fill in the form")
+	if !strings.Contains(first, demoInteractiveNote) {
+		t.Errorf("the first screen does not say how to get the scripted run (%q):\n%s", demoInteractiveNote, first)
+	}
 	keys("Enter")
 	waitFor("Email *", "Topics *")
 	keys("Enter") // name: the default
@@ -316,5 +319,27 @@ func TestInteractiveTmux(t *testing.T) {
 	}
 	if strings.Count(s, "you chose: decline (nothing opened)") != 2 {
 		t.Errorf("both URLs should be declined, nothing opened:\n%s", s)
+	}
+}
+
+// At a terminal, --scripted runs the built-in scripted handler: no prompt,
+// the scripted run's summary, exit 0.
+func TestDemoScriptedAtTerminal(t *testing.T) {
+	term := startTmux(t, "demo --scripted --era legacy")
+	s := term.waitFor("EXIT=")
+	for _, want := range []string{
+		"handler  built-in, scripted: forms filled in, URLs declined (never opened),",
+		"=> refused by the client, as expected",
+		"10 steps, all as expected (9 ok, 1 refused). 9 input requests: 8 answered, 1 refused.",
+		"EXIT=0",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("missing %q; screen:\n%s", want, s)
+		}
+	}
+	for _, bad := range []string{demoInteractiveNote, "Answer this form?", "interactive:"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("%q on the screen of a scripted run:\n%s", bad, s)
+		}
 	}
 }

@@ -39,6 +39,7 @@ type options struct {
 	yes               bool
 	logLevel          string
 	json              bool
+	scripted          bool // demo: the built-in handler even at a terminal
 	// global
 	verbose int
 }
