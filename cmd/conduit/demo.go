@@ -52,13 +52,17 @@ used: input is asked for inside results (input_required) and the client retries 
 the answers; background_job runs as a task. --era legacy shows the legacy flow
 (2025-11-25): initialize, then the server sends its own requests while a call is open.
 
-Without --answers, a built-in handler answers: forms filled in with values that fit
-their schema (defaults left to Conduit to fill in), URLs declined (nothing is ever
-opened), a fixed completion (no model is called), the current directory as the only
-root (or --roots). It also declares no sampling tools, so plan_with_tools is refused
-(-32602): that refusal is one of the steps. With --answers FILE the file answers, as
-for conduit call; the kinds it lacks are not offered, and their steps say so.`,
+At a terminal you answer each request yourself (about 20 prompts); --scripted,
+or a run without a terminal, lets the built-in scripted handler answer instead:
+forms filled in with values that fit their schema (defaults left to Conduit to fill
+in), URLs declined (nothing is ever opened), a fixed completion (no model is called),
+the current directory as the only root (or --roots). It declares no sampling tools,
+so plan_with_tools is refused (-32602): that refusal is one of the steps. With
+--answers FILE the file answers, as for conduit call; the kinds it lacks are not
+offered, and their steps say so. --sampling-command writes the completions at a
+terminal or with --answers.`,
 		Example: `  conduit demo
+  conduit demo --scripted
   conduit demo --era legacy
   conduit demo --answers docs/answers.example.json --audit audit.jsonl`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -72,11 +76,15 @@ for conduit call; the kinds it lacks are not offered, and their steps say so.`,
 	c.Annotations = map[string]string{"more": demoExitHelp}
 	fs := c.Flags()
 	fs.SortFlags = false
-	fs.StringVar(&a.opts.era, "era", "auto", "the protocol era: `auto|legacy|modern` (auto probes server/discover; the demo server answers it, so modern)")
+	fs.StringVar(&a.opts.era, "era", "auto", "the protocol `ERA`: auto, legacy or modern (auto probes server/discover; the demo server answers it, so modern)")
 	_ = fs.SetAnnotation("era", "group", []string{groupConnection})
 	a.handlerFlags(fs)
-	fs.BoolVar(&a.opts.scripted, "scripted", false, "answer with the built-in scripted handler even at a terminal (without a terminal or --answers it always answers)")
+	fs.BoolVar(&a.opts.scripted, "scripted", false, "no prompts at a terminal: the built-in scripted handler answers, as it does without a terminal")
 	_ = fs.SetAnnotation("scripted", "group", []string{groupHandler})
+	// The demo has no format below (it points to conduit call's) and
+	// asks for info logs by default.
+	fs.Lookup("answers").Usage = "answer the server's input requests from `FILE`, non-interactively (the format of conduit call --help)"
+	fs.Lookup("log-level").Usage += " (default info)"
 	_ = fs.MarkHidden("json")
 	return c
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -84,6 +85,11 @@ func (o *options) check() error {
 	if o.maxServerRequests < 0 {
 		return usagef("--max-server-requests %d: must be positive", o.maxServerRequests)
 	}
+	if o.url != "" {
+		if u, err := url.Parse(o.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usagef("--url %q: want an http:// or https:// URL, such as http://127.0.0.1:8080/mcp", o.url)
+		}
+	}
 	for _, h := range o.headers {
 		if k, _, ok := strings.Cut(h, "="); !ok || strings.TrimSpace(k) == "" {
 			return usagef("--header %q: want NAME=VALUE", h)
@@ -108,7 +114,7 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		return usagef("give either --url URL or -- COMMAND [ARGS...], not both")
 	case o.url != "":
 	case len(server) == 0 || server[0] == "":
-		return usagef("no server: put its command after the arguments, following --: -- COMMAND [ARGS...]")
+		return usagef("no server: give --url URL, or its command after the arguments, following --: -- COMMAND [ARGS...]")
 	}
 	logger := newLogger(a.stderr, o.verbose, o.json)
 	if len(o.headers) > 0 && o.url == "" {
@@ -177,7 +183,12 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		}
 	} else {
 		header := http.Header{}
-		for _, h := range o.headers {
+		if o.url != "" {
+		if u, err := url.Parse(o.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usagef("--url %q: want an http:// or https:// URL, such as http://127.0.0.1:8080/mcp", o.url)
+		}
+	}
+	for _, h := range o.headers {
 			k, v, _ := strings.Cut(h, "=")
 			header.Add(strings.TrimSpace(k), v)
 		}
