@@ -183,11 +183,6 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		}
 	} else {
 		header := http.Header{}
-		if o.url != "" {
-			if u, err := url.Parse(o.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return usagef("--url %q: want an http:// or https:// URL, such as http://127.0.0.1:8080/mcp", o.url)
-			}
-		}
 		for _, h := range o.headers {
 			k, v, _ := strings.Cut(h, "=")
 			header.Add(strings.TrimSpace(k), v)
