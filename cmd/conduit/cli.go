@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/conduitmcp/conduit/era"
 )
 
 // app is one run of the CLI.
@@ -185,7 +187,8 @@ func (a *app) connectionFlags(fs *pflag.FlagSet) {
 	group("server-id")
 	fs.StringVar(&o.era, "era", "auto", "the protocol `ERA`: auto, legacy or modern (auto probes server/discover and falls back to initialize)")
 	group("era")
-	fs.StringVar(&o.protocolVersion, "protocol-version", "", "pin protocol version `V`: 2026-07-28 (modern), 2025-11-25 or 2025-06-18 (legacy)")
+	fs.StringVar(&o.protocolVersion, "protocol-version", "", fmt.Sprintf("pin protocol version `V`: %s (modern), %s (legacy)",
+		strings.Join(era.ModernVersions, " or "), strings.Join(era.LegacyVersions, " or ")))
 	group("protocol-version")
 	fs.BoolVar(&o.tasks, "tasks", false, "accept tasks (modern): a tool call the server turns into a task is awaited, its input requests answered")
 	group("tasks")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/era"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -45,12 +46,6 @@ type options struct {
 	verbose int
 }
 
-// Protocol versions the CLI accepts for --protocol-version.
-var (
-	legacyVersions = []string{"2025-11-25", "2025-06-18"}
-	modernVersions = []string{"2026-07-28"}
-)
-
 // logLevels are the RFC 5424 levels of logging/setLevel.
 var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
@@ -62,12 +57,12 @@ func (o *options) check() error {
 		return usagef("--era %q: want auto, legacy or modern", o.era)
 	}
 	if v := o.protocolVersion; v != "" {
-		all := append(slices.Clone(modernVersions), legacyVersions...)
-		if !slices.Contains(all, v) {
+		e, ok := era.Of(v)
+		if !ok {
+			all := append(slices.Clone(era.ModernVersions), era.LegacyVersions...)
 			return usagef("--protocol-version %q: want one of %s", v, strings.Join(all, ", "))
 		}
-		modern := slices.Contains(modernVersions, v)
-		if (o.era == "legacy" && modern) || (o.era == "modern" && !modern) {
+		if o.era != "auto" && o.era != string(e) {
 			return usagef("--protocol-version %s is not of the %s era", v, o.era)
 		}
 	}

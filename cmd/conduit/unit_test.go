@@ -354,6 +354,7 @@ func TestOptionsCheck(t *testing.T) {
 		"tasks legacy":               {options{era: "legacy", tasks: true}, "--tasks needs the modern era"},
 		"unknown era":                {options{era: "new"}, "want auto, legacy or modern"},
 		"modern version, legacy era": {options{era: "legacy", protocolVersion: "2026-07-28"}, "is not of the legacy era"},
+		"legacy version, modern era": {options{era: "modern", protocolVersion: "2025-06-18"}, "--protocol-version 2025-06-18 is not of the modern era"},
 		"unknown version":            {options{era: "auto", protocolVersion: "2024-11-05"}, "--protocol-version"},
 		"negative timeout":           {options{era: "auto", timeout: -time.Second}, "--timeout"},
 		"negative total":             {options{era: "auto", maxTotalTimeout: -time.Second}, "--max-total-timeout"},
