@@ -128,13 +128,9 @@ func (a *app) runDemo(ctx context.Context) error {
 		inner = newHandler(n, ans, flagRoots, cmd)
 		handlerDesc = "scripted from " + o.answers
 	} else {
-		roots := flagRoots
-		if roots == nil {
-			cwd, err := parseRoots([]string{"."})
-			if err != nil {
-				return fmt.Errorf("current directory: %w", err)
-			}
-			roots = cwd
+		roots, err := rootsOrCwd(flagRoots)
+		if err != nil {
+			return err
 		}
 		if isTerminal(a.std.in) && !o.scripted {
 			ih := newInteractiveHandler(a.std.in, a.std.out, roots, flagRoots != nil, o.handlerTimeout)

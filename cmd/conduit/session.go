@@ -137,13 +137,9 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		// At a terminal without --answers, the person answers every kind
 		// of input (interactive.go); the prompts go to stderr, stdout
 		// keeping the result.
-		roots := flagRoots
-		if roots == nil {
-			cwd, err := parseRoots([]string{"."})
-			if err != nil {
-				return fmt.Errorf("current directory: %w", err)
-			}
-			roots = cwd
+		roots, err := rootsOrCwd(flagRoots)
+		if err != nil {
+			return err
 		}
 		ih := newInteractiveHandler(a.std.in, a.std.err, roots, flagRoots != nil, o.handlerTimeout)
 		ih.samplingCommand = cmd
@@ -235,6 +231,20 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		return callFailed(ctx, err)
 	}
 	return nil
+}
+
+// rootsOrCwd is the roots offered by a handler that offers roots even
+// without --roots (the interactive and the demo's built-in ones): those of
+// --roots, else the current directory.
+func rootsOrCwd(flagRoots []conduit.Root) ([]conduit.Root, error) {
+	if flagRoots != nil {
+		return flagRoots, nil
+	}
+	cwd, err := parseRoots([]string{"."})
+	if err != nil {
+		return nil, fmt.Errorf("current directory: %w", err)
+	}
+	return cwd, nil
 }
 
 // warnMissingRoots warns about directory roots (not URIs) that do not
