@@ -67,8 +67,9 @@ type Server struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup // Connect's Serve goroutines
 
-	mu  sync.Mutex
-	err error // the first error of a Connect's Serve
+	mu     sync.Mutex
+	closed bool  // Close was called: no more wg.Go
+	err    error // the first error of a Connect's Serve
 }
 
 var _ transport.Transport = (*Server)(nil)
@@ -102,7 +103,9 @@ func (s *Server) Counts() Counts {
 // other end, the client's. ctx is not used: the connection lives until the
 // client closes it or Close is called.
 func (s *Server) Connect(context.Context) (transport.Conn, error) {
-	if s.ctx.Err() != nil {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
 		return nil, transport.ErrClosed
 	}
 	client, server := transport.NewMemoryPair()
@@ -123,6 +126,9 @@ func (s *Server) Connect(context.Context) (transport.Conn, error) {
 // first error one of them met. Later Connects fail with
 // transport.ErrClosed. Close may be called more than once.
 func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.stop()
 	s.wg.Wait()
 	s.mu.Lock()
