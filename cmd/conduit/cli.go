@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/conduitmcp/conduit/era"
 )
 
 // app is one run of the CLI.
@@ -54,11 +56,15 @@ arguments, unreadable or invalid answers file); 3 could not connect (the server
 could not be started, or the handshake failed).`
 
 const answersHelp = `Answering the server's input requests:
-  With --answers FILE the requests are answered from the file, never
-  interactively. Only the kinds present in the file are offered to the server
-  (the others are refused); --roots offers roots without a file. Without
-  --answers the client offers no sampling and no elicitation (interactive
-  prompts are not available yet). The file:
+  At a terminal (stdin is one) and without --answers, you answer each request
+  yourself, on stderr: a form field by field, consent for a URL (never opened
+  unless you choose to), a reply to a completion request; the current
+  directory is offered as the root (or --roots). With --answers FILE the
+  requests are answered from the file, never interactively: only the kinds
+  present in the file are offered to the server (the others are refused).
+  Without a terminal and without --answers, the client offers no sampling and
+  no elicitation, and roots only with --roots. --sampling-command, when given,
+  writes the completions in every case. The file:
 
   {"sampling":    {"result": {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "scripted"}, "delay": "0s"},
    "elicitation": {"modes": ["form", "url"], "action": "accept", "content": {"name": "Ada"}, "delay": "0s"},
@@ -73,6 +79,9 @@ const answersHelp = `Answering the server's input requests:
 Diagnostics go to stderr: warnings and errors by default; -v adds Conduit's
 info logs and the server's own stderr, -vv debug logs.`
 
+// serverArgs ends the usage line of a command that talks to a server.
+const serverArgs = "(--url URL | -- COMMAND [ARGS...])"
+
 // flag groups, for the help.
 const (
 	groupConnection = "Connection flags"
@@ -85,12 +94,17 @@ func (a *app) rootCommand() *cobra.Command {
 		Short: "An MCP client that answers the server's requests for input",
 		Long: `conduit connects to an MCP server, calls a tool (or lists and reads what the
 server offers), answers the server's requests for input (sampling, elicitation,
-roots) from a scripted answers file, and prints the result.
+roots) and prints the result. At a terminal you answer each request yourself;
+--answers FILE answers them from a scripted file.
 
-The server runs as a subprocess speaking stdio: give its command after --.`,
+Give the server as a command after -- (a subprocess speaking stdio) or as
+--url URL (Streamable HTTP). conduit demo needs neither: it runs an embedded
+server that asks for every kind of input.`,
 		Annotations: map[string]string{"more": exitStatusHelp},
-		Example: `  conduit tools -- everything-server
-  conduit call --answers answers.json test_sampling '{"prompt":"hi"}' -- everything-server`,
+		Example: `  conduit demo
+  conduit tools -- everything-server
+  conduit call --answers answers.json test_sampling '{"prompt":"hi"}' -- everything-server
+  conduit call --url http://127.0.0.1:8080/mcp test_simple_text`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -101,7 +115,7 @@ The server runs as a subprocess speaking stdio: give its command after --.`,
 
 	root.AddCommand(
 		a.command(&cobra.Command{
-			Use:   "call [flags] TOOL [ARGS_JSON] -- COMMAND [ARGS...]",
+			Use:   "call [flags] TOOL [ARGS_JSON] " + serverArgs,
 			Short: "Call a tool, answer its input requests, print the result",
 			Long: `Call the tool TOOL with the arguments ARGS_JSON (a JSON object; none when
 omitted), answering the server's input requests, and print the result: each
@@ -109,30 +123,31 @@ text block's text on its own line, any other block as compact JSON, then the
 structured content as JSON. With --json, the whole CallToolResult as JSON.
 A result with isError is printed and exits 1.`,
 			Example: `  conduit call test_simple_text -- everything-server
-  conduit call --answers answers.json --json test_sampling '{"prompt":"hi"}' -- everything-server`,
+  conduit call --answers answers.json --json test_sampling '{"prompt":"hi"}' -- everything-server
+  conduit call --url http://127.0.0.1:8080/mcp test_simple_text`,
 		}, a.runCall),
 		a.command(&cobra.Command{
-			Use:   "tools [flags] -- COMMAND [ARGS...]",
+			Use:   "tools [flags] " + serverArgs,
 			Short: "List the server's tools",
 			Long:  "List the server's tools: one per line, name and the first line of its description. With --json, the JSON array of tools.",
 		}, a.runTools),
 		a.command(&cobra.Command{
-			Use:   "resources [flags] -- COMMAND [ARGS...]",
+			Use:   "resources [flags] " + serverArgs,
 			Short: "List the server's resources",
 			Long:  "List the server's resources: one per line, URI, name and the first line of its description. With --json, the JSON array of resources.",
 		}, a.runResources),
 		a.command(&cobra.Command{
-			Use:   "prompts [flags] -- COMMAND [ARGS...]",
+			Use:   "prompts [flags] " + serverArgs,
 			Short: "List the server's prompts",
 			Long:  "List the server's prompts: one per line, name, arguments (required ones marked *) and the first line of its description. With --json, the JSON array of prompts.",
 		}, a.runPrompts),
 		a.command(&cobra.Command{
-			Use:   "read [flags] URI -- COMMAND [ARGS...]",
+			Use:   "read [flags] URI " + serverArgs,
 			Short: "Read a resource",
 			Long:  "Read the resource URI and print its contents: text as is, anything else as compact JSON. With --json, the whole ReadResourceResult.",
 		}, a.runRead),
 		a.command(&cobra.Command{
-			Use:   "prompt [flags] NAME [ARGS_JSON] -- COMMAND [ARGS...]",
+			Use:   "prompt [flags] NAME [ARGS_JSON] " + serverArgs,
 			Short: "Get a prompt",
 			Long:  "Get the prompt NAME with the arguments ARGS_JSON (a JSON object of strings) and print its messages, one per line as \"[role] text\". With --json, the whole GetPromptResult.",
 		}, a.runPrompt),
@@ -170,9 +185,10 @@ func (a *app) connectionFlags(fs *pflag.FlagSet) {
 	group("url")
 	fs.StringVar(&o.serverID, "server-id", "", "an `ID` for the server, passed to the handlers and written in the audit records")
 	group("server-id")
-	fs.StringVar(&o.era, "era", "auto", "the protocol era: `auto|legacy|modern` (auto probes server/discover and falls back to initialize)")
+	fs.StringVar(&o.era, "era", "auto", "the protocol `ERA`: auto, legacy or modern (auto probes server/discover and falls back to initialize)")
 	group("era")
-	fs.StringVar(&o.protocolVersion, "protocol-version", "", "pin protocol version `V`: 2026-07-28 (modern), 2025-11-25 or 2025-06-18 (legacy)")
+	fs.StringVar(&o.protocolVersion, "protocol-version", "", fmt.Sprintf("pin protocol version `V`: %s (modern), %s (legacy)",
+		strings.Join(era.ModernVersions, " or "), strings.Join(era.LegacyVersions, " or ")))
 	group("protocol-version")
 	fs.BoolVar(&o.tasks, "tasks", false, "accept tasks (modern): a tool call the server turns into a task is awaited, its input requests answered")
 	group("tasks")
@@ -219,9 +235,13 @@ func (a *app) usage(c *cobra.Command) error {
 	}
 	if c.HasAvailableSubCommands() {
 		b.WriteString("\nCommands:\n")
+		width := 0
+		for _, sub := range c.Commands() {
+			width = max(width, len(sub.Name()))
+		}
 		for _, sub := range c.Commands() {
 			if sub.IsAvailableCommand() {
-				fmt.Fprintf(&b, "  %-10s %s\n", sub.Name(), sub.Short)
+				fmt.Fprintf(&b, "  %-*s  %s\n", width, sub.Name(), sub.Short)
 			}
 		}
 	}

@@ -18,7 +18,7 @@ import (
 func (a *app) runCall(cmd *cobra.Command, args, server []string) error {
 	switch {
 	case len(args) == 0:
-		return usagef("missing TOOL: conduit call [flags] TOOL [ARGS_JSON] -- COMMAND [ARGS...]")
+		return usagef("missing TOOL: conduit call [flags] TOOL [ARGS_JSON] %s", serverArgs)
 	case len(args) > 2:
 		return usagef("too many arguments before --: %q (put the server command after --)", args[2:])
 	}
@@ -127,7 +127,7 @@ func (a *app) runPrompts(cmd *cobra.Command, args, server []string) error {
 func (a *app) runRead(cmd *cobra.Command, args, server []string) error {
 	switch {
 	case len(args) == 0:
-		return usagef("missing URI: conduit read [flags] URI -- COMMAND [ARGS...]")
+		return usagef("missing URI: conduit read [flags] URI %s", serverArgs)
 	case len(args) > 1:
 		return usagef("too many arguments before --: %q (put the server command after --)", args[1:])
 	}
@@ -160,7 +160,7 @@ func (a *app) runRead(cmd *cobra.Command, args, server []string) error {
 func (a *app) runPrompt(cmd *cobra.Command, args, server []string) error {
 	switch {
 	case len(args) == 0:
-		return usagef("missing NAME: conduit prompt [flags] NAME [ARGS_JSON] -- COMMAND [ARGS...]")
+		return usagef("missing NAME: conduit prompt [flags] NAME [ARGS_JSON] %s", serverArgs)
 	case len(args) > 2:
 		return usagef("too many arguments before --: %q (put the server command after --)", args[2:])
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"golang.org/x/term"
 	"io"
 	"math"
 	"os"
@@ -18,15 +17,17 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/cmd/conduit/demoserver"
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/sanitize"
-	"github.com/conduitmcp/conduit/transport"
 )
 
-// `conduit demo`: Conduit's client against the embedded demo server
-// (demo_server.go), one step per tool, each asking for one kind of input.
+// `conduit demo`: Conduit's client against the demo server (package
+// demoserver, in process), one step per tool, each asking for one kind of
+// input.
 
 const demoExitHelp = `The answers file (--answers) is the one of conduit call: see 'conduit call --help'.
 
@@ -51,13 +52,17 @@ used: input is asked for inside results (input_required) and the client retries 
 the answers; background_job runs as a task. --era legacy shows the legacy flow
 (2025-11-25): initialize, then the server sends its own requests while a call is open.
 
-Without --answers, a built-in handler answers: forms filled in with values that fit
-their schema (defaults left to Conduit to fill in), URLs declined (nothing is ever
-opened), a fixed completion (no model is called), the current directory as the only
-root (or --roots). It also declares no sampling tools, so plan_with_tools is refused
-(-32602): that refusal is one of the steps. With --answers FILE the file answers, as
-for conduit call; the kinds it lacks are not offered, and their steps say so.`,
+At a terminal you answer each request yourself (about 20 prompts); --scripted,
+or a run without a terminal, lets the built-in scripted handler answer instead:
+forms filled in with values that fit their schema (defaults left to Conduit to fill
+in), URLs declined (nothing is ever opened), a fixed completion (no model is called),
+the current directory as the only root (or --roots). It declares no sampling tools,
+so plan_with_tools is refused (-32602): that refusal is one of the steps. With
+--answers FILE the file answers, as for conduit call; the kinds it lacks are not
+offered, and their steps say so. --sampling-command writes the completions at a
+terminal or with --answers.`,
 		Example: `  conduit demo
+  conduit demo --scripted
   conduit demo --era legacy
   conduit demo --answers docs/answers.example.json --audit audit.jsonl`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -71,9 +76,15 @@ for conduit call; the kinds it lacks are not offered, and their steps say so.`,
 	c.Annotations = map[string]string{"more": demoExitHelp}
 	fs := c.Flags()
 	fs.SortFlags = false
-	fs.StringVar(&a.opts.era, "era", "auto", "the protocol era: `auto|legacy|modern` (auto probes server/discover; the demo server answers it, so modern)")
+	fs.StringVar(&a.opts.era, "era", "auto", "the protocol `ERA`: auto, legacy or modern (auto probes server/discover; the demo server answers it, so modern)")
 	_ = fs.SetAnnotation("era", "group", []string{groupConnection})
 	a.handlerFlags(fs)
+	fs.BoolVar(&a.opts.scripted, "scripted", false, "no prompts at a terminal: the built-in scripted handler answers, as it does without a terminal")
+	_ = fs.SetAnnotation("scripted", "group", []string{groupHandler})
+	// The demo has no format below (it points to conduit call's) and
+	// asks for info logs by default.
+	fs.Lookup("answers").Usage = "answer the server's input requests from `FILE`, non-interactively (the format of conduit call --help)"
+	fs.Lookup("log-level").Usage += " (default info)"
 	_ = fs.MarkHidden("json")
 	return c
 }
@@ -105,31 +116,33 @@ func (a *app) runDemo(ctx context.Context) error {
 	// Server log entries are printed by the CLI's notifier, in the step
 	// they belong to.
 	n := &notifier{w: &prefixWriter{w: out, prefix: "  log      "}, logger: logger}
+	cmd := samplingCommand{command: o.samplingCommand, yes: o.yes}
 	var inner conduit.Handlers
 	var handlerDesc string
-	interactive := false
+	interactive, builtIn := false, false
 	if o.answers != "" {
 		ans, err := loadAnswers(o.answers)
 		if err != nil {
 			return err
 		}
 		warnMissingRoots(logger, ans.rootEntries)
-		inner = newHandlers(n, ans, flagRoots, samplingCommand{})
+		inner = newHandlers(n, ans, flagRoots, cmd)
 		handlerDesc = "scripted from " + o.answers
 	} else {
-		roots := flagRoots
-		if roots == nil {
-			cwd, err := parseRoots([]string{"."})
-			if err != nil {
-				return fmt.Errorf("current directory: %w", err)
-			}
-			roots = cwd
+		roots, err := rootsOrCwd(flagRoots)
+		if err != nil {
+			return err
 		}
-		interactive = isTerminal(a.std.in)
-		inner = demoHandlers(interactive, roots, a.std, flagRoots != nil, o.handlerTimeout)
-		handlerDesc = "built-in, scripted: forms filled in, URLs declined (never opened),\na fixed completion (no model is called, no sampling tools),\nroots " + rootURIs(roots)
-		if interactive {
-			handlerDesc = interactiveHandlerDesc
+		if isTerminal(a.std.in) && !o.scripted {
+			ih := newInteractiveHandler(a.std.in, a.std.out, roots, flagRoots != nil, o.handlerTimeout)
+			ih.samplingCommand = cmd
+			inner, handlerDesc, interactive = ih.handlers(), interactiveHandlerDesc, true
+		} else {
+			if cmd.command != "" {
+				return usagef("--sampling-command needs --answers FILE or a terminal: the built-in scripted handler answers sampling itself")
+			}
+			inner, builtIn = scriptedDemoHandlers(roots), true
+			handlerDesc = "built-in, scripted: forms filled in, URLs declined (never opened),\na fixed completion (no model is called, no sampling tools),\nroots " + rootURIs(roots)
 		}
 	}
 	obs := &demoObserver{notifier: n, out: out}
@@ -149,15 +162,17 @@ func (a *app) runDemo(ctx context.Context) error {
 		}()
 	}
 
-	clientEnd, serverEnd := transport.NewMemoryPair()
-	srv := newDemoServer(serverEnd)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx) }()
+	srv := demoserver.New()
+	stopServer := func() {
+		if err := srv.Close(); err != nil {
+			logger.Warn("demo server", "err", err)
+		}
+	}
 	timeout := o.timeout
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	client, err := conduit.Connect(ctx, transport.NewMemoryTransport(clientEnd), conduit.Options{
+	client, err := conduit.Connect(ctx, srv, conduit.Options{
 		ServerID:          "demo",
 		Handlers:          handlers,
 		HandlerTimeout:    o.handlerTimeout,
@@ -170,19 +185,16 @@ func (a *app) runDemo(ctx context.Context) error {
 		Audit:             audit.record,
 	})
 	if err != nil {
-		_ = clientEnd.Close()
-		<-served
+		stopServer()
 		return connectFailed(ctx, err)
 	}
-	d := &demoRun{out: out, client: client, srv: srv, obs: obs, audit: audit, era: o.era, scripted: o.answers == "" && !interactive,
+	d := &demoRun{out: out, client: client, srv: srv, obs: obs, audit: audit, era: o.era, scripted: builtIn, interactive: interactive,
 		samplingTools: handlers.SamplingTools}
 	runErr := d.run(ctx, handlerDesc, demoOrDefault(o.logLevel, demoLogLevel))
 	if err := client.Close(); err != nil {
 		logger.Debug("close", "err", err)
 	}
-	if err := <-served; err != nil {
-		logger.Warn("demo server", "err", err)
-	}
+	stopServer()
 	if runErr != nil {
 		return runErr
 	}
@@ -200,15 +212,8 @@ func demoOrDefault(s, def string) string {
 	return s
 }
 
-// demoHandlers returns the handlers that answer the demo server when no
-// --answers file is given. ttyInteractive says stdin is a terminal: then
-// the interactive handler (interactive.go) asks the person at it for each
-// request; otherwise the scripted handler answers, so the demo never waits
-// for anyone.
-func demoHandlers(ttyInteractive bool, roots []conduit.Root, std streams, rootsFromFlags bool, handlerTimeout time.Duration) conduit.Handlers {
-	if ttyInteractive {
-		return newInteractiveHandler(std.in, std.out, roots, rootsFromFlags, handlerTimeout).handlers()
-	}
+// scriptedDemoHandlers are the built-in scripted handler's.
+func scriptedDemoHandlers(roots []conduit.Root) conduit.Handlers {
 	h := &scriptedDemoHandler{roots: roots}
 	return conduit.Handlers{
 		Sampling:         h.HandleSampling,
@@ -218,7 +223,6 @@ func demoHandlers(ttyInteractive bool, roots []conduit.Root, std streams, rootsF
 	}
 }
 
-// isTerminal reports whether r is a character device (a terminal).
 // isTerminal reports whether r is a terminal. A character device is not
 // enough: /dev/null is one, and a CI job's stdin often is /dev/null.
 func isTerminal(r io.Reader) bool {
@@ -517,11 +521,12 @@ type stepReport struct {
 type demoRun struct {
 	out           io.Writer
 	client        *conduit.Client
-	srv           *demoServer
+	srv           *demoserver.Server
 	obs           *demoObserver
 	audit         *demoAudit
 	era           string // --era
 	scripted      bool   // the built-in handler answers: every outcome is known
+	interactive   bool   // the person at the terminal answers
 	samplingTools bool
 	reports       []stepReport
 }
@@ -554,7 +559,11 @@ func (d *demoRun) run(ctx context.Context, handlerDesc, level string) error {
 	case d.pinned(conduit.EraModern):
 		how = "pinned with --era modern"
 	}
-	d.printf("Conduit demo: an MCP server asks this client for every kind of input.\n\n")
+	d.printf("Conduit demo: an MCP server asks this client for every kind of input.\n")
+	if d.interactive {
+		d.printf("You are %s.\n", demoInteractiveNote)
+	}
+	d.printf("\n")
 	d.field("server", fmt.Sprintf("%s %s, embedded (in memory: no process, no network)", info.Name, info.Version))
 	d.field("era", fmt.Sprintf("%s, protocol %s (%s)", c.Era(), c.ProtocolVersion(), how))
 	d.field("handler", handlerDesc)
@@ -658,7 +667,8 @@ func (d *demoRun) step(ctx context.Context, st demoStep) stepReport {
 func (d *demoRun) settle(ctx context.Context) {
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if d.obs.seen.Load() >= d.srv.notificationsSent.Load() && int64(d.audit.len()) >= d.srv.inputsAsked.Load() {
+		sent := d.srv.Counts()
+		if d.obs.seen.Load() >= sent.Notifications && int64(d.audit.len()) >= sent.InputRequests {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -704,16 +714,16 @@ func requiredCapabilities(res *conduit.CallToolResult, err error) string {
 		raw = res.StructuredContent
 	}
 	var v struct {
-		Required json.RawMessage `json:"requiredCapabilities"`
+		Required map[string]json.RawMessage `json:"requiredCapabilities"`
 	}
-	if json.Unmarshal(raw, &v) != nil || !jsonPresent(v.Required) {
+	if json.Unmarshal(raw, &v) != nil || len(v.Required) == 0 {
 		return ""
 	}
-	var b bytes.Buffer
-	if json.Compact(&b, v.Required) != nil {
+	b, err := json.Marshal(v.Required) // compact, keys sorted
+	if err != nil {
 		return ""
 	}
-	return sanitize.Text(b.String(), 80)
+	return sanitize.Text(string(b), 80)
 }
 
 func (d *demoRun) verdict(r stepReport) string {
@@ -856,6 +866,20 @@ func describeInput(rec conduit.AuditRecord) (asked, answer string) {
 	return asked, answer
 }
 
+// samplingText is the text blocks of c joined by spaces, or "(no text)".
+func samplingText(c messages.Contents) string {
+	var parts []string
+	for _, b := range c.Blocks {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	if len(parts) == 0 {
+		return "(no text)"
+	}
+	return strings.Join(parts, " ")
+}
+
 func rootURIs(roots []conduit.Root) string {
 	if len(roots) == 0 {
 		return "none"
@@ -989,3 +1013,7 @@ func wrapWords(s string, width int) string {
 	}
 	return b.String()
 }
+
+// demoInteractiveNote is the line of the interactive demo's first screen
+// that tells how to get the scripted run instead.
+const demoInteractiveNote = "answering yourself; run `conduit demo --scripted` for the scripted run"

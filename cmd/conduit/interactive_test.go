@@ -3,18 +3,21 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/cmd/conduit/demoserver"
 	"github.com/conduitmcp/conduit/messages"
 )
 
 func TestInteractiveFieldSpecs(t *testing.T) {
-	specs, err := fieldSpecs(json.RawMessage(profileSchema), map[string]messages.FieldInfo{"email": {SensitiveSuspected: true}})
+	specs, err := fieldSpecs(json.RawMessage(demoserver.ProfileSchema), map[string]messages.FieldInfo{"email": {SensitiveSuspected: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,8 +27,8 @@ func TestInteractiveFieldSpecs(t *testing.T) {
 		names = append(names, s.Name)
 		by[s.Name] = s
 	}
-	if strings.Join(names, " ") != strings.Join(profileFields, " ") {
-		t.Fatalf("order %v, want the schema's %v", names, profileFields)
+	if strings.Join(names, " ") != strings.Join(demoserver.ProfileFields(), " ") {
+		t.Fatalf("order %v, want the schema's %v", names, demoserver.ProfileFields())
 	}
 	checks := []struct {
 		name, kind string
@@ -73,7 +76,7 @@ func TestInteractiveFieldSpecs(t *testing.T) {
 }
 
 func TestInteractiveReask(t *testing.T) {
-	specs, err := fieldSpecs(json.RawMessage(profileSchema), nil)
+	specs, err := fieldSpecs(json.RawMessage(demoserver.ProfileSchema), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,62 +180,104 @@ func TestInteractiveEndedMessage(t *testing.T) {
 	if m := endedMessage(ctx2, time.Now().Add(-time.Minute), time.Minute); !strings.HasPrefix(m, "timed out") {
 		t.Errorf("legacy timeout: %q", m)
 	}
+}
 
+// requireTmux skips a terminal test where tmux is missing, except in CI
+// (CI set), which installs tmux: there the test must run.
+func requireTmux(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("tmux is required in CI: %v", err)
+		}
+		t.Skip("tmux is not installed")
+	}
+}
+
+// tmuxTerm is the CLI running in a real terminal (a detached tmux session
+// on a tmux server of its own), driven as a person would.
+type tmuxTerm struct {
+	t        *testing.T
+	sock     string
+	deadline time.Time
+}
+
+// tmuxServers numbers the tmux servers of this process: with the pid, a
+// socket name no other test run on the machine uses.
+var tmuxServers atomic.Int64
+
+// startTmux runs `conduit ARGS` in a new 200x50 terminal, in a temporary
+// directory; the shell then prints EXIT=<status>.
+func startTmux(t *testing.T, args string) *tmuxTerm {
+	t.Helper()
+	requireTmux(t)
+	cli, _ := binaries(t)
+	tt := &tmuxTerm{t: t, sock: fmt.Sprintf("conduit-test-%d-%d", os.Getpid(), tmuxServers.Add(1)), deadline: time.Now().Add(30 * time.Second)}
+	tt.tmux("new-session", "-d", "-s", "cli", "-x", "200", "-y", "50", "-c", t.TempDir(), "sh", "-c", cli+" "+args+"; echo EXIT=$?; sleep 60")
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", tt.sock, "kill-server").Run() })
+	return tt
+}
+
+func (tt *tmuxTerm) tmux(args ...string) string {
+	tt.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", tt.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		tt.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// screen is everything the terminal showed, scrollback included.
+func (tt *tmuxTerm) screen() string {
+	return tt.tmux("capture-pane", "-p", "-J", "-S", "-5000", "-t", "cli")
+}
+
+// waitFor waits until the screen shows every one of want, and returns it.
+func (tt *tmuxTerm) waitFor(want ...string) string {
+	tt.t.Helper()
+	for {
+		s := tt.screen()
+		ok := true
+		for _, w := range want {
+			ok = ok && strings.Contains(s, w)
+		}
+		if ok {
+			// Let the prompt start reading keys: one sent before
+			// the terminal is in raw mode is lost.
+			time.Sleep(400 * time.Millisecond)
+			return s
+		}
+		if time.Now().After(tt.deadline) {
+			tt.t.Fatalf("timed out waiting for %q; screen:\n%s", want, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// keys presses keys (tmux names: Enter, Space, Down, C-u), one at a time.
+func (tt *tmuxTerm) keys(k ...string) {
+	for _, key := range k {
+		tt.tmux("send-keys", "-t", "cli", key)
+		time.Sleep(150 * time.Millisecond)
+	}
+}
+
+// typ types s as text.
+func (tt *tmuxTerm) typ(s string) {
+	tt.tmux("send-keys", "-t", "cli", "-l", s)
+	time.Sleep(150 * time.Millisecond)
 }
 
 // TestInteractiveTmux drives `conduit demo --era legacy` in a real terminal
 // (tmux) as a person would.
 func TestInteractiveTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "conduit")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	sock := "conduit-test-" + filepath.Base(dir)
-	session := "demo"
-	tm := func(args ...string) string {
-		out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	tm("new-session", "-d", "-s", session, "-x", "200", "-y", "50", "-c", dir, "sh", "-c", bin+" demo --era legacy; echo EXIT=$?; sleep 60")
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", sock, "kill-server").Run() })
-	deadline := time.Now().Add(30 * time.Second)
-	screen := func() string { return tm("capture-pane", "-p", "-J", "-S", "-5000", "-t", session) }
-	waitFor := func(want ...string) string {
-		t.Helper()
-		for {
-			s := screen()
-			ok := true
-			for _, w := range want {
-				ok = ok && strings.Contains(s, w)
-			}
-			if ok {
-				// Let the prompt start reading keys: one sent before
-				// the terminal is in raw mode is lost.
-				time.Sleep(400 * time.Millisecond)
-				return s
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %q; screen:\n%s", want, s)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	keys := func(k ...string) {
-		for _, key := range k {
-			tm("send-keys", "-t", session, key)
-			time.Sleep(150 * time.Millisecond)
-		}
-	}
-	typ := func(s string) { tm("send-keys", "-t", session, "-l", s); time.Sleep(150 * time.Millisecond) }
+	term := startTmux(t, "demo --era legacy")
+	waitFor, keys, typ := term.waitFor, term.keys, term.typ
 
-	waitFor("Set up your demo profile.", "Answer this form?", "Fill in the form")
+	first := waitFor("Set up your demo profile.", "Answer this form?", "Fill in the form")
+	if !strings.Contains(first, demoInteractiveNote) {
+		t.Errorf("the first screen does not say how to get the scripted run (%q):\n%s", demoInteractiveNote, first)
+	}
 	keys("Enter")
 	waitFor("Email *", "Topics *")
 	keys("Enter") // name: the default
@@ -275,5 +320,26 @@ func TestInteractiveTmux(t *testing.T) {
 	if strings.Count(s, "you chose: decline (nothing opened)") != 2 {
 		t.Errorf("both URLs should be declined, nothing opened:\n%s", s)
 	}
+}
 
+// At a terminal, --scripted runs the built-in scripted handler: no prompt,
+// the scripted run's summary, exit 0.
+func TestDemoScriptedAtTerminal(t *testing.T) {
+	term := startTmux(t, "demo --scripted --era legacy")
+	s := term.waitFor("EXIT=")
+	for _, want := range []string{
+		"handler  built-in, scripted: forms filled in, URLs declined (never opened),",
+		"=> refused by the client, as expected",
+		"10 steps, all as expected (9 ok, 1 refused). 9 input requests: 8 answered, 1 refused.",
+		"EXIT=0",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("missing %q; screen:\n%s", want, s)
+		}
+	}
+	for _, bad := range []string{demoInteractiveNote, "Answer this form?", "interactive:"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("%q on the screen of a scripted run:\n%s", bad, s)
+		}
+	}
 }

@@ -1,12 +1,14 @@
-// Command conduit is a command-line MCP client built on Conduit: it starts a
-// server, calls a tool (or lists tools, resources and prompts, reads a
-// resource, gets a prompt), answers the server's requests for input from a
-// scripted answers file, and prints the result.
+// Command conduit is a command-line MCP client built on Conduit: it
+// connects to a server (a subprocess speaking stdio, or a Streamable HTTP
+// endpoint), calls a tool (or lists tools, resources and prompts, reads a
+// resource, gets a prompt), answers the server's requests for input (the
+// person at the terminal, or a scripted answers file), and prints the
+// result. conduit demo runs the same client against an embedded server,
+// package demoserver.
 //
 // Its flag names, the answers-file format and its exit statuses are a
-// contract that outside scripts rely on (docs: design.md, "The CLI
-// contract"): 0 success, 1 the call failed, 2 usage error, 3 could not
-// connect.
+// contract that outside scripts rely on: they are extended, never renamed.
+// 0 success, 1 the call failed, 2 usage error, 3 could not connect.
 package main
 
 import (

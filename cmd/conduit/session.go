@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/era"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -39,15 +41,10 @@ type options struct {
 	yes               bool
 	logLevel          string
 	json              bool
+	scripted          bool // demo: the built-in handler even at a terminal
 	// global
 	verbose int
 }
-
-// Protocol versions the CLI accepts for --protocol-version.
-var (
-	legacyVersions = []string{"2025-11-25", "2025-06-18"}
-	modernVersions = []string{"2026-07-28"}
-)
 
 // logLevels are the RFC 5424 levels of logging/setLevel.
 var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
@@ -65,12 +62,12 @@ func (o *options) check() error {
 		return usagef("--era %q: want auto, legacy or modern", o.era)
 	}
 	if v := o.protocolVersion; v != "" {
-		all := append(slices.Clone(modernVersions), legacyVersions...)
-		if !slices.Contains(all, v) {
+		e, ok := era.Of(v)
+		if !ok {
+			all := append(slices.Clone(era.ModernVersions), era.LegacyVersions...)
 			return usagef("--protocol-version %q: want one of %s", v, strings.Join(all, ", "))
 		}
-		modern := slices.Contains(modernVersions, v)
-		if (o.era == "legacy" && modern) || (o.era == "modern" && !modern) {
+		if o.era != "auto" && o.era != string(e) {
 			return usagef("--protocol-version %s is not of the %s era", v, o.era)
 		}
 	}
@@ -87,6 +84,11 @@ func (o *options) check() error {
 	}
 	if o.maxServerRequests < 0 {
 		return usagef("--max-server-requests %d: must be positive", o.maxServerRequests)
+	}
+	if o.url != "" {
+		if u, err := url.Parse(o.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usagef("--url %q: want an http:// or https:// URL, such as http://127.0.0.1:8080/mcp", o.url)
+		}
 	}
 	for _, h := range o.headers {
 		if k, _, ok := strings.Cut(h, "="); !ok || strings.TrimSpace(k) == "" {
@@ -112,7 +114,7 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		return usagef("give either --url URL or -- COMMAND [ARGS...], not both")
 	case o.url != "":
 	case len(server) == 0 || server[0] == "":
-		return usagef("no server: put its command after the arguments, following --: -- COMMAND [ARGS...]")
+		return usagef("no server: give --url URL, or its command after the arguments, following --: -- COMMAND [ARGS...]")
 	}
 	logger := newLogger(a.stderr, o.verbose, o.json)
 	if len(o.headers) > 0 && o.url == "" {
@@ -140,13 +142,9 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		// At a terminal without --answers, the person answers every kind
 		// of input (interactive.go); the prompts go to stderr, stdout
 		// keeping the result.
-		roots := flagRoots
-		if roots == nil {
-			cwd, err := parseRoots([]string{"."})
-			if err != nil {
-				return fmt.Errorf("current directory: %w", err)
-			}
-			roots = cwd
+		roots, err := rootsOrCwd(flagRoots)
+		if err != nil {
+			return err
 		}
 		ih := newInteractiveHandler(a.std.in, a.std.err, roots, flagRoots != nil, o.handlerTimeout)
 		ih.samplingCommand = cmd
@@ -239,6 +237,20 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		return callFailed(ctx, err)
 	}
 	return nil
+}
+
+// rootsOrCwd is the roots offered by a handler that offers roots even
+// without --roots (the interactive and the demo's built-in ones): those of
+// --roots, else the current directory.
+func rootsOrCwd(flagRoots []conduit.Root) ([]conduit.Root, error) {
+	if flagRoots != nil {
+		return flagRoots, nil
+	}
+	cwd, err := parseRoots([]string{"."})
+	if err != nil {
+		return nil, fmt.Errorf("current directory: %w", err)
+	}
+	return cwd, nil
 }
 
 // warnMissingRoots warns about directory roots (not URIs) that do not

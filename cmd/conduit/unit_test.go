@@ -347,6 +347,7 @@ func TestOptionsCheck(t *testing.T) {
 		"tasks legacy":               {options{era: "legacy", tasks: true}, "--tasks needs the modern era"},
 		"unknown era":                {options{era: "new"}, "want auto, legacy or modern"},
 		"modern version, legacy era": {options{era: "legacy", protocolVersion: "2026-07-28"}, "is not of the legacy era"},
+		"legacy version, modern era": {options{era: "modern", protocolVersion: "2025-06-18"}, "--protocol-version 2025-06-18 is not of the modern era"},
 		"unknown version":            {options{era: "auto", protocolVersion: "2024-11-05"}, "--protocol-version"},
 		"negative timeout":           {options{era: "auto", timeout: -time.Second}, "--timeout"},
 		"negative total":             {options{era: "auto", maxTotalTimeout: -time.Second}, "--max-total-timeout"},
@@ -378,6 +379,9 @@ func TestUsageErrorsInProcess(t *testing.T) {
 		"empty server":       {[]string{"call", "t", "--"}, "no server command after --"},
 		"server without --":  {[]string{"call", "t", "{}", "never-started"}, "put the server command after --"},
 		"url and command":    {[]string{"call", "--url", "http://127.0.0.1:1/mcp", "t", "--", "never-started"}, "not both"},
+		"url not a URL":      {[]string{"call", "--url", "not-a-url", "t"}, `--url "not-a-url": want an http:// or https:// URL`},
+		"url without host":   {[]string{"call", "--url", "http:///mcp", "t"}, `--url "http:///mcp": want an http:// or https:// URL`},
+		"url other scheme":   {[]string{"tools", "--url", "ftp://example.com/"}, `--url "ftp://example.com/": want an http:// or https:// URL`},
 		"era bogus":          {[]string{"call", "--era", "bogus", "t", "--", "never-started"}, "want auto, legacy or modern"},
 		"unknown flag":       {[]string{"call", "--nope", "t", "--", "never-started"}, "unknown flag: --nope"},
 		"bad duration":       {[]string{"call", "--timeout", "soon", "t", "--", "never-started"}, "--timeout"},
@@ -445,6 +449,62 @@ func TestHelpListsTheContractFlags(t *testing.T) {
 	assert.Equal(t, exitOK, r.code)
 	for _, cmd := range []string{"call", "tools", "resources", "prompts", "read", "prompt"} {
 		assert.Contains(t, r.stdout, "  "+cmd+" ")
+	}
+}
+
+// Every command's --help describes the CLI as it is: interactive prompts
+// at a terminal, HTTP as well as stdio, the demo's --scripted. Sentences
+// that were once true are gone.
+func TestHelpIsCurrent(t *testing.T) {
+	stale := []string{
+		"interactive prompts are not available yet",
+		"The server runs as a subprocess speaking stdio",
+		"from a scripted answers file, and prints the result",
+		"Without --answers, a built-in handler answers",
+		"TOOL [ARGS_JSON] -- COMMAND",
+		"[flags] -- COMMAND",
+		"URI -- COMMAND",
+		"the protocol era: auto|legacy|modern",
+	}
+	server := []string{"call", "tools", "resources", "prompts", "read", "prompt"}
+	want := map[string][]string{
+		"": {
+			"At a terminal you answer each request yourself;\n--answers FILE answers them from a scripted file.",
+			"Give the server as a command after -- (a subprocess speaking stdio) or as\n--url URL (Streamable HTTP).",
+			"  conduit call --url http://127.0.0.1:8080/mcp test_simple_text\n",
+			"  conformance  Run one client scenario",
+			"  demo         Watch the client answer",
+		},
+		"demo": {
+			"At a terminal you answer each request yourself (about 20 prompts); --scripted,\nor a run without a terminal, lets the built-in scripted handler answer instead:",
+			"  conduit demo --scripted\n",
+			"      --scripted ",
+			"non-interactively (the format of conduit call --help)\n",
+			"critical, alert, emergency (default info)\n",
+		},
+		"conformance": {"conformance URL"},
+	}
+	for _, cmd := range server {
+		want[cmd] = []string{
+			"(--url URL | -- COMMAND [ARGS...])",
+			"At a terminal (stdin is one) and without --answers, you answer each request\n  yourself",
+			"Without a terminal and without --answers, the client offers no sampling and\n  no elicitation, and roots only with --roots.",
+			"--era ERA ",
+		}
+	}
+	for cmd, sentences := range want {
+		args := []string{"--help"}
+		if cmd != "" {
+			args = []string{cmd, "--help"}
+		}
+		r := runInProcess(t, args...)
+		require.Equal(t, exitOK, r.code, r.String())
+		for _, s := range stale {
+			assert.NotContains(t, r.stdout, s, "conduit %s --help", cmd)
+		}
+		for _, s := range sentences {
+			assert.Contains(t, r.stdout, s, "conduit %s --help", cmd)
+		}
 	}
 }
 
