@@ -77,6 +77,81 @@ const (
 	KindClosed       = messages.KindClosed
 )
 
+// Sentinel wire errors. errors.Is compares codes, so errors.Is(err,
+// ErrMethodNotFound) matches any -32601, whether the server sent it or a
+// guard refused with it. A handler may return one (or its own *RPCError) to
+// refuse a legacy server request with that code.
+var (
+	ErrParse                   = messages.ErrParse
+	ErrInvalidRequest          = messages.ErrInvalidRequest
+	ErrMethodNotFound          = messages.ErrMethodNotFound
+	ErrInvalidParams           = messages.ErrInvalidParams
+	ErrInternal                = messages.ErrInternal
+	ErrBusy                    = messages.ErrBusy
+	ErrUnsupportedVersion      = messages.ErrUnsupportedVersion
+	ErrMissingClientCapability = messages.ErrMissingClientCapability
+	ErrHeaderMismatch          = messages.ErrHeaderMismatch
+)
+
+// JSON-RPC and MCP error codes (RPCError.Code).
+const (
+	CodeParseError     = messages.CodeParseError
+	CodeInvalidRequest = messages.CodeInvalidRequest
+	CodeMethodNotFound = messages.CodeMethodNotFound
+	CodeInvalidParams  = messages.CodeInvalidParams
+	CodeInternalError  = messages.CodeInternalError
+	// CodeBusy is Conduit's code for "too many server requests at once"
+	// and "rate limited".
+	CodeBusy             = messages.CodeBusy
+	CodeResourceNotFound = messages.CodeResourceNotFound
+	// Modern (2026-07-28) codes.
+	CodeHeaderMismatch             = messages.CodeHeaderMismatch
+	CodeMissingClientCapability    = messages.CodeMissingClientCapability
+	CodeUnsupportedProtocolVersion = messages.CodeUnsupportedProtocolVersion
+	// CodeURLElicitationRequired is 2025-11-25 only.
+	CodeURLElicitationRequired = messages.CodeURLElicitationRequired
+	// CodeSamplingRejected is the code of a sampling request the user
+	// rejected (and of the sampling guards' refusals by default).
+	CodeSamplingRejected = messages.CodeSamplingRejected
+)
+
+// Text returns content made of a single text block, as a sampling answer
+// usually is.
+func Text(s string) Contents { return messages.Text(s) }
+
+// Elicitation actions (ElicitResult.Action): a user who declines or cancels
+// is an answer, not an error.
+const (
+	ActionAccept  = messages.ActionAccept
+	ActionDecline = messages.ActionDecline
+	ActionCancel  = messages.ActionCancel
+)
+
+// Elicitation modes (ElicitationRequest.Mode, ElicitationModer).
+const (
+	ModeForm = messages.ModeForm
+	ModeURL  = messages.ModeURL
+)
+
+// Outcomes of an input request, as the audit hook receives them in
+// AuditRecord.Outcome.
+const (
+	// OutcomeAnswered: the handler's answer passed the guards and was sent.
+	OutcomeAnswered = guards.OutcomeAnswered
+	// OutcomeRefused: refused with an error, by a guard, for a capability
+	// the client did not declare, or because the handler failed.
+	OutcomeRefused = guards.OutcomeRefused
+	// OutcomeTimeout: the handler did not answer within its timeout.
+	OutcomeTimeout = guards.OutcomeTimeout
+	// OutcomeCancelled: the server cancelled the request, or the call or
+	// the client it belonged to ended.
+	OutcomeCancelled = guards.OutcomeCancelled
+	// OutcomeBusy: MaxServerRequests were already running (-32000).
+	OutcomeBusy = guards.OutcomeBusy
+	// OutcomeRateLimited: over the server's input budget (-32000).
+	OutcomeRateLimited = guards.OutcomeRateLimited
+)
+
 // Eras.
 const (
 	EraLegacy = messages.EraLegacy
