@@ -3,11 +3,14 @@ package actors_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -15,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/transport"
 )
 
 // The client's lifecycle is its own, not its current session's: a legacy
@@ -303,4 +307,111 @@ func TestClientCloseLeavesKindClosed(t *testing.T) {
 	assert.Same(t, e, c.Err())
 	_, err := c.CallTool(context.Background(), "anything", nil)
 	assert.EqualError(t, err, "conduit: tools/call: closed: client closed")
+}
+
+// sessionTransport gives each Connect a fresh in-memory session with a
+// scripted server (on servers, in order), so the renewal path can run in a
+// synctest bubble.
+type sessionTransport struct {
+	t       *testing.T
+	servers chan *memSession
+}
+
+// memSession is one session: its scripted server, and lose, which ends the
+// client's side as a legacy HTTP connection ends once the server forgot the
+// session.
+type memSession struct {
+	*fakeServer
+	lost *atomic.Bool
+}
+
+func (s memSession) lose() {
+	s.lost.Store(true)
+	require.NoError(s.t, s.conn.Close())
+}
+
+func newSessionTransport(t *testing.T) *sessionTransport {
+	st := &sessionTransport{t: t, servers: make(chan *memSession, 10)}
+	t.Cleanup(func() {
+		close(st.servers)
+		for s := range st.servers {
+			s.end()
+		}
+	})
+	return st
+}
+
+// end closes the server's side and drains what the client sent.
+func (s *memSession) end() {
+	_ = s.conn.Close()
+	for range s.in {
+	}
+}
+
+func (st *sessionTransport) Connect(context.Context) (transport.Conn, error) {
+	clientSide, serverSide := transport.NewMemoryPair()
+	s := &memSession{fakeServer: newFakeServer(st.t, serverSide), lost: new(atomic.Bool)}
+	st.servers <- s
+	return forgettableConn{Conn: clientSide, lost: s.lost}, nil
+}
+
+// next returns the next session the client opened.
+func (st *sessionTransport) next() *memSession {
+	s := <-st.servers
+	st.t.Cleanup(s.end)
+	return s
+}
+
+type forgettableConn struct {
+	transport.Conn
+	lost *atomic.Bool
+}
+
+func (c forgettableConn) Read(ctx context.Context) (transport.Message, error) {
+	m, err := c.Conn.Read(ctx)
+	if err != nil && c.lost.Load() {
+		err = fmt.Errorf("%w: %w", transport.ErrSessionTerminated, err)
+	}
+	return m, err
+}
+
+// A handler abandoned on a session renewed away still runs: it counts in
+// AbandonedHandlers until it returns.
+func TestClientStatsCountHandlersAbandonedOnEndedSessions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		h := &handler{roots: func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+			<-release // ignores its context
+			return nil, errors.New("too late")
+		}}
+		st := newSessionTransport(t)
+		connected := make(chan *conduit.Client, 1)
+		go func() {
+			c, err := conduit.Connect(context.Background(), st, conduit.Options{Handler: h, HandlerTimeout: time.Second})
+			assert.NoError(t, err)
+			connected <- c
+		}()
+		s1 := st.next()
+		s1.handshake("2025-11-25")
+		c := <-connected
+		defer c.Close()
+		s1.request("r1", "roots/list", nil)
+		s1.expectError("r1", -32603) // timed out: the handler is abandoned
+		s1.lose()
+		synctest.Wait()
+
+		call := callAsync(c, "anything")
+		s2 := st.next()
+		s2.handshake("2025-11-25")
+		m := s2.next()
+		require.Equal(t, "tools/call", m["method"])
+		s2.reply(m["id"], map[string]any{"content": []any{}})
+		require.NoError(t, (<-call).err)
+		assert.Equal(t, conduit.Stats{ServerRequests: 1, AbandonedHandlers: 1}, c.Stats())
+
+		close(release)
+		synctest.Wait()
+		assert.Equal(t, conduit.Stats{ServerRequests: 1}, c.Stats())
+		assert.False(t, isClosed(c.Done()))
+	})
 }
