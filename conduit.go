@@ -7,6 +7,10 @@
 // ElicitationHandler (with ElicitationModer), RootsLister,
 // NotificationHandler and LogHandler, and the client advertises exactly the
 // capabilities whose interface is implemented.
+//
+// Everyday use needs this package and package transport (how to reach the
+// server): the wire types, sentinel errors, error codes, content helpers and
+// audit outcomes are re-exported here from the packages that implement them.
 package conduit
 
 import (
