@@ -258,7 +258,7 @@ type Client struct {
 	closing  context.Context    // cancelled by Close: aborts a renewal's dial, stops the watchers
 	abort    context.CancelFunc // cancels closing
 
-	logLevel atomic.Pointer[string]  // modern: sent in every request's _meta
+	logLevel atomic.Pointer[string]  // SetLogLevel's: in every modern request's _meta, sent again to a renewed legacy session
 	cur      atomic.Pointer[session] // read freely; stored by Connect, then only with redial and mu held
 	doneOnce sync.Once
 	watchers sync.WaitGroup // one per session, until its runtime is done or Close
@@ -430,6 +430,14 @@ func (c *Client) renew(ctx context.Context, lost *session, method string) (*sess
 	defer cancel()
 	defer context.AfterFunc(c.closing, cancel)()
 	s, err := c.dial(dctx)
+	if l := c.logLevel.Load(); err == nil && l != nil && s.era == EraLegacy {
+		// A fresh session starts at the server's default level.
+		p, _ := encodeParams(messages.MethodSetLevel, messages.SetLevelParams{Level: *l})
+		o := callOptions{timeout: c.opts.Timeout, maxTotal: c.opts.MaxTotalTimeout}
+		if _, lerr := c.callOn(dctx, s, messages.MethodSetLevel, p, o); lerr != nil {
+			c.opts.Logger.Warn("the renewed session did not take the log level", "level", *l, "err", lerr)
+		}
+	}
 
 	c.mu.Lock()
 	switch {
@@ -629,13 +637,16 @@ func (c *Client) Ping(ctx context.Context, opts ...CallOption) error {
 
 // SetLogLevel asks the server for log entries at level and above.
 // In the modern era there is no logging/setLevel: the level is sent in the
-// _meta of every later request instead.
+// _meta of every later request instead. In the legacy era it is sent again
+// to a session the client renews.
 func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOption) error {
-	if c.sess().era == EraModern {
-		c.logLevel.Store(&level)
-		return nil
+	if c.sess().era != EraModern {
+		if err := c.Call(ctx, messages.MethodSetLevel, messages.SetLevelParams{Level: level}, nil, opts...); err != nil {
+			return err
+		}
 	}
-	return c.Call(ctx, messages.MethodSetLevel, messages.SetLevelParams{Level: level}, nil, opts...)
+	c.logLevel.Store(&level)
+	return nil
 }
 
 // ListTools lists every tool, following pagination. In the modern era a

@@ -30,7 +30,7 @@ import (
 // it has forgotten gets 404; a tools/call is answered "ok on <session>",
 // except "hang", which is never answered. Everything notable it sees goes to
 // seen, in order: "initialize 2", `answer "r1"`, "hang on s-1",
-// "notify notifications/initialized", "DELETE s-1".
+// "setLevel info on s-2", "notify notifications/initialized", "DELETE s-1".
 type forgetfulServer struct {
 	*httptest.Server
 	seen chan string
@@ -95,7 +95,8 @@ func (s *forgetfulServer) serve(w http.ResponseWriter, r *http.Request) {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Params struct {
-			Name string `json:"name"`
+			Name  string `json:"name"`
+			Level string `json:"level"`
 		} `json:"params"`
 	}
 	_ = json.NewDecoder(r.Body).Decode(&m)
@@ -127,6 +128,9 @@ func (s *forgetfulServer) serve(w http.ResponseWriter, r *http.Request) {
 	case m.Method == "":
 		s.seen <- "answer " + string(m.ID)
 		w.WriteHeader(http.StatusAccepted)
+	case m.Method == "logging/setLevel":
+		s.seen <- fmt.Sprintf("setLevel %s on %s", m.Params.Level, sid)
+		reply(`{}`)
 	case m.Params.Name == "hang":
 		s.seen <- "hang on " + sid
 		<-r.Context().Done()
@@ -182,6 +186,25 @@ func TestClientOutlivesSessionRenewal(t *testing.T) {
 	assert.False(t, isClosed(done), "Done taken before the renewal closed while the client lives")
 	assert.False(t, isClosed(c.Done()))
 	assert.NoError(t, c.Err())
+}
+
+// The log level the host asked for outlives the session: a fresh session
+// starts at the server's default, so the client asks again.
+func TestClientLogLevelOutlivesSessionRenewal(t *testing.T) {
+	srv := newForgetfulServer(t, nil)
+	c := connectHTTP(t, srv.URL, conduit.Options{})
+	require.NoError(t, c.SetLogLevel(callCtx(t), "info"))
+	srv.waitSeen(t, "setLevel info on s-1")
+	srv.forget("s-1")
+
+	_, err := c.CallTool(callCtx(t), "anything", nil)
+	require.NoError(t, err)
+	srv.waitSeen(t, "initialize 2")
+	var since []string // answered before the call was retried: all here now
+	for len(srv.seen) > 0 {
+		since = append(since, <-srv.seen)
+	}
+	assert.Contains(t, since, "setLevel info on s-2")
 }
 
 func TestClientStatsCountEndedSessions(t *testing.T) {
