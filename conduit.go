@@ -430,13 +430,8 @@ func (c *Client) renew(ctx context.Context, lost *session, method string) (*sess
 	defer cancel()
 	defer context.AfterFunc(c.closing, cancel)()
 	s, err := c.dial(dctx)
-	if l := c.logLevel.Load(); err == nil && l != nil && s.era == EraLegacy {
-		// A fresh session starts at the server's default level.
-		p, _ := encodeParams(messages.MethodSetLevel, messages.SetLevelParams{Level: *l})
-		o := callOptions{timeout: c.opts.Timeout, maxTotal: c.opts.MaxTotalTimeout}
-		if _, lerr := c.callOn(dctx, s, messages.MethodSetLevel, p, o); lerr != nil {
-			c.opts.Logger.Warn("the renewed session did not take the log level", "level", *l, "err", lerr)
-		}
+	if err == nil {
+		c.restoreLogLevel(dctx, s)
 	}
 
 	c.mu.Lock()
@@ -460,6 +455,23 @@ func (c *Client) renew(ctx context.Context, lost *session, method string) (*sess
 	c.start(s)
 	c.mu.Unlock()
 	return s, nil
+}
+
+// restoreLogLevel sends the level the host set to a fresh legacy session,
+// which starts at the server's default. A failure is logged: the session
+// works without it.
+func (c *Client) restoreLogLevel(ctx context.Context, s *session) {
+	l := c.logLevel.Load()
+	if l == nil || s.era != EraLegacy {
+		return
+	}
+	p, err := encodeParams(messages.MethodSetLevel, messages.SetLevelParams{Level: *l})
+	if err == nil {
+		_, err = c.callOn(ctx, s, messages.MethodSetLevel, p, callOptions{timeout: c.opts.Timeout, maxTotal: c.opts.MaxTotalTimeout})
+	}
+	if err != nil {
+		c.opts.Logger.Warn("the renewed session did not take the log level", "level", *l, "err", err)
+	}
 }
 
 // retire adds the counters of a session renewed away to past. Called with
