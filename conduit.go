@@ -527,7 +527,8 @@ func (c *Client) initialize(ctx context.Context, s *session) error {
 	return s.rt.Notify(messages.MethodInitialized, nil)
 }
 
-// ProtocolVersion is the negotiated protocol version.
+// ProtocolVersion is the negotiated protocol version. It and the methods
+// below describe the current session: a renewed one has negotiated again.
 func (c *Client) ProtocolVersion() string { return c.sess().version }
 
 // Era is the negotiated era.
@@ -575,7 +576,7 @@ func (c *Client) Err() error {
 
 // Close ends the client: calls in flight fail with KindClosed, handler
 // contexts are cancelled, the server is shut down (stdio: stdin closed, then
-// SIGTERM, then SIGKILL; HTTP: the session is deleted), and a session being
+// SIGTERM, then SIGKILL; HTTP: a legacy session is ended with DELETE), and a session being
 // renewed is abandoned and released. It waits until everything is released.
 // It may be called more than once.
 func (c *Client) Close() error {
