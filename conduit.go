@@ -9,6 +9,10 @@
 // ElicitationModer), RootsLister, NotificationHandler and LogHandler
 // (Options.Handler). The client advertises exactly the capabilities
 // implemented, and Capabilities says which and why.
+//
+// Everyday use needs this package and package transport (how to reach the
+// server): the wire types, sentinel errors, error codes, content helpers and
+// audit outcomes are re-exported here from the packages that implement them.
 package conduit
 
 import (
@@ -71,6 +75,81 @@ const (
 	KindRPC          = messages.KindRPC
 	KindInputHandler = messages.KindInputHandler
 	KindClosed       = messages.KindClosed
+)
+
+// Sentinel wire errors. errors.Is compares codes, so errors.Is(err,
+// ErrMethodNotFound) matches any -32601, whether the server sent it or a
+// guard refused with it. A handler may return one (or its own *RPCError) to
+// refuse a legacy server request with that code.
+var (
+	ErrParse                   = messages.ErrParse
+	ErrInvalidRequest          = messages.ErrInvalidRequest
+	ErrMethodNotFound          = messages.ErrMethodNotFound
+	ErrInvalidParams           = messages.ErrInvalidParams
+	ErrInternal                = messages.ErrInternal
+	ErrBusy                    = messages.ErrBusy
+	ErrUnsupportedVersion      = messages.ErrUnsupportedVersion
+	ErrMissingClientCapability = messages.ErrMissingClientCapability
+	ErrHeaderMismatch          = messages.ErrHeaderMismatch
+)
+
+// JSON-RPC and MCP error codes (RPCError.Code).
+const (
+	CodeParseError     = messages.CodeParseError
+	CodeInvalidRequest = messages.CodeInvalidRequest
+	CodeMethodNotFound = messages.CodeMethodNotFound
+	CodeInvalidParams  = messages.CodeInvalidParams
+	CodeInternalError  = messages.CodeInternalError
+	// CodeBusy is Conduit's code for "too many server requests at once"
+	// and "rate limited".
+	CodeBusy             = messages.CodeBusy
+	CodeResourceNotFound = messages.CodeResourceNotFound
+	// Modern (2026-07-28) codes.
+	CodeHeaderMismatch             = messages.CodeHeaderMismatch
+	CodeMissingClientCapability    = messages.CodeMissingClientCapability
+	CodeUnsupportedProtocolVersion = messages.CodeUnsupportedProtocolVersion
+	// CodeURLElicitationRequired is 2025-11-25 only.
+	CodeURLElicitationRequired = messages.CodeURLElicitationRequired
+	// CodeSamplingRejected is the code of a sampling request the user
+	// rejected (and of the sampling guards' refusals by default).
+	CodeSamplingRejected = messages.CodeSamplingRejected
+)
+
+// Text returns content made of a single text block, as a sampling answer
+// usually is.
+func Text(s string) Contents { return messages.Text(s) }
+
+// Elicitation actions (ElicitResult.Action): a user who declines or cancels
+// is an answer, not an error.
+const (
+	ActionAccept  = messages.ActionAccept
+	ActionDecline = messages.ActionDecline
+	ActionCancel  = messages.ActionCancel
+)
+
+// Elicitation modes (ElicitationRequest.Mode, ElicitationModer).
+const (
+	ModeForm = messages.ModeForm
+	ModeURL  = messages.ModeURL
+)
+
+// Outcomes of an input request, as the audit hook receives them in
+// AuditRecord.Outcome.
+const (
+	// OutcomeAnswered: the handler's answer passed the guards and was sent.
+	OutcomeAnswered = guards.OutcomeAnswered
+	// OutcomeRefused: refused with an error, by a guard, for a capability
+	// the client did not declare, or because the handler failed.
+	OutcomeRefused = guards.OutcomeRefused
+	// OutcomeTimeout: the handler did not answer within its timeout.
+	OutcomeTimeout = guards.OutcomeTimeout
+	// OutcomeCancelled: the server cancelled the request, or the call or
+	// the client it belonged to ended.
+	OutcomeCancelled = guards.OutcomeCancelled
+	// OutcomeBusy: MaxServerRequests were already running (-32000).
+	OutcomeBusy = guards.OutcomeBusy
+	// OutcomeRateLimited: over the server's input budget (-32000).
+	OutcomeRateLimited = guards.OutcomeRateLimited
 )
 
 // Eras.
@@ -177,19 +256,48 @@ func (o Options) handlers() (Handlers, error) {
 
 // Client is a connection to one MCP server. Its methods are safe for
 // concurrent use.
+//
+// A client outlives its sessions: when a legacy HTTP server forgets the
+// session (404), the next call starts a fresh one, and Done, Err and Stats
+// carry on across it. The client ends when Close is called or when its
+// session is lost for good: the transport failed, or a fresh session could
+// not be started.
 type Client struct {
+	// Set by Connect, then only read.
 	t        transport.Transport
 	opts     Options
 	handlers Handlers
 	declared era.Declared
-	logLevel atomic.Pointer[string] // modern: sent in every request's _meta
-	cur      atomic.Pointer[session]
-	redial   sync.Mutex // one fresh session at a time
+	done     chan struct{}      // closed once the client has ended and released everything
+	closing  context.Context    // cancelled by Close: aborts a renewal's dial, stops the watchers
+	abort    context.CancelFunc // cancels closing
+
+	logLevel atomic.Pointer[string]  // SetLogLevel's: in every modern request's _meta, sent again to a renewed legacy session
+	cur      atomic.Pointer[session] // read freely; stored by Connect, then only with redial and mu held
+	doneOnce sync.Once
+	watchers sync.WaitGroup // one per session, until its runtime is done or Close
+
+	// redial is held for a whole renewal (closing the lost session, dialling
+	// the fresh one), so there is one at a time; Close takes it to wait for
+	// the renewal it aborted.
+	redial sync.Mutex
+
+	// mu guards the fields below; it is only held briefly, never across a
+	// dial or a Close.
+	mu sync.Mutex
+	// err says why the client ended; nil while it lives. Set once, never
+	// changed; once set, no session is dialled.
+	err error
+	// past sums the counters of the sessions renewed away (their
+	// AbandonedHandlers left out: it is a gauge, read live from lingering).
+	past Stats
+	// lingering are sessions renewed away whose abandoned handlers were
+	// still running: they count in AbandonedHandlers until they return.
+	lingering []*actors.Runtime
 }
 
 // session is one connection to the server: a transport connection, the
-// runtime on it, and what was negotiated. A legacy HTTP server that forgets
-// its session makes the client start a new one.
+// runtime on it, and what was negotiated.
 type session struct {
 	rt      *actors.Runtime
 	conn    transport.Conn
@@ -228,12 +336,13 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{t: t, opts: opts, handlers: h, declared: era.Declare(h, opts.Sampling.Context)}
+	c := &Client{t: t, opts: opts, handlers: h, declared: era.Declare(h, opts.Sampling.Context), done: make(chan struct{})}
 	s, err := c.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c.cur.Store(s)
+	c.closing, c.abort = context.WithCancel(context.Background())
+	c.start(s)
 	return c, nil
 }
 
@@ -274,23 +383,146 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 	return s, nil
 }
 
+// start makes s the current session and watches it: a session that ends
+// while current ends the client, unless the server only forgot it (the next
+// call renews it) or the client is already ending.
+func (c *Client) start(s *session) {
+	c.cur.Store(s)
+	c.watchers.Add(1)
+	go func() {
+		defer c.watchers.Done()
+		select {
+		case <-s.rt.Done():
+		case <-c.closing.Done():
+			return // Close ends the client
+		}
+		err := s.rt.Err()
+		if errors.Is(err, transport.ErrSessionTerminated) {
+			return
+		}
+		c.mu.Lock()
+		ends := c.err == nil && c.sess() == s
+		if ends {
+			c.err = err
+		}
+		c.mu.Unlock()
+		if ends {
+			c.doneOnce.Do(func() { close(c.done) })
+		}
+	}()
+}
+
+// ended is the error a call gets from a client that has ended: why it
+// ended, for method.
+func (c *Client) ended(method string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var e *Error
+	if errors.As(c.err, &e) {
+		cp := *e
+		cp.Method = method
+		return &cp
+	}
+	return &Error{Kind: KindClosed, Method: method, Message: "client ended", Err: c.err}
+}
+
 // renew replaces a session the server ended (a legacy HTTP 404 for its
 // session id) with a fresh one, once per lost session: concurrent callers
-// that saw the same loss share the new session.
-func (c *Client) renew(ctx context.Context, lost *session) (*session, error) {
+// that saw the same loss share the new session. Close aborts it; a renewal
+// that fails ends the client, unless the caller's ctx ended first.
+func (c *Client) renew(ctx context.Context, lost *session, method string) (*session, error) {
 	c.redial.Lock()
 	defer c.redial.Unlock()
-	if cur := c.sess(); cur != lost {
+	c.mu.Lock()
+	cur, over := c.sess(), c.err != nil
+	c.mu.Unlock()
+	switch {
+	case over:
+		return nil, c.ended(method)
+	case cur != lost:
 		return cur, nil
 	}
 	_ = lost.rt.Close()
 	c.opts.Logger.Info("the server ended the session; starting a new one")
-	s, err := c.dial(ctx)
-	if err != nil {
+	dctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(c.closing, cancel)()
+	s, err := c.dial(dctx)
+	if err == nil {
+		c.restoreLogLevel(dctx, s)
+	}
+
+	c.mu.Lock()
+	switch {
+	case c.err != nil: // closed while dialling
+		c.mu.Unlock()
+		if s != nil {
+			_ = s.rt.Close()
+		}
+		return nil, c.ended(method)
+	case err != nil && ctx.Err() != nil: // the caller gave up: the next call tries again
+		c.mu.Unlock()
+		return nil, err
+	case err != nil:
+		c.err = err
+		c.mu.Unlock()
+		c.doneOnce.Do(func() { close(c.done) })
 		return nil, err
 	}
-	c.cur.Store(s)
+	c.retire(lost.rt)
+	c.start(s)
+	c.mu.Unlock()
 	return s, nil
+}
+
+// restoreLogLevel sends the level the host set to a fresh legacy session,
+// which starts at the server's default. A failure is logged: the session
+// works without it.
+func (c *Client) restoreLogLevel(ctx context.Context, s *session) {
+	l := c.logLevel.Load()
+	if l == nil || s.era != EraLegacy {
+		return
+	}
+	p, err := encodeParams(messages.MethodSetLevel, messages.SetLevelParams{Level: *l})
+	if err == nil {
+		_, err = c.callOn(ctx, s, messages.MethodSetLevel, p, callOptions{timeout: c.opts.Timeout, maxTotal: c.opts.MaxTotalTimeout})
+	}
+	if err != nil {
+		c.opts.Logger.Warn("the renewed session did not take the log level", "level", *l, "err", err)
+	}
+}
+
+// retire adds the counters of a session renewed away to past. Called with
+// mu held.
+func (c *Client) retire(rt *actors.Runtime) {
+	st := rt.Stats()
+	if st.AbandonedHandlers > 0 {
+		c.lingering = append(c.lingering, rt)
+	}
+	st.AbandonedHandlers = 0
+	c.past = addStats(c.past, st)
+	kept := c.lingering[:0]
+	for _, l := range c.lingering {
+		if l.Stats().AbandonedHandlers > 0 {
+			kept = append(kept, l)
+		}
+	}
+	clear(c.lingering[len(kept):])
+	c.lingering = kept
+}
+
+// addStats sums two snapshots field by field.
+func addStats(a, b Stats) Stats {
+	return Stats{
+		ServerRequests:            a.ServerRequests + b.ServerRequests,
+		Busy:                      a.Busy + b.Busy,
+		AbandonedHandlers:         a.AbandonedHandlers + b.AbandonedHandlers,
+		NotificationsDropped:      a.NotificationsDropped + b.NotificationsDropped,
+		LogsDropped:               a.LogsDropped + b.LogsDropped,
+		Malformed:                 a.Malformed + b.Malformed,
+		UnknownResponses:          a.UnknownResponses + b.UnknownResponses,
+		NotificationHandlerPanics: a.NotificationHandlerPanics + b.NotificationHandlerPanics,
+	}
 }
 
 func (c *Client) initialize(ctx context.Context, s *session) error {
@@ -313,7 +545,8 @@ func (c *Client) initialize(ctx context.Context, s *session) error {
 	return s.rt.Notify(messages.MethodInitialized, nil)
 }
 
-// ProtocolVersion is the negotiated protocol version.
+// ProtocolVersion is the negotiated protocol version. It and the methods
+// below describe the current session: a renewed one has negotiated again.
 func (c *Client) ProtocolVersion() string { return c.sess().version }
 
 // Era is the negotiated era.
@@ -328,19 +561,57 @@ func (c *Client) ServerCapabilities() json.RawMessage { return c.sess().init.Cap
 // Instructions are the server's instructions, if any.
 func (c *Client) Instructions() string { return c.sess().init.Instructions }
 
-// Stats returns a snapshot of the client's counters.
-func (c *Client) Stats() Stats { return c.sess().rt.Stats() }
+// Stats returns a snapshot of the client's counters, over every session
+// of its life.
+func (c *Client) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := addStats(c.past, c.sess().rt.Stats())
+	for _, rt := range c.lingering {
+		st.AbandonedHandlers += rt.Stats().AbandonedHandlers
+	}
+	return st
+}
 
-// Done is closed once the connection has ended and everything is released.
-func (c *Client) Done() <-chan struct{} { return c.sess().rt.Done() }
+// Done is closed once the client has ended (Close, or the connection lost
+// for good) and everything is released. A session the server ends and the
+// client renews does not end the client.
+func (c *Client) Done() <-chan struct{} { return c.done }
 
-// Err says why the connection ended, once Done is closed.
-func (c *Client) Err() error { return c.sess().rt.Err() }
+// Err says why the client ended: nil before Done is closed, a KindClosed
+// error after Close, otherwise the failure that ended it (the first reason
+// wins: a Close after a failure keeps the failure).
+func (c *Client) Err() error {
+	select {
+	case <-c.done:
+	default:
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
 
-// Close ends the connection: calls in flight fail with KindClosed, handler
+// Close ends the client: calls in flight fail with KindClosed, handler
 // contexts are cancelled, the server is shut down (stdio: stdin closed, then
-// SIGTERM, then SIGKILL). It waits until everything is released.
-func (c *Client) Close() error { return c.sess().rt.Close() }
+// SIGTERM, then SIGKILL; HTTP: a legacy session is ended with DELETE), and a session being
+// renewed is abandoned and released. It waits until everything is released.
+// It may be called more than once.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = &Error{Kind: KindClosed, Message: "client closed"} // as a Runtime says
+	}
+	c.mu.Unlock()
+	c.abort()
+	c.redial.Lock() // wait for a renewal to give up and release its session
+	s := c.sess()
+	c.redial.Unlock()
+	_ = s.rt.Close()
+	c.watchers.Wait()
+	c.doneOnce.Do(func() { close(c.done) })
+	return nil
+}
 
 // CallOption adjusts one call.
 type CallOption func(*callOptions)
@@ -397,13 +668,16 @@ func (c *Client) Ping(ctx context.Context, opts ...CallOption) error {
 
 // SetLogLevel asks the server for log entries at level and above.
 // In the modern era there is no logging/setLevel: the level is sent in the
-// _meta of every later request instead.
+// _meta of every later request instead. In the legacy era it is sent again
+// to a session the client renews.
 func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOption) error {
-	if c.sess().era == EraModern {
-		c.logLevel.Store(&level)
-		return nil
+	if c.sess().era != EraModern {
+		if err := c.Call(ctx, messages.MethodSetLevel, messages.SetLevelParams{Level: level}, nil, opts...); err != nil {
+			return err
+		}
 	}
-	return c.Call(ctx, messages.MethodSetLevel, messages.SetLevelParams{Level: level}, nil, opts...)
+	c.logLevel.Store(&level)
+	return nil
 }
 
 // ListTools lists every tool, following pagination. In the modern era a

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/conduitmcp/conduit"
-	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -15,7 +14,7 @@ type assistant struct{}
 // HandleSampling is the approval point for sampling: r.Params went through
 // the guards, r.Assigns are the assigns of the call the request belongs to.
 func (assistant) HandleSampling(ctx context.Context, r *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) {
-	return &conduit.CreateMessageResult{Role: "assistant", Content: messages.Text("hello, " + r.Assigns["user"].(string)), Model: "example"}, nil
+	return &conduit.CreateMessageResult{Role: "assistant", Content: conduit.Text("hello, " + r.Assigns["user"].(string)), Model: "example"}, nil
 }
 
 // A client whose handler answers a server's sampling request in the middle

@@ -59,7 +59,6 @@ func (c *Client) negotiate(ctx context.Context, s *session) error {
 	if pinned == EraModern {
 		return &Error{Kind: KindProtocol, Method: messages.MethodDiscover, Message: "the server does not speak the modern era (2026-07-28)"}
 	}
-	c.opts.ProtocolVersion = ""
 	return notAnEndpoint(c.initialize(ctx, s))
 }
 
@@ -148,7 +147,7 @@ func (c *Client) call(ctx context.Context, method string, params any, o callOpti
 	if errors.Is(err, transport.ErrSessionTerminated) {
 		// The server forgot the session (legacy HTTP 404): a fresh
 		// initialize, then the call once more.
-		if s, err = c.renew(ctx, s); err != nil {
+		if s, err = c.renew(ctx, s, method); err != nil {
 			return nil, err
 		}
 		return c.callOn(ctx, s, method, raw, o)
