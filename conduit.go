@@ -158,7 +158,7 @@ const (
 	EraModern = messages.EraModern
 )
 
-// Defaults (the seed's).
+// Defaults (docs/input-handling.md lists them all).
 const (
 	DefaultTimeout            = 60 * time.Second
 	DefaultMaxTotalTimeout    = 30 * time.Minute

@@ -126,7 +126,8 @@ func ResultType(raw json.RawMessage, method string, tasks bool) (string, error) 
 	case ResultTask:
 		if strings.HasPrefix(method, "tasks/") {
 			// Some examples show "task" on tasks/* answers, where the
-			// spec says "complete" (digest §10.3): accept both there.
+			// spec says "complete" (one of the contradictions listed in
+			// docs/protocol.md): accept both there.
 			return ResultComplete, nil
 		}
 		if !tasks {
@@ -182,7 +183,8 @@ func Mutual(ours, theirs []string) string {
 	return ""
 }
 
-// ReadProbe interprets the answer to a server/discover probe (digest §1.7):
+// ReadProbe interprets the answer to a server/discover probe (see "Finding
+// the era" in docs/protocol.md):
 // a DiscoverResult with a mutual modern version → modern; -32022 with
 // data.supported → retry with a listed version we speak; anything else —
 // another error, a bare {} or no mutual version → legacy. The fallback is

@@ -84,7 +84,7 @@ type Input struct {
 }
 
 // Config configures a Pipeline. The zero value is usable: every limit takes
-// the seed's default.
+// its default (docs/input-handling.md).
 type Config struct {
 	Sampling    SamplingConfig
 	Elicitation ElicitationConfig
