@@ -282,19 +282,5 @@ func rawFields(raw json.RawMessage) (map[string]json.RawMessage, *Refusal) {
 // present reports whether key is in fields with a non-null value.
 func present(fields map[string]json.RawMessage, key string) bool {
 	v, ok := fields[key]
-	return ok && !isNull(v)
-}
-
-func isNull(v json.RawMessage) bool {
-	return string(trimSpace(v)) == "null"
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
+	return ok && !messages.IsNull(v)
 }
