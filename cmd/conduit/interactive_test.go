@@ -10,14 +10,26 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/guards"
 	"github.com/conduitmcp/conduit/messages"
 )
 
-func TestInteractiveFieldSpecs(t *testing.T) {
-	specs, err := fieldSpecs(json.RawMessage(profileSchema), map[string]messages.FieldInfo{"email": {SensitiveSuspected: true}})
+// profileForm is the demo profile form's fields as the guards read them.
+func profileForm(t *testing.T) []messages.FormField {
+	t.Helper()
+	form, err := guards.ParseForm(messages.Version20251125, json.RawMessage(profileSchema))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return form.FormFields()
+}
+
+func TestInteractiveFieldSpecs(t *testing.T) {
+	form := profileForm(t)
+	for i := range form {
+		form[i].Sensitive = form[i].Name == "email"
+	}
+	specs := fieldSpecs(form)
 	var names []string
 	by := map[string]fieldSpec{}
 	for _, s := range specs {
@@ -28,12 +40,13 @@ func TestInteractiveFieldSpecs(t *testing.T) {
 		t.Fatalf("order %v, want the schema's %v", names, profileFields)
 	}
 	checks := []struct {
-		name, kind string
-		required   bool
+		name     string
+		kind     messages.FieldKind
+		required bool
 	}{
-		{"name", kindString, true}, {"email", kindString, true}, {"age", kindInteger, false}, {"height", kindNumber, false},
-		{"newsletter", kindBool, false}, {"language", kindSelect, true}, {"plan", kindSelect, false}, {"theme", kindSelect, false},
-		{"topics", kindMulti, true}, {"channels", kindMulti, false},
+		{"name", messages.FieldString, true}, {"email", messages.FieldString, true}, {"age", messages.FieldInteger, false}, {"height", messages.FieldNumber, false},
+		{"newsletter", messages.FieldBoolean, false}, {"language", messages.FieldSelect, true}, {"plan", messages.FieldSelect, false}, {"theme", messages.FieldSelect, false},
+		{"topics", messages.FieldMultiSelect, true}, {"channels", messages.FieldMultiSelect, false},
 	}
 	for _, c := range checks {
 		s := by[c.name]
@@ -73,10 +86,7 @@ func TestInteractiveFieldSpecs(t *testing.T) {
 }
 
 func TestInteractiveReask(t *testing.T) {
-	specs, err := fieldSpecs(json.RawMessage(profileSchema), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	specs := fieldSpecs(profileForm(t))
 	by := map[string]fieldSpec{}
 	for _, s := range specs {
 		by[s.Name] = s
