@@ -64,18 +64,18 @@ type FormField struct {
 // Reasons of a FieldError: the JSON Schema keyword the value breaks, except
 // ReasonRange.
 const (
-	ReasonRequired   = "required"             // a required field is missing
-	ReasonNotInForm  = "additionalProperties" // the answer has a field the form does not
-	ReasonType       = "type"                 // a value of the wrong JSON type (null included)
-	ReasonEnum       = "enum"                 // not one of the options
-	ReasonFormat     = "format"               // not a valid email, uri, date or date-time
-	ReasonMinLength  = "minLength"
-	ReasonMaxLength  = "maxLength"
-	ReasonMinimum    = "minimum"
-	ReasonMaximum    = "maximum"
-	ReasonMinItems   = "minItems"
-	ReasonMaxItems   = "maxItems"
-	ReasonRange      = "range" // a number too long or too large to handle exactly
+	ReasonRequired  = "required"             // a required field is missing
+	ReasonNotInForm = "additionalProperties" // the answer has a field the form does not
+	ReasonType      = "type"                 // a value of the wrong JSON type (null included)
+	ReasonEnum      = "enum"                 // not one of the options
+	ReasonFormat    = "format"               // not a valid email, uri, date or date-time
+	ReasonMinLength = "minLength"
+	ReasonMaxLength = "maxLength"
+	ReasonMinimum   = "minimum"
+	ReasonMaximum   = "maximum"
+	ReasonMinItems  = "minItems"
+	ReasonMaxItems  = "maxItems"
+	ReasonRange     = "range" // a number too long or too large to handle exactly
 )
 
 // FieldError says why an elicitation answer does not fit its form. Find it

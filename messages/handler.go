@@ -110,7 +110,7 @@ type ElicitationRequest struct {
 	// Form is the form's fields, typed, in the order the server wrote
 	// them (nil in URL mode): build the prompt from it, not from
 	// Params.RequestedSchema.
-	Form []FormField
+	Form   []FormField
 	Params ElicitParams
 	Raw    json.RawMessage
 }
