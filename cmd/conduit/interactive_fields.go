@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit"
-	"github.com/conduitmcp/conduit/guards"
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/sanitize"
 )
@@ -202,7 +201,7 @@ func (s fieldSpec) checkMulti(v []string) error {
 // rules (the check Conduit makes before sending), and words the error for
 // a person.
 func (s fieldSpec) check(v any) error {
-	if fe := guards.CheckField(s.field, v); fe != nil {
+	if fe := conduit.CheckField(s.field, v); fe != nil {
 		return errors.New(reaskMessage(s, fe))
 	}
 	return nil
