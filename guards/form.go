@@ -147,51 +147,45 @@ func ParseForm(version string, raw json.RawMessage) (*Form, error) {
 // the server wrote them, each once (where it first appears). As in
 // decoding, a repeated "properties" key counts only the last time.
 func propertyOrder(raw json.RawMessage) ([]string, error) {
-	d := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := d.Token(); err != nil { // {
-		return nil, err
-	}
 	var order []string
-	for d.More() {
-		key, err := d.Token()
-		if err != nil {
-			return nil, err
+	err := eachMember(raw, func(key string, value json.RawMessage) error {
+		if key != "properties" {
+			return nil
 		}
-		var value json.RawMessage
-		if err := d.Decode(&value); err != nil {
-			return nil, err
-		}
-		if key == "properties" {
-			if order, err = objectKeys(value); err != nil {
-				return nil, err
+		order = []string{}
+		seen := map[string]bool{}
+		return eachMember(value, func(name string, _ json.RawMessage) error {
+			if !seen[name] {
+				seen[name] = true
+				order = append(order, name)
 			}
-		}
-	}
-	return order, nil
+			return nil
+		})
+	})
+	return order, err
 }
 
-// objectKeys returns the member names of the JSON object raw, in order,
-// each once.
-func objectKeys(raw json.RawMessage) ([]string, error) {
+// eachMember calls fn with each member of the JSON object raw, in order.
+func eachMember(raw json.RawMessage, fn func(key string, value json.RawMessage) error) error {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	if _, err := d.Token(); err != nil { // {
-		return nil, err
+		return err
 	}
-	keys := []string{}
 	for d.More() {
 		t, err := d.Token()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		var skip json.RawMessage
-		if err := d.Decode(&skip); err != nil {
-			return nil, err
+		var value json.RawMessage
+		if err := d.Decode(&value); err != nil {
+			return err
 		}
-		if k, _ := t.(string); !slices.Contains(keys, k) {
-			keys = append(keys, k)
+		key, _ := t.(string)
+		if err := fn(key, value); err != nil {
+			return err
 		}
 	}
-	return keys, nil
+	return nil
 }
 
 // Fields flags each field of the form (see SensitiveSuspected).

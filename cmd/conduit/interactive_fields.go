@@ -65,7 +65,7 @@ func fieldSpecs(form []messages.FormField) []fieldSpec {
 			s.DefaultMulti = v
 		case json.Number:
 			n, _ := v.Float64()
-			s.DefaultText = strconv.FormatFloat(n, 'f', -1, 64)
+			s.DefaultText = num(&n)
 		case string:
 			s.DefaultText = v
 		}
@@ -73,6 +73,9 @@ func fieldSpecs(form []messages.FormField) []fieldSpec {
 	}
 	return specs
 }
+
+// num writes a number as a person reads it: no exponent, no trailing zeros.
+func num(f *float64) string { return strconv.FormatFloat(*f, 'f', -1, 64) }
 
 func labelOr(label, value string) string {
 	if label == "" {
@@ -103,7 +106,6 @@ func (s fieldSpec) Hint() string {
 	case "date-time":
 		parts = append(parts, "a date and time, YYYY-MM-DDTHH:MM:SSZ")
 	}
-	num := func(f *float64) string { return strconv.FormatFloat(*f, 'f', -1, 64) }
 	switch {
 	case f.MinLength != nil && f.MaxLength != nil:
 		parts = append(parts, fmt.Sprintf("%d to %d characters", *f.MinLength, *f.MaxLength))
@@ -212,7 +214,6 @@ func (s fieldSpec) check(v any) error {
 // is asked again.
 func reaskMessage(s fieldSpec, fe *messages.FieldError) string {
 	f := s.field
-	num := func(f *float64) string { return strconv.FormatFloat(*f, 'f', -1, 64) }
 	switch fe.Reason {
 	case messages.ReasonFormat:
 		switch f.Format {
