@@ -319,10 +319,10 @@ func checkValue(field *messages.FormField, v any) *messages.FieldError {
 		if field.Kind == messages.FieldInteger && !x.IsInt() {
 			return fail(messages.ReasonType)
 		}
-		if field.Minimum != nil && x.Cmp(exact(*field.Minimum)) < 0 {
+		if lo := exact(field.Minimum); lo != nil && x.Cmp(lo) < 0 {
 			return fail(messages.ReasonMinimum)
 		}
-		if field.Maximum != nil && x.Cmp(exact(*field.Maximum)) > 0 {
+		if hi := exact(field.Maximum); hi != nil && x.Cmp(hi) > 0 {
 			return fail(messages.ReasonMaximum)
 		}
 	case messages.FieldBoolean:
@@ -361,9 +361,14 @@ func isOption(opts []messages.FieldOption, v string) bool {
 	return slices.ContainsFunc(opts, func(o messages.FieldOption) bool { return o.Value == v })
 }
 
-// exact is f as the shortest decimal that reads back as f, exactly.
-func exact(f float64) *big.Rat {
-	r, _ := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+// exact is the bound *f as the shortest decimal that reads back as *f,
+// exactly; nil when there is no bound (nil, or not a finite number, as
+// only a field built by hand can have).
+func exact(f *float64) *big.Rat {
+	if f == nil || math.IsInf(*f, 0) || math.IsNaN(*f) {
+		return nil
+	}
+	r, _ := new(big.Rat).SetString(strconv.FormatFloat(*f, 'g', -1, 64))
 	return r
 }
 

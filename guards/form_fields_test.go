@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -237,6 +238,28 @@ func TestCheckField(t *testing.T) {
 		want := &messages.FieldError{Field: "f", Reason: c.reason, Message: msg}
 		if !reflect.DeepEqual(fe, want) {
 			t.Errorf("%s %#v: %#v, want %#v", c.prop, c.value, fe, want)
+		}
+	}
+}
+
+// A field built by hand cannot make CheckField panic.
+func TestCheckFieldHandBuilt(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	cases := []struct {
+		field  messages.FormField
+		value  any
+		reason string
+	}{
+		{messages.FormField{Name: "n", Kind: messages.FieldNumber, Minimum: &nan, Maximum: &inf}, 3, ""},
+		{messages.FormField{Name: "n", Kind: messages.FieldInteger, Maximum: floatp(2)}, 3, "maximum"},
+		{messages.FormField{Name: "s", Kind: messages.FieldString, MinLength: intp(-1)}, "", ""},
+		{messages.FormField{Name: "c", Kind: messages.FieldSelect}, "a", "enum"},
+		{messages.FormField{Name: "x"}, "a", "type"},
+	}
+	for _, c := range cases {
+		fe := CheckField(c.field, c.value)
+		if (fe == nil) != (c.reason == "") || (fe != nil && (fe.Reason != c.reason || fe.Field != c.field.Name)) {
+			t.Errorf("%+v %v: %v, want %q", c.field, c.value, fe, c.reason)
 		}
 	}
 }
