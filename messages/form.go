@@ -28,8 +28,8 @@ type FieldOption struct {
 // FormField is one field of an elicitation form, typed: a UI builds its
 // prompt from it without reading JSON Schema. Text is as the server sent
 // it (not sanitised). The guards fill it from a requestedSchema they
-// accepted; guards.CheckField checks an answer against it with the rules
-// the guards apply before anything is sent.
+// accepted; conduit.CheckField (guards.CheckField) checks an answer value
+// against it with the rules the guards apply before anything is sent.
 type FormField struct {
 	// Name is the property name, the key of the answer.
 	Name        string
