@@ -19,10 +19,10 @@ const (
 // FieldOption is one choice of a select field.
 type FieldOption struct {
 	// Value is what the answer holds.
-	Value string
+	Value string `json:"value"`
 	// Title is the label the server gave the choice ("" when it gave none:
 	// show the Value).
-	Title string
+	Title string `json:"title,omitempty"`
 }
 
 // FormField is one field of an elicitation form, typed: a UI builds its
@@ -30,35 +30,39 @@ type FieldOption struct {
 // it (not sanitised). The guards fill it from a requestedSchema they
 // accepted; conduit.CheckField (guards.CheckField) checks an answer value
 // against it with the rules the guards apply before anything is sent.
+// Its JSON (for a UI in another process) uses the schema's keyword names.
 type FormField struct {
 	// Name is the property name, the key of the answer.
-	Name        string
-	Kind        FieldKind
-	Title       string // "" when the schema gives none
-	Description string
+	Name        string    `json:"name"`
+	Kind        FieldKind `json:"kind"`
+	Title       string    `json:"title,omitempty"` // "" when the schema gives none
+	Description string    `json:"description,omitempty"`
 	// Options are the choices of a select or multi-select, in the
 	// schema's order.
-	Options []FieldOption
+	Options []FieldOption `json:"options,omitempty"`
 	// Format is the string format the server named: "email", "uri",
 	// "date" and "date-time" are checked; other values (such as
 	// "password") are hints only.
-	Format string
+	Format string `json:"format,omitempty"`
 	// Bounds, nil when absent: characters of a string, the value of a
 	// number or integer, the choices of a multi-select.
-	MinLength, MaxLength *int
-	Minimum, Maximum     *float64
-	MinItems, MaxItems   *int
+	MinLength *int     `json:"minLength,omitempty"`
+	MaxLength *int     `json:"maxLength,omitempty"`
+	Minimum   *float64 `json:"minimum,omitempty"`
+	Maximum   *float64 `json:"maximum,omitempty"`
+	MinItems  *int     `json:"minItems,omitempty"`
+	MaxItems  *int     `json:"maxItems,omitempty"`
 	// Default is the schema's default, nil when none: a string (string
 	// and select), a json.Number (number and integer), a bool or a
 	// []string (multi-select). It is filled in when the answer omits the
 	// field.
-	Default any
+	Default any `json:"default,omitempty"`
 	// Required is true when the answer must hold the field (after
 	// defaults are filled in).
-	Required bool
+	Required bool `json:"required"`
 	// Sensitive is true for a field that looks like it asks for a secret
 	// (the same flag as FieldInfo.SensitiveSuspected).
-	Sensitive bool
+	Sensitive bool `json:"sensitive"`
 }
 
 // Reasons of a FieldError: the JSON Schema keyword the value breaks, except
@@ -84,11 +88,11 @@ const (
 // sent to the server).
 type FieldError struct {
 	// Field is the name of the field at fault.
-	Field string
+	Field string `json:"field"`
 	// Reason is the rule broken, one of the Reason constants.
-	Reason string
+	Reason string `json:"reason"`
 	// Message says it in words.
-	Message string
+	Message string `json:"message"`
 }
 
 func (e *FieldError) Error() string { return e.Message }
