@@ -141,6 +141,42 @@ func TestInteractiveReask(t *testing.T) {
 	}
 }
 
+// Each reason of the guards' field error has its own line when a field is
+// asked again (the reason is read from the error, not from its words).
+func TestInteractiveReaskReasons(t *testing.T) {
+	by := map[string]fieldSpec{}
+	for _, s := range fieldSpecs(profileForm(t)) {
+		by[s.Name] = s
+	}
+	cases := []struct {
+		field string
+		fe    messages.FieldError
+		want  string
+	}{
+		{"name", messages.FieldError{Reason: messages.ReasonMaxLength}, "too long: at most 60 characters"},
+		{"name", messages.FieldError{Reason: messages.ReasonType}, "does not fit the form (type)"},
+		{"age", messages.FieldError{Reason: messages.ReasonMinimum}, "too small: at least 0"},
+		{"age", messages.FieldError{Reason: messages.ReasonType}, "enter a whole number"},
+		{"age", messages.FieldError{Reason: messages.ReasonRange, Message: `field "age": number out of range`}, `field "age": number out of range`},
+		{"language", messages.FieldError{Reason: messages.ReasonEnum}, "not one of the choices"},
+		{"topics", messages.FieldError{Reason: messages.ReasonMinItems}, "pick at least 1"},
+		{"birthday", messages.FieldError{Reason: messages.ReasonFormat}, "not a valid date (YYYY-MM-DD)"},
+		{"email", messages.FieldError{Reason: messages.ReasonFormat}, "not a valid email address"},
+		{"homepage", messages.FieldError{Reason: messages.ReasonFormat}, "not a valid URI (e.g. https://example.com)"},
+	}
+	for _, c := range cases {
+		if got := reaskMessage(by[c.field], &c.fe); got != c.want {
+			t.Errorf("%s %s: %q, want %q", c.field, c.fe.Reason, got, c.want)
+		}
+	}
+	if err := by["language"].checkText("es"); err == nil || err.Error() != "not one of the choices" {
+		t.Errorf("language es: %v", err)
+	}
+	if err := by["topics"].checkMulti([]string{"go", "cobol"}); err == nil || err.Error() != "not one of the choices" {
+		t.Errorf("topics cobol: %v", err)
+	}
+}
+
 func TestInteractiveURLScreen(t *testing.T) {
 	r := &conduit.ElicitationRequest{Mode: messages.ModeURL, URL: "https://xn--80ak6aa92e.com/connect", Host: "xn--80ak6aa92e.com", IDN: true, OriginMismatch: true}
 	r.Params.Message = "Sign in"
