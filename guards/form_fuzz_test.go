@@ -256,7 +256,7 @@ func checkPipeline(t *testing.T, version string, form *guards.Form, schema, answ
 	}
 }
 
-var errNoForm = errors.New("Before refused the request")
+var errNoForm = errors.New("the request was refused by Before")
 
 func newFuzzInput(version string, params json.RawMessage) *guards.Input {
 	return &guards.Input{
