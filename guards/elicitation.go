@@ -63,6 +63,7 @@ func (p *Pipeline) beforeElicitation(in *Input) (any, *Refusal) {
 	}
 	in.form = form
 	req.Fields = form.Fields()
+	req.Form = form.FormFields()
 	return req, nil
 }
 
@@ -108,7 +109,9 @@ func (p *Pipeline) afterElicitation(in *Input, req any, r *messages.ElicitResult
 	}
 	content, err := form.Complete(r.Content)
 	if err != nil {
-		return nil, internalError("elicitation answer does not fit the schema: %v", err)
+		ref := internalError("elicitation answer does not fit the schema: %v", err)
+		ref.Cause = err
+		return nil, ref
 	}
 	out.Content = content
 	return &out, nil

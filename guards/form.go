@@ -5,33 +5,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/conduitmcp/conduit/messages"
 )
 
-// Form is an elicitation form schema that passed the subset check, compiled
-// for validating answers. It is immutable and safe for concurrent use.
+// Form is an elicitation form schema that passed the subset check, read
+// into typed fields. It is immutable and safe for concurrent use.
 type Form struct {
 	version  string
-	names    []string // property names, sorted
-	fields   map[string]*formField
+	fields   []messages.FormField // in the schema's order
+	byName   map[string]*messages.FormField
 	required []string // sorted, deduplicated
-	schema   *jsonschema.Schema
-}
-
-type formField struct {
-	kind       string // string, number, integer, boolean, enum, multi
-	def        any    // string, json.Number, bool or []string
-	hasDefault bool
-	sensitive  bool
 }
 
 // schemaKeywords are JSON Schema keywords whose value is (or holds) a
@@ -54,9 +47,10 @@ var schemaKeywords = []string{
 var knownFormats = []string{"email", "uri", "date", "date-time"}
 
 // ParseForm checks that raw is the flat primitive form schema of protocol
-// version (digest §2.2.2) and compiles it. 2025-06-18 allows no defaults
-// except on booleans, no multi selects, no titled (oneOf) single select and
-// no $schema; 2025-11-25 and later (and an unknown version) allow them all.
+// version and reads its fields. 2025-06-18 allows no defaults except on
+// booleans, no multi selects, no titled (oneOf) single select and no
+// $schema; 2025-11-25 and later (and an unknown version) allow them all.
+// Nothing is ever fetched: references are refused.
 func ParseForm(version string, raw json.RawMessage) (*Form, error) {
 	top, err := decodeObject(raw)
 	if err != nil {
@@ -93,64 +87,122 @@ func ParseForm(version string, raw json.RawMessage) (*Form, error) {
 	if !ok {
 		return nil, errors.New(`"properties" must be an object`)
 	}
-	f := &Form{version: version, fields: map[string]*formField{}}
-	canonProps := map[string]any{}
-	f.names = slices.Sorted(maps.Keys(props))
-	for _, name := range f.names {
-		field, canon, err := parseField(name, props[name], old)
+	f := &Form{version: version, byName: map[string]*messages.FormField{}}
+	// Checked in name order, so the first problem named does not depend
+	// on how the server ordered its properties.
+	parsed := map[string]messages.FormField{}
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		field, err := parseField(name, props[name], old)
 		if err != nil {
 			return nil, err
 		}
-		f.fields[name] = field
-		canonProps[name] = canon
+		parsed[name] = field
 	}
 	if reqV, ok := top["required"]; ok {
 		list, ok := reqV.([]any)
 		if !ok {
 			return nil, errors.New(`"required" must be an array of property names`)
 		}
-		seen := map[string]bool{}
 		for _, v := range list {
 			s, ok := v.(string)
 			if !ok {
 				return nil, errors.New(`"required" must be an array of property names`)
 			}
-			if _, ok := f.fields[s]; !ok {
+			field, ok := parsed[s]
+			if !ok {
 				return nil, fmt.Errorf(`"required" names %q, which is not a property`, s)
 			}
-			if !seen[s] {
-				seen[s] = true
+			if !field.Required {
+				field.Required = true
+				parsed[s] = field
 				f.required = append(f.required, s)
 			}
 		}
 		slices.Sort(f.required)
 	}
-	// The compiled schema has no "required" (Complete names missing fields
-	// itself) and no extra properties: the client sends only what was asked.
-	canon := map[string]any{"type": "object", "properties": canonProps, "additionalProperties": false}
-	f.schema, err = compile(canon)
+	order, err := propertyOrder(raw)
 	if err != nil {
-		return nil, fmt.Errorf("does not compile: %v", err)
+		return nil, errors.New("is not valid JSON")
+	}
+	f.fields = make([]messages.FormField, 0, len(order))
+	for _, name := range order {
+		f.fields = append(f.fields, parsed[name])
+	}
+	for i := range f.fields {
+		f.byName[f.fields[i].Name] = &f.fields[i]
 	}
 	// Every default must fit its own field, or filling it in would produce
 	// an answer the server's own schema refuses.
-	defaults := map[string]any{}
-	for _, name := range f.names {
-		if fd := f.fields[name]; fd.hasDefault {
-			defaults[name] = fd.def
+	for _, name := range slices.Sorted(maps.Keys(parsed)) {
+		if fd := f.byName[name]; fd.Default != nil {
+			if err := CheckField(*fd, fd.Default); err != nil {
+				return nil, fmt.Errorf("default of %v", err)
+			}
 		}
 	}
-	if err := f.validate(defaults); err != nil {
-		return nil, fmt.Errorf("default of %v", err)
-	}
 	return f, nil
+}
+
+// propertyOrder returns the names of the schema's "properties" in the order
+// the server wrote them, each once (where it first appears). As in
+// decoding, a repeated "properties" key counts only the last time.
+func propertyOrder(raw json.RawMessage) ([]string, error) {
+	var order []string
+	err := eachMember(raw, func(key string, value json.RawMessage) error {
+		if key != "properties" {
+			return nil
+		}
+		order = []string{}
+		seen := map[string]bool{}
+		return eachMember(value, func(name string, _ json.RawMessage) error {
+			if !seen[name] {
+				seen[name] = true
+				order = append(order, name)
+			}
+			return nil
+		})
+	})
+	return order, err
+}
+
+// eachMember calls fn with each member of the JSON object raw, in order.
+func eachMember(raw json.RawMessage, fn func(key string, value json.RawMessage) error) error {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := d.Token(); err != nil { // {
+		return err
+	}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return err
+		}
+		var value json.RawMessage
+		if err := d.Decode(&value); err != nil {
+			return err
+		}
+		key, _ := t.(string)
+		if err := fn(key, value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Fields flags each field of the form (see SensitiveSuspected).
 func (f *Form) Fields() map[string]messages.FieldInfo {
 	out := make(map[string]messages.FieldInfo, len(f.fields))
-	for name, fd := range f.fields {
-		out[name] = messages.FieldInfo{SensitiveSuspected: fd.sensitive}
+	for _, fd := range f.fields {
+		out[fd.Name] = messages.FieldInfo{SensitiveSuspected: fd.Sensitive}
+	}
+	return out
+}
+
+// FormFields returns the form's fields in the order the server wrote them
+// (the order a UI shows them in), as copies the caller may change.
+func (f *Form) FormFields() []messages.FormField {
+	out := make([]messages.FormField, len(f.fields))
+	for i, fd := range f.fields {
+		out[i] = cloneField(fd)
 	}
 	return out
 }
@@ -159,9 +211,9 @@ func (f *Form) Fields() map[string]messages.FieldInfo {
 // json.Number, booleans and []string.
 func (f *Form) Defaults() map[string]any {
 	out := map[string]any{}
-	for name, fd := range f.fields {
-		if fd.hasDefault {
-			out[name] = cloneValue(fd.def)
+	for _, fd := range f.fields {
+		if fd.Default != nil {
+			out[fd.Name] = cloneValue(fd.Default)
 		}
 	}
 	return out
@@ -170,98 +222,184 @@ func (f *Form) Defaults() map[string]any {
 // Complete returns content (copied) with the schema's default filled in for
 // each omitted field, after checking that it fits the form: no field outside
 // the schema, every required field present, every value valid (numbers
-// with a fraction are fine for "number" fields). The error names the field.
+// with a fraction are fine for "number" fields). A misfit is a
+// *messages.FieldError naming the first field at fault (in name order);
+// content that cannot be encoded as JSON is a plain error.
 func (f *Form) Complete(content map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(f.fields))
 	maps.Copy(out, content)
-	for _, name := range f.names {
-		if fd := f.fields[name]; fd.hasDefault {
-			if _, ok := out[name]; !ok {
-				out[name] = cloneValue(fd.def)
+	for _, fd := range f.fields {
+		if fd.Default != nil {
+			if _, ok := out[fd.Name]; !ok {
+				out[fd.Name] = cloneValue(fd.Default)
 			}
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(out)) {
-		if _, ok := f.fields[name]; !ok {
-			return nil, fmt.Errorf("field %q is not in the schema", name)
+	names := slices.Sorted(maps.Keys(out))
+	for _, name := range names {
+		if _, ok := f.byName[name]; !ok {
+			return nil, &messages.FieldError{Field: name, Reason: messages.ReasonNotInForm, Message: fmt.Sprintf("field %q is not in the schema", name)}
 		}
 	}
 	for _, name := range f.required {
 		if _, ok := out[name]; !ok {
-			return nil, fmt.Errorf("field %q is required", name)
+			return nil, &messages.FieldError{Field: name, Reason: messages.ReasonRequired, Message: fmt.Sprintf("field %q is required", name)}
 		}
 	}
-	if err := f.validate(out); err != nil {
+	// One round trip for all, so the values are seen as the server will
+	// see them (and an unencodable one is said once, for the whole).
+	values, err := jsonRoundTrip(out)
+	if err != nil {
+		return nil, fmt.Errorf("content cannot be encoded as JSON: %v", err)
+	}
+	m, _ := values.(map[string]any)
+	for _, name := range names {
+		if fe := checkValue(f.byName[name], m[name]); fe != nil {
+			return nil, fe
+		}
+	}
+	return out, nil
+}
+
+// CheckField checks one answer value (any Go value that encodes as the
+// JSON the server would get: a string, a number, a bool, a []string…)
+// against field, with the rules Complete applies before an answer is
+// sent: a UI can check each value as it is typed. Requiredness is the
+// form's rule (Complete), not the value's. The first rule broken is
+// reported, in the order type, enum, format, item count, items, length,
+// bounds. Numbers are compared exactly, each bound as the shortest decimal
+// that reads back as its float64 (the literal the server wrote, in
+// practice).
+func CheckField(field messages.FormField, value any) *messages.FieldError {
+	v, err := jsonRoundTrip(value)
+	if err != nil {
+		return &messages.FieldError{Field: field.Name, Reason: messages.ReasonType, Message: fmt.Sprintf("field %q cannot be encoded as JSON", field.Name)}
+	}
+	return checkValue(&field, v)
+}
+
+// checkValue checks a decoded JSON value (numbers as json.Number) against
+// field: the one implementation of the answer rules.
+func checkValue(field *messages.FormField, v any) *messages.FieldError {
+	name := field.Name
+	fail := func(reason string) *messages.FieldError {
+		return &messages.FieldError{Field: name, Reason: reason, Message: fmt.Sprintf("field %q fails %q", name, reason)}
+	}
+	// A number whose exact value would be costly (1e999999 is a
+	// million-digit integer) is refused before any rule reads it: answers'
+	// numbers are held to the rule the schema's own are.
+	if !saneNumbers(v) {
+		return &messages.FieldError{Field: name, Reason: messages.ReasonRange, Message: fmt.Sprintf("field %q: number out of range", name)}
+	}
+	switch field.Kind {
+	case messages.FieldString, messages.FieldSelect:
+		s, ok := v.(string)
+		if !ok {
+			return fail(messages.ReasonType)
+		}
+		if field.Kind == messages.FieldSelect && !isOption(field.Options, s) {
+			return fail(messages.ReasonEnum)
+		}
+		if slices.Contains(knownFormats, field.Format) && !jsonschema.Formats[field.Format](s) {
+			return fail(messages.ReasonFormat)
+		}
+		n := utf8.RuneCountInString(s)
+		if field.MinLength != nil && n < *field.MinLength {
+			return fail(messages.ReasonMinLength)
+		}
+		if field.MaxLength != nil && n > *field.MaxLength {
+			return fail(messages.ReasonMaxLength)
+		}
+	case messages.FieldNumber, messages.FieldInteger:
+		n, ok := v.(json.Number)
+		if !ok {
+			return fail(messages.ReasonType)
+		}
+		x, _ := new(big.Rat).SetString(string(n))
+		if field.Kind == messages.FieldInteger && !x.IsInt() {
+			return fail(messages.ReasonType)
+		}
+		if lo := exact(field.Minimum); lo != nil && x.Cmp(lo) < 0 {
+			return fail(messages.ReasonMinimum)
+		}
+		if hi := exact(field.Maximum); hi != nil && x.Cmp(hi) > 0 {
+			return fail(messages.ReasonMaximum)
+		}
+	case messages.FieldBoolean:
+		if _, ok := v.(bool); !ok {
+			return fail(messages.ReasonType)
+		}
+	case messages.FieldMultiSelect:
+		list, ok := v.([]any)
+		if !ok {
+			return fail(messages.ReasonType)
+		}
+		if field.MinItems != nil && len(list) < *field.MinItems {
+			return fail(messages.ReasonMinItems)
+		}
+		if field.MaxItems != nil && len(list) > *field.MaxItems {
+			return fail(messages.ReasonMaxItems)
+		}
+		for i, e := range list {
+			reason := ""
+			if s, ok := e.(string); !ok {
+				reason = messages.ReasonType
+			} else if !isOption(field.Options, s) {
+				reason = messages.ReasonEnum
+			}
+			if reason != "" {
+				return &messages.FieldError{Field: name, Reason: reason, Message: fmt.Sprintf("field %q: item %d fails %q", name, i, reason)}
+			}
+		}
+	default:
+		return fail(messages.ReasonType)
+	}
+	return nil
+}
+
+func isOption(opts []messages.FieldOption, v string) bool {
+	return slices.ContainsFunc(opts, func(o messages.FieldOption) bool { return o.Value == v })
+}
+
+// exact is the bound *f as the shortest decimal that reads back as *f,
+// exactly; nil when there is no bound (nil, or not a finite number, as
+// only a field built by hand can have).
+func exact(f *float64) *big.Rat {
+	if f == nil || math.IsInf(*f, 0) || math.IsNaN(*f) {
+		return nil
+	}
+	r, _ := new(big.Rat).SetString(strconv.FormatFloat(*f, 'g', -1, 64))
+	return r
+}
+
+// jsonRoundTrip encodes v and decodes it back with numbers as json.Number.
+func jsonRoundTrip(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var out any
+	if err := d.Decode(&out); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// validate checks values (field name → Go value) against the compiled
-// schema, after a JSON round trip so any Go value the handler used (int,
-// []string, …) is seen as the server will see it.
-func (f *Form) validate(values map[string]any) error {
-	b, err := json.Marshal(values)
-	if err != nil {
-		return fmt.Errorf("content cannot be encoded as JSON: %v", err)
-	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return fmt.Errorf("content cannot be encoded as JSON: %v", err)
-	}
-	// The validator turns each number into a big.Rat, and panics on one
-	// big.Rat cannot parse (an exponent beyond a million): answers' numbers
-	// are held to the rule the schema's own are.
-	if m, ok := v.(map[string]any); ok {
-		for _, name := range slices.Sorted(maps.Keys(m)) {
-			if !saneNumbers(m[name]) {
-				return fmt.Errorf("field %q: number out of range", name)
-			}
-		}
-	}
-	err = f.schema.Validate(v)
-	if err == nil {
-		return nil
-	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return err
-	}
-	leaf := ve
-	for len(leaf.Causes) > 0 {
-		leaf = leaf.Causes[0]
-	}
-	// The message names the field and the failed keyword, never the value:
-	// in the legacy era it goes to the server, and the value may be a
-	// secret the user typed.
-	keyword := leaf.KeywordLocation[strings.LastIndex(leaf.KeywordLocation, "/")+1:]
-	loc := strings.TrimPrefix(leaf.InstanceLocation, "/")
-	name, rest, _ := strings.Cut(loc, "/")
-	name = strings.NewReplacer("~1", "/", "~0", "~").Replace(name)
-	if name == "" {
-		return fmt.Errorf("the answer fails %q", keyword)
-	}
-	if rest != "" {
-		return fmt.Errorf("field %q: item %s fails %q", name, rest, keyword)
-	}
-	return fmt.Errorf("field %q fails %q", name, keyword)
-}
-
-// parseField checks one property and returns it with its canonical schema
-// (only the keywords the subset defines).
-func parseField(name string, v any, old bool) (*formField, map[string]any, error) {
+// parseField checks one property and reads it into a field.
+func parseField(name string, v any, old bool) (messages.FormField, error) {
 	prop, ok := v.(map[string]any)
 	where := fmt.Sprintf("property %q", name)
+	fd := messages.FormField{Name: name}
 	if !ok {
-		return nil, nil, fmt.Errorf("%s must be an object", where)
+		return fd, fmt.Errorf("%s must be an object", where)
 	}
 	t, _ := prop["type"].(string)
 	if t == "object" {
 		// Said first: a nested object also carries "properties", and
 		// "nested objects" is what the server author needs to read.
-		return nil, nil, fmt.Errorf("%s: nested objects are not allowed", where)
+		return fd, fmt.Errorf("%s: nested objects are not allowed", where)
 	}
 	allowed := []string{}
 	switch {
@@ -271,136 +409,110 @@ func parseField(name string, v any, old bool) (*formField, map[string]any, error
 		allowed = []string{"items"}
 	}
 	if err := refuseSchemaKeywords(prop, where, allowed...); err != nil {
-		return nil, nil, err
+		return fd, err
 	}
 	if err := stringKeys(prop, where, "title", "description"); err != nil {
-		return nil, nil, err
+		return fd, err
 	}
-	fd := &formField{}
-	canon := map[string]any{}
-	var title, desc, format string
-	title, _ = prop["title"].(string)
-	desc, _ = prop["description"].(string)
+	fd.Title, _ = prop["title"].(string)
+	fd.Description, _ = prop["description"].(string)
 	if _, ok := prop["enum"]; ok && t != "string" {
-		return nil, nil, fmt.Errorf("%s: \"enum\" is allowed only on string properties", where)
+		return fd, fmt.Errorf("%s: \"enum\" is allowed only on string properties", where)
 	}
 	if _, ok := prop["enumNames"]; ok {
 		if _, ok := prop["enum"]; !ok {
-			return nil, nil, fmt.Errorf("%s: \"enumNames\" needs \"enum\"", where)
+			return fd, fmt.Errorf("%s: \"enumNames\" needs \"enum\"", where)
 		}
 	}
+	var err error
 	switch t {
 	case "string":
-		canon["type"] = "string"
 		_, hasEnum := prop["enum"]
 		_, hasOneOf := prop["oneOf"]
 		switch {
 		case hasEnum && hasOneOf:
-			return nil, nil, fmt.Errorf("%s has both \"enum\" and \"oneOf\"", where)
+			return fd, fmt.Errorf("%s has both \"enum\" and \"oneOf\"", where)
 		case hasOneOf:
-			opts, err := titledOptions(prop["oneOf"], where+": \"oneOf\"")
-			if err != nil {
-				return nil, nil, err
+			fd.Kind = messages.FieldSelect
+			if fd.Options, err = titledOptions(prop["oneOf"], where+": \"oneOf\""); err != nil {
+				return fd, err
 			}
-			fd.kind, canon["enum"] = "enum", opts
 		case hasEnum:
-			opts, err := stringList(prop["enum"], where+": \"enum\"", true)
-			if err != nil {
-				return nil, nil, err
+			fd.Kind = messages.FieldSelect
+			if fd.Options, err = enumOptions(prop, where); err != nil {
+				return fd, err
 			}
-			if en, ok := prop["enumNames"]; ok {
-				names, err := stringList(en, where+": \"enumNames\"", false)
-				if err != nil {
-					return nil, nil, err
-				}
-				if len(names) != len(opts) {
-					return nil, nil, fmt.Errorf("%s: \"enumNames\" and \"enum\" differ in length", where)
-				}
-			}
-			fd.kind, canon["enum"] = "enum", opts
 		default:
-			fd.kind = "string"
-			if err := copyCount(prop, canon, where, "minLength", "maxLength"); err != nil {
-				return nil, nil, err
+			fd.Kind = messages.FieldString
+			if fd.MinLength, fd.MaxLength, err = countBounds(prop, where, "minLength", "maxLength"); err != nil {
+				return fd, err
 			}
 			if fv, ok := prop["format"]; ok {
 				s, ok := fv.(string)
 				if !ok {
-					return nil, nil, fmt.Errorf("%s: \"format\" must be a string", where)
+					return fd, fmt.Errorf("%s: \"format\" must be a string", where)
 				}
-				format = s
-				if slices.Contains(knownFormats, s) {
-					canon["format"] = s
-				}
+				fd.Format = s
 			}
 		}
 	case "number", "integer":
-		fd.kind = t
-		canon["type"] = t
-		if err := copyNumber(prop, canon, where, "minimum", "maximum"); err != nil {
-			return nil, nil, err
+		fd.Kind = messages.FieldKind(t)
+		if fd.Minimum, fd.Maximum, err = numberBounds(prop, where, "minimum", "maximum", false); err != nil {
+			return fd, err
 		}
 	case "boolean":
-		fd.kind = t
-		canon["type"] = t
+		fd.Kind = messages.FieldBoolean
 	case "array":
 		if old {
-			return nil, nil, fmt.Errorf("%s: array (multi-select) properties do not exist in protocol version %s", where, messages.Version20250618)
+			return fd, fmt.Errorf("%s: array (multi-select) properties do not exist in protocol version %s", where, messages.Version20250618)
 		}
-		opts, err := multiOptions(prop["items"], where)
-		if err != nil {
-			return nil, nil, err
+		fd.Kind = messages.FieldMultiSelect
+		if fd.Options, err = multiOptions(prop["items"], where); err != nil {
+			return fd, err
 		}
-		fd.kind = "multi"
-		canon["type"] = "array"
-		canon["items"] = map[string]any{"type": "string", "enum": opts}
-		if err := copyCount(prop, canon, where, "minItems", "maxItems"); err != nil {
-			return nil, nil, err
+		if fd.MinItems, fd.MaxItems, err = countBounds(prop, where, "minItems", "maxItems"); err != nil {
+			return fd, err
 		}
-	case "object":
-		return nil, nil, fmt.Errorf("%s: nested objects are not allowed", where)
 	case "":
-		return nil, nil, fmt.Errorf("%s: \"type\" must be a string", where)
+		return fd, fmt.Errorf("%s: \"type\" must be a string", where)
 	default:
-		return nil, nil, fmt.Errorf("%s: type %q is not allowed", where, t)
+		return fd, fmt.Errorf("%s: type %q is not allowed", where, t)
 	}
 	if dv, ok := prop["default"]; ok {
 		if old && t != "boolean" {
-			return nil, nil, fmt.Errorf("%s: defaults other than on booleans do not exist in protocol version %s", where, messages.Version20250618)
+			return fd, fmt.Errorf("%s: defaults other than on booleans do not exist in protocol version %s", where, messages.Version20250618)
 		}
-		def, err := defaultValue(dv, fd.kind)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: \"default\" %v", where, err)
+		if fd.Default, err = defaultValue(dv, fd.Kind); err != nil {
+			return fd, fmt.Errorf("%s: \"default\" %v", where, err)
 		}
-		fd.def, fd.hasDefault = def, true
 	}
 	wo, _ := prop["writeOnly"].(bool)
-	fd.sensitive = SensitiveSuspected(name, title, desc, format) || wo
-	return fd, canon, nil
+	fd.Sensitive = SensitiveSuspected(name, fd.Title, fd.Description, fd.Format) || wo
+	return fd, nil
 }
 
 // defaultValue checks a default's JSON type against the field's kind (its
-// value is checked later against the compiled schema).
-func defaultValue(v any, kind string) (any, error) {
+// value is checked later, with CheckField).
+func defaultValue(v any, kind messages.FieldKind) (any, error) {
 	switch kind {
-	case "string", "enum":
+	case messages.FieldString, messages.FieldSelect:
 		if s, ok := v.(string); ok {
 			return s, nil
 		}
 		return nil, errors.New("must be a string")
-	case "number", "integer":
+	case messages.FieldNumber, messages.FieldInteger:
 		if n, ok := v.(json.Number); ok {
 			if _, ok := saneNumber(n); ok {
 				return n, nil
 			}
 		}
 		return nil, errors.New("must be a number")
-	case "boolean":
+	case messages.FieldBoolean:
 		if b, ok := v.(bool); ok {
 			return b, nil
 		}
 		return nil, errors.New("must be a boolean")
-	case "multi":
+	case messages.FieldMultiSelect:
 		list, err := stringList(v, "", false)
 		if err != nil {
 			return nil, errors.New("must be an array of strings")
@@ -410,9 +522,35 @@ func defaultValue(v any, kind string) (any, error) {
 	return nil, errors.New("is not allowed here")
 }
 
+// enumOptions reads a single select's "enum", titled by the legacy
+// "enumNames" when present.
+func enumOptions(prop map[string]any, where string) ([]messages.FieldOption, error) {
+	values, err := stringList(prop["enum"], where+": \"enum\"", true)
+	if err != nil {
+		return nil, err
+	}
+	var titles []string
+	if en, ok := prop["enumNames"]; ok {
+		if titles, err = stringList(en, where+": \"enumNames\"", false); err != nil {
+			return nil, err
+		}
+		if len(titles) != len(values) {
+			return nil, fmt.Errorf("%s: \"enumNames\" and \"enum\" differ in length", where)
+		}
+	}
+	opts := make([]messages.FieldOption, len(values))
+	for i, v := range values {
+		opts[i].Value = v
+		if titles != nil {
+			opts[i].Title = titles[i]
+		}
+	}
+	return opts, nil
+}
+
 // multiOptions reads a multi-select's items: {type: "string", enum: [...]}
 // or {anyOf: [{const, title}]} (type "string" optional there).
-func multiOptions(v any, where string) ([]string, error) {
+func multiOptions(v any, where string) ([]messages.FieldOption, error) {
 	items, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("%s: an array property needs \"items\" with the options (only enum multi-selects are allowed)", where)
@@ -433,7 +571,15 @@ func multiOptions(v any, where string) ([]string, error) {
 		if _, ok := items["type"]; !ok {
 			return nil, fmt.Errorf("%s: \"type\" must be \"string\"", where)
 		}
-		return stringList(items["enum"], where+": \"enum\"", true)
+		values, err := stringList(items["enum"], where+": \"enum\"", true)
+		if err != nil {
+			return nil, err
+		}
+		opts := make([]messages.FieldOption, len(values))
+		for i, v := range values {
+			opts[i].Value = v
+		}
+		return opts, nil
 	case hasAnyOf:
 		return titledOptions(items["anyOf"], where+": \"anyOf\"")
 	}
@@ -441,12 +587,12 @@ func multiOptions(v any, where string) ([]string, error) {
 }
 
 // titledOptions reads [{const: string, title: string}, ...] (non-empty).
-func titledOptions(v any, where string) ([]string, error) {
+func titledOptions(v any, where string) ([]messages.FieldOption, error) {
 	list, ok := v.([]any)
 	if !ok || len(list) == 0 {
 		return nil, fmt.Errorf("%s must be a non-empty array", where)
 	}
-	out := make([]string, 0, len(list))
+	out := make([]messages.FieldOption, 0, len(list))
 	for i, o := range list {
 		m, ok := o.(map[string]any)
 		if !ok {
@@ -459,10 +605,11 @@ func titledOptions(v any, where string) ([]string, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s[%d]: \"const\" must be a string", where, i)
 		}
-		if _, ok := m["title"].(string); !ok {
+		title, ok := m["title"].(string)
+		if !ok {
 			return nil, fmt.Errorf("%s[%d]: \"title\" must be a string", where, i)
 		}
-		out = append(out, c)
+		out = append(out, messages.FieldOption{Value: c, Title: title})
 	}
 	return out, nil
 }
@@ -487,19 +634,23 @@ func stringList(v any, where string, nonEmpty bool) ([]string, error) {
 	return out, nil
 }
 
-// copyCount copies non-negative integer keywords (minLength, maxItems…),
+// countBounds reads non-negative integer keywords (minLength, maxItems…),
 // refusing a minimum above the maximum.
-func copyCount(prop, canon map[string]any, where, minKey, maxKey string) error {
-	return copyNumbers(prop, canon, where, minKey, maxKey, true)
+func countBounds(prop map[string]any, where, minKey, maxKey string) (lo, hi *int, err error) {
+	flo, fhi, err := numberBounds(prop, where, minKey, maxKey, true)
+	toInt := func(f *float64) *int {
+		if f == nil {
+			return nil
+		}
+		n := int(*f)
+		return &n
+	}
+	return toInt(flo), toInt(fhi), err
 }
 
-// copyNumber copies number keywords (minimum, maximum), refusing a minimum
-// above the maximum.
-func copyNumber(prop, canon map[string]any, where, minKey, maxKey string) error {
-	return copyNumbers(prop, canon, where, minKey, maxKey, false)
-}
-
-func copyNumbers(prop, canon map[string]any, where, minKey, maxKey string, count bool) error {
+// numberBounds reads number keywords (minimum, maximum; non-negative
+// integers if count), refusing a minimum above the maximum.
+func numberBounds(prop map[string]any, where, minKey, maxKey string, count bool) (lo, hi *float64, err error) {
 	var vals [2]*float64
 	for i, k := range []string{minKey, maxKey} {
 		v, ok := prop[k]
@@ -510,17 +661,16 @@ func copyNumbers(prop, canon map[string]any, where, minKey, maxKey string, count
 		f, ok := saneNumber(n)
 		if !ok || (count && (f < 0 || f != math.Trunc(f))) {
 			if count {
-				return fmt.Errorf("%s: %q must be a non-negative integer", where, k)
+				return nil, nil, fmt.Errorf("%s: %q must be a non-negative integer", where, k)
 			}
-			return fmt.Errorf("%s: %q must be a number", where, k)
+			return nil, nil, fmt.Errorf("%s: %q must be a number", where, k)
 		}
 		vals[i] = &f
-		canon[k] = n
 	}
 	if vals[0] != nil && vals[1] != nil && *vals[0] > *vals[1] {
-		return fmt.Errorf("%s: %q is greater than %q", where, minKey, maxKey)
+		return nil, nil, fmt.Errorf("%s: %q is greater than %q", where, minKey, maxKey)
 	}
-	return nil
+	return vals[0], vals[1], nil
 }
 
 // saneNumber parses a JSON number literal of the schema, refusing the ones
@@ -614,28 +764,23 @@ func decodeObject(raw json.RawMessage) (map[string]any, error) {
 	return obj, nil
 }
 
-// schemaURL names the in-memory schema; nothing is ever loaded from it.
-const schemaURL = "urn:conduit:elicitation:requested-schema"
-
-// compile compiles a canonical schema. The loader refuses every URL: a
-// requested schema never causes a fetch.
-func compile(canon map[string]any) (*jsonschema.Schema, error) {
-	b, err := json.Marshal(canon)
-	if err != nil {
-		return nil, err
+// cloneField returns fd with its slices and pointers copied.
+func cloneField(fd messages.FormField) messages.FormField {
+	fd.Options = slices.Clone(fd.Options)
+	fd.Default = cloneValue(fd.Default)
+	for _, p := range []**int{&fd.MinLength, &fd.MaxLength, &fd.MinItems, &fd.MaxItems} {
+		if *p != nil {
+			n := **p
+			*p = &n
+		}
 	}
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
-	c.AssertFormat = true
-	c.LoadURL = refuseLoad
-	if err := c.AddResource(schemaURL, bytes.NewReader(b)); err != nil {
-		return nil, err
+	for _, p := range []**float64{&fd.Minimum, &fd.Maximum} {
+		if *p != nil {
+			f := **p
+			*p = &f
+		}
 	}
-	return c.Compile(schemaURL)
-}
-
-func refuseLoad(s string) (io.ReadCloser, error) {
-	return nil, fmt.Errorf("guards: loading %q refused: schemas are never fetched", s)
+	return fd
 }
 
 func cloneValue(v any) any {

@@ -59,6 +59,22 @@ func checkAcceptedForm(t *testing.T, version string, form *guards.Form, schema, 
 		t.Fatalf("Fields() = %q, properties %q", got, names)
 	}
 
+	// The typed fields are the same properties, each once, with the same
+	// flags and defaults.
+	fields := form.FormFields()
+	byName := map[string]messages.FormField{}
+	for _, f := range fields {
+		byName[f.Name] = f
+	}
+	if got := slices.Sorted(maps.Keys(byName)); len(fields) != len(names) || !slices.Equal(got, names) {
+		t.Fatalf("FormFields() names %q, properties %q", got, names)
+	}
+	for name, info := range form.Fields() {
+		if byName[name].Sensitive != info.SensitiveSuspected {
+			t.Fatalf("%q: Sensitive %v, SensitiveSuspected %v", name, byName[name].Sensitive, info.SensitiveSuspected)
+		}
+	}
+
 	// The declared defaults, by field, as JSON.
 	declared := map[string]string{}
 	for name, p := range props {
@@ -74,6 +90,11 @@ func checkAcceptedForm(t *testing.T, version string, form *guards.Form, schema, 
 		}
 	}
 	defaults := form.Defaults()
+	for _, f := range fields {
+		if _, ok := defaults[f.Name]; ok != (f.Default != nil) || (ok && jsonText(t, f.Default) != jsonText(t, defaults[f.Name])) {
+			t.Fatalf("%q: Default %#v, Defaults() %#v", f.Name, f.Default, defaults[f.Name])
+		}
+	}
 	if got, want := slices.Sorted(maps.Keys(defaults)), slices.Sorted(maps.Keys(declared)); !slices.Equal(got, want) {
 		t.Fatalf("Defaults() has %q, schema declares %q", got, want)
 	}
@@ -104,7 +125,22 @@ func checkAcceptedForm(t *testing.T, version string, form *guards.Form, schema, 
 			if out != nil {
 				t.Fatalf("Complete returned content with error %v", err)
 			}
+			// Decoded JSON always encodes: every refusal is a field's.
+			var fe *messages.FieldError
+			if !errors.As(err, &fe) || fe.Reason == "" || fe.Message != err.Error() {
+				t.Fatalf("Complete error %#v is not a FieldError", err)
+			}
+			_, answered := content[fe.Field]
+			if _, isProp := props[fe.Field]; !answered && !isProp {
+				t.Fatalf("Complete error %#v names no field of the answer or the form", err)
+			}
 			continue
+		}
+		// Complete and CheckField apply the same rules.
+		for name, val := range out {
+			if fe := guards.CheckField(byName[name], val); fe != nil {
+				t.Fatalf("Complete accepted %q, CheckField says %v", name, fe)
+			}
 		}
 		for name := range out {
 			if _, ok := props[name]; !ok {
@@ -220,7 +256,7 @@ func checkPipeline(t *testing.T, version string, form *guards.Form, schema, answ
 	}
 }
 
-var errNoForm = errors.New("Before refused the request")
+var errNoForm = errors.New("the request was refused by Before")
 
 func newFuzzInput(version string, params json.RawMessage) *guards.Input {
 	return &guards.Input{

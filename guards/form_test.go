@@ -383,11 +383,7 @@ func TestSensitiveSuspected(t *testing.T) {
 }
 
 func TestParseFormNeverFetches(t *testing.T) {
-	// References are refused before compiling; the compiler's loader refuses
-	// too, should one ever get through.
-	if _, err := refuseLoad("https://evil.example/s.json"); err == nil {
-		t.Fatal("loader loaded")
-	}
+	// References are refused; nothing is compiled or loaded.
 	for _, s := range []string{
 		props(`"s":{"$ref":"https://evil.example/s.json"}`),
 		props(`"s":{"type":"string","$dynamicRef":"#x"}`),

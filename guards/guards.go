@@ -40,10 +40,27 @@ const (
 )
 
 // Refusal is a guard's "no": the JSON-RPC error the server gets (legacy), or
-// that a modern call fails with, and the outcome to record.
+// that a modern call fails with, and the outcome to record. It is an error
+// that unwraps to Err and Cause, so errors.As finds a *messages.FieldError
+// through it.
 type Refusal struct {
 	Err     *messages.RPCError
 	Outcome string // OutcomeRefused or OutcomeRateLimited
+	// Cause is the typed reason behind Err when there is one: a
+	// *messages.FieldError when an elicitation answer does not fit its
+	// form. It is never sent.
+	Cause error
+}
+
+func (r *Refusal) Error() string { return r.Err.Error() }
+
+// Unwrap exposes Err and Cause.
+func (r *Refusal) Unwrap() []error {
+	errs := []error{r.Err}
+	if r.Cause != nil {
+		errs = append(errs, r.Cause)
+	}
+	return errs
 }
 
 func refuse(code int, format string, args ...any) *Refusal {
@@ -282,19 +299,5 @@ func rawFields(raw json.RawMessage) (map[string]json.RawMessage, *Refusal) {
 // present reports whether key is in fields with a non-null value.
 func present(fields map[string]json.RawMessage, key string) bool {
 	v, ok := fields[key]
-	return ok && !isNull(v)
-}
-
-func isNull(v json.RawMessage) bool {
-	return string(trimSpace(v)) == "null"
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
+	return ok && !messages.IsNull(v)
 }

@@ -1,6 +1,7 @@
 package guards
 
 import (
+	"bytes"
 	"encoding/json"
 	"regexp"
 	"strconv"
@@ -31,11 +32,11 @@ func (p *Pipeline) beforeSampling(in *Input) (any, *Refusal) {
 		return nil, r
 	}
 	msgs, ok := fields["messages"]
-	if !ok || firstByte(msgs) != '[' {
+	if !ok || messages.FirstByte(msgs) != '[' {
 		return nil, invalidParams("messages must be an array")
 	}
 	mt, ok := fields["maxTokens"]
-	if !ok || isNull(mt) {
+	if !ok || messages.IsNull(mt) {
 		return nil, invalidParams("maxTokens is required")
 	}
 	var w samplingWire
@@ -86,7 +87,7 @@ func (p *Pipeline) beforeSampling(in *Input) (any, *Refusal) {
 // positiveInt reads maxTokens: a JSON integer literal greater than zero,
 // clamped to limit (a positive integer too large for int is clamped too).
 func positiveInt(raw json.RawMessage, limit int) (int, *Refusal) {
-	s := string(trimSpace(raw))
+	s := string(bytes.TrimSpace(raw))
 	if !jsonInteger.MatchString(s) {
 		return 0, invalidParams("maxTokens must be a positive integer, got %.32s", s)
 	}
@@ -141,12 +142,4 @@ func (p *Pipeline) afterSampling(r *messages.CreateMessageResult) (any, *Refusal
 		out.Role = "assistant"
 	}
 	return &out, nil
-}
-
-func firstByte(raw json.RawMessage) byte {
-	raw = trimSpace(raw)
-	if len(raw) == 0 {
-		return 0
-	}
-	return raw[0]
 }

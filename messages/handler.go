@@ -53,6 +53,10 @@ type ElicitationRequest struct {
 	OriginMismatch bool
 	// Fields flags the form's fields by name.
 	Fields map[string]FieldInfo
+	// Form is the form's fields, typed, in the order the server wrote
+	// them (nil in URL mode): build the prompt from it, not from
+	// Params.RequestedSchema.
+	Form   []FormField
 	Params ElicitParams
 	Raw    json.RawMessage
 }

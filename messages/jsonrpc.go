@@ -198,8 +198,8 @@ func Decode(data []byte) (*Frame, *DecodeError) {
 		if err := json.Unmarshal(raw, &f.Method); err != nil || f.Method == "" {
 			return invalid(`"method" must be a non-empty string`)
 		}
-		if p, ok := fields["params"]; ok && !isNull(p) {
-			if t := firstByte(p); t != '{' && t != '[' {
+		if p, ok := fields["params"]; ok && !IsNull(p) {
+			if t := FirstByte(p); t != '{' && t != '[' {
 				return invalid(`"params" must be an object`)
 			}
 			f.Params = p
@@ -236,9 +236,13 @@ type DecodeError struct {
 
 func (e *DecodeError) Error() string { return e.Err.Error() }
 
-func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
+// IsNull reports whether raw is the JSON literal null (surrounding space
+// allowed).
+func IsNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
 
-func firstByte(raw json.RawMessage) byte {
+// FirstByte returns the first byte of raw after any leading space (0 when
+// there is none): '{' for an object, '[' for an array, '"' for a string.
+func FirstByte(raw json.RawMessage) byte {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return 0

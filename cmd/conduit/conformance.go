@@ -47,7 +47,7 @@ func (h conformanceHandler) HandleElicitation(_ context.Context, r *conduit.Elic
 	if r.Mode == messages.ModeURL {
 		return &conduit.ElicitResult{Action: messages.ActionAccept}, nil
 	}
-	return &conduit.ElicitResult{Action: messages.ActionAccept, Content: fillForm(r.Params.RequestedSchema)}, nil
+	return &conduit.ElicitResult{Action: messages.ActionAccept, Content: fillForm(r.Form)}, nil
 }
 
 func (h conformanceHandler) HandleLog(_ context.Context, _ conduit.NotificationContext, e *conduit.LoggingMessage) {
@@ -55,48 +55,28 @@ func (h conformanceHandler) HandleLog(_ context.Context, _ conduit.NotificationC
 }
 
 // fillForm answers a form: a plausible value for each field without a
-// default, of its type and within its enum.
-func fillForm(schema json.RawMessage) map[string]any {
-	var s struct {
-		Properties map[string]struct {
-			Type    string                   `json:"type"`
-			Default json.RawMessage          `json:"default"`
-			Enum    []string                 `json:"enum"`
-			OneOf   []struct{ Const string } `json:"oneOf"`
-			Minimum *float64                 `json:"minimum"`
-			Items   struct {
-				Enum  []string                 `json:"enum"`
-				AnyOf []struct{ Const string } `json:"anyOf"`
-			} `json:"items"`
-		} `json:"properties"`
-	}
+// default, of its kind and within its options.
+func fillForm(form []messages.FormField) map[string]any {
 	content := map[string]any{}
-	if json.Unmarshal(schema, &s) != nil {
-		return content
-	}
-	for name, p := range s.Properties {
-		if len(p.Default) > 0 {
+	for _, f := range form {
+		if f.Default != nil {
 			continue
 		}
-		switch {
-		case len(p.Enum) > 0:
-			content[name] = p.Enum[0]
-		case len(p.OneOf) > 0:
-			content[name] = p.OneOf[0].Const
-		case p.Type == "boolean":
-			content[name] = true
-		case p.Type == "integer" || p.Type == "number":
+		switch f.Kind {
+		case messages.FieldSelect:
+			content[f.Name] = f.Options[0].Value
+		case messages.FieldMultiSelect:
+			content[f.Name] = []string{f.Options[0].Value}
+		case messages.FieldBoolean:
+			content[f.Name] = true
+		case messages.FieldInteger, messages.FieldNumber:
 			v := 1.0
-			if p.Minimum != nil && *p.Minimum > v {
-				v = *p.Minimum
+			if f.Minimum != nil && *f.Minimum > v {
+				v = *f.Minimum
 			}
-			content[name] = v
-		case p.Type == "array" && len(p.Items.Enum) > 0:
-			content[name] = []string{p.Items.Enum[0]}
-		case p.Type == "array" && len(p.Items.AnyOf) > 0:
-			content[name] = []string{p.Items.AnyOf[0].Const}
-		case p.Type == "string":
-			content[name] = "conformance"
+			content[f.Name] = v
+		case messages.FieldString:
+			content[f.Name] = "conformance"
 		}
 	}
 	return content

@@ -143,10 +143,7 @@ const (
 
 func (h *interactiveHandler) askForm(ctx context.Context, started time.Time, r *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
 	timeout := h.timeout(messages.MethodElicit)
-	specs, err := fieldSpecs(r.Params.RequestedSchema, r.Fields)
-	if err != nil {
-		return nil, err
-	}
+	specs := fieldSpecs(r.Form)
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n  ┌ The server %q (client %s) asks you to fill in a form\n", h.who(r.RequestContext), sanitize.Text(r.Client, 40))
 	for _, line := range strings.Split(sanitize.Text(r.Params.Message, 1000), "\n") {
@@ -209,10 +206,10 @@ func newFormValues(specs []fieldSpec) *formValues {
 	v := &formValues{text: map[string]*string{}, bools: map[string]*bool{}, multi: map[string]*[]string{}}
 	for _, s := range specs {
 		switch s.Kind {
-		case kindBool:
+		case messages.FieldBoolean:
 			b := s.DefaultBool
 			v.bools[s.Name] = &b
-		case kindMulti:
+		case messages.FieldMultiSelect:
 			m := slices.Clone(s.DefaultMulti)
 			v.multi[s.Name] = &m
 		default:
@@ -238,15 +235,15 @@ func (v *formValues) field(s fieldSpec, note string) huh.Field {
 	}
 	title := s.Label()
 	switch s.Kind {
-	case kindBool:
+	case messages.FieldBoolean:
 		return huh.NewConfirm().Title(title).Description(desc).Affirmative("Yes").Negative("No").Value(v.bools[s.Name])
-	case kindMulti:
+	case messages.FieldMultiSelect:
 		opts := make([]huh.Option[string], len(s.Options))
 		for i, o := range s.Options {
 			opts[i] = huh.NewOption(o.Label, o.Value).Selected(slices.Contains(*v.multi[s.Name], o.Value))
 		}
 		return huh.NewMultiSelect[string]().Title(title).Description(desc).Options(opts...).Value(v.multi[s.Name]).Validate(s.checkMulti)
-	case kindSelect:
+	case messages.FieldSelect:
 		var opts []huh.Option[string]
 		if !s.Required && !s.HasDefault {
 			opts = append(opts, huh.NewOption("(no answer)", ""))
@@ -270,9 +267,9 @@ func (v *formValues) content(specs []fieldSpec) (map[string]any, *fieldSpec, str
 	for i := range specs {
 		s := &specs[i]
 		switch s.Kind {
-		case kindBool:
+		case messages.FieldBoolean:
 			out[s.Name] = *v.bools[s.Name]
-		case kindMulti:
+		case messages.FieldMultiSelect:
 			m := *v.multi[s.Name]
 			if m == nil {
 				m = []string{}

@@ -1,48 +1,35 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/conduitmcp/conduit"
-	"github.com/conduitmcp/conduit/guards"
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/sanitize"
 )
 
-// The pure parts of the interactive handler (interactive.go): a form schema
-// turned into field specs, a typed answer checked against its field, the
-// warnings of a URL and the changes the guards made to a sampling request.
-// None of it needs a terminal.
-
-// Field kinds of a fieldSpec.
-const (
-	kindString  = "string"
-	kindNumber  = "number"
-	kindInteger = "integer"
-	kindBool    = "boolean"
-	kindSelect  = "select"
-	kindMulti   = "multi"
-)
+// The pure parts of the interactive handler (interactive.go): the guards'
+// typed form fields turned into field specs, a typed answer checked
+// against its field, the warnings of a URL and the changes the guards made
+// to a sampling request. None of it needs a terminal.
 
 // fieldOption is one choice of a select: the value sent, the label shown.
 type fieldOption struct{ Value, Label string }
 
-// fieldSpec is one form field as the terminal shows it. Everything the
-// server chose (titles, labels, descriptions) is sanitised.
+// fieldSpec is one form field as the terminal shows it: the guards' typed
+// field, with everything the server chose (titles, labels, descriptions)
+// sanitised and the default as the prompt pre-fills it.
 type fieldSpec struct {
 	Name        string
 	Title       string
 	Description string
-	Kind        string
-	Format      string
+	Kind        messages.FieldKind
 	Required    bool
 	Sensitive   bool
 	Options     []fieldOption
@@ -51,165 +38,44 @@ type fieldSpec struct {
 	DefaultText  string
 	DefaultBool  bool
 	DefaultMulti []string
-	// Bounds, for the hint.
-	MinLength, MaxLength *int
-	Minimum, Maximum     *float64
-	MinItems, MaxItems   *int
 
-	form *guards.Form // this field alone, to check an answer
+	field messages.FormField // bounds and format, and the answer check
 }
 
-type schemaOption struct {
-	Const string `json:"const"`
-	Title string `json:"title"`
-}
-
-type schemaProp struct {
-	Type        string         `json:"type"`
-	Title       string         `json:"title"`
-	Description string         `json:"description"`
-	Format      string         `json:"format"`
-	Default     any            `json:"default"`
-	Enum        []string       `json:"enum"`
-	EnumNames   []string       `json:"enumNames"`
-	OneOf       []schemaOption `json:"oneOf"`
-	MinLength   *int           `json:"minLength"`
-	MaxLength   *int           `json:"maxLength"`
-	Minimum     *float64       `json:"minimum"`
-	Maximum     *float64       `json:"maximum"`
-	MinItems    *int           `json:"minItems"`
-	MaxItems    *int           `json:"maxItems"`
-	Items       struct {
-		Enum  []string       `json:"enum"`
-		AnyOf []schemaOption `json:"anyOf"`
-	} `json:"items"`
-}
-
-// propertyOrder returns the keys of the schema's "properties" in the order
-// the server wrote them.
-func propertyOrder(schema json.RawMessage) ([]string, map[string]json.RawMessage, error) {
-	var top struct {
-		Properties json.RawMessage `json:"properties"`
-		Required   []string        `json:"required"`
-	}
-	if err := json.Unmarshal(schema, &top); err != nil {
-		return nil, nil, err
-	}
-	props := map[string]json.RawMessage{}
-	if err := json.Unmarshal(top.Properties, &props); err != nil {
-		return nil, nil, err
-	}
-	d := json.NewDecoder(bytes.NewReader(top.Properties))
-	if _, err := d.Token(); err != nil { // {
-		return nil, nil, err
-	}
-	var order []string
-	seen := map[string]bool{}
-	for d.More() {
-		t, err := d.Token()
-		if err != nil {
-			return nil, nil, err
-		}
-		k, _ := t.(string)
-		var skip json.RawMessage
-		if err := d.Decode(&skip); err != nil {
-			return nil, nil, err
-		}
-		if !seen[k] {
-			seen[k] = true
-			order = append(order, k)
-		}
-	}
-	return order, props, nil
-}
-
-// fieldSpecs turns a form schema (already checked by the guards) into one
-// field spec per property, in the schema's order. fields are the guards'
-// flags (secret-looking fields).
-func fieldSpecs(schema json.RawMessage, fields map[string]messages.FieldInfo) ([]fieldSpec, error) {
-	order, props, err := propertyOrder(schema)
-	if err != nil {
-		return nil, fmt.Errorf("the form's schema: %v", err)
-	}
-	var top struct {
-		Required []string `json:"required"`
-	}
-	_ = json.Unmarshal(schema, &top)
-	required := map[string]bool{}
-	for _, r := range top.Required {
-		required[r] = true
-	}
-	specs := make([]fieldSpec, 0, len(order))
-	for _, name := range order {
-		var p schemaProp
-		if err := json.Unmarshal(props[name], &p); err != nil {
-			return nil, fmt.Errorf("field %q: %v", name, err)
-		}
-		one, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]json.RawMessage{name: props[name]}})
-		form, err := guards.ParseForm("", one)
-		if err != nil {
-			return nil, fmt.Errorf("field %q: %v", name, err)
-		}
+// fieldSpecs turns the guards' typed fields into the terminal's, in the
+// order the server wrote them.
+func fieldSpecs(form []messages.FormField) []fieldSpec {
+	specs := make([]fieldSpec, 0, len(form))
+	for _, f := range form {
 		s := fieldSpec{
-			Name: name, Title: sanitize.Text(p.Title, 80), Description: sanitize.Text(p.Description, 300),
-			Format: p.Format, Required: required[name], Sensitive: fields[name].SensitiveSuspected,
-			MinLength: p.MinLength, MaxLength: p.MaxLength, Minimum: p.Minimum, Maximum: p.Maximum,
-			MinItems: p.MinItems, MaxItems: p.MaxItems, form: form,
+			Name: f.Name, Title: sanitize.Text(f.Title, 80), Description: sanitize.Text(f.Description, 300),
+			Kind: f.Kind, Required: f.Required, Sensitive: f.Sensitive, field: f,
 		}
 		if s.Title == "" {
-			s.Title = sanitize.Text(name, 80)
+			s.Title = sanitize.Text(f.Name, 80)
 		}
-		switch {
-		case len(p.OneOf) > 0:
-			s.Kind = kindSelect
-			for _, o := range p.OneOf {
-				s.Options = append(s.Options, fieldOption{o.Const, labelOr(o.Title, o.Const)})
-			}
-		case p.Type == "string" && len(p.Enum) > 0:
-			s.Kind = kindSelect
-			for i, v := range p.Enum {
-				label := v
-				if i < len(p.EnumNames) {
-					label = p.EnumNames[i]
-				}
-				s.Options = append(s.Options, fieldOption{v, labelOr(label, v)})
-			}
-		case p.Type == "array":
-			s.Kind = kindMulti
-			for _, v := range p.Items.Enum {
-				s.Options = append(s.Options, fieldOption{v, labelOr(v, v)})
-			}
-			for _, o := range p.Items.AnyOf {
-				s.Options = append(s.Options, fieldOption{o.Const, labelOr(o.Title, o.Const)})
-			}
-		case p.Type == "boolean":
-			s.Kind = kindBool
-		case p.Type == "number", p.Type == "integer":
-			s.Kind = p.Type
-		default:
-			s.Kind = kindString
+		for _, o := range f.Options {
+			s.Options = append(s.Options, fieldOption{o.Value, labelOr(o.Title, o.Value)})
 		}
-		if p.Default != nil {
-			s.HasDefault = true
-			switch v := p.Default.(type) {
-			case bool:
-				s.DefaultBool = v
-			case []any:
-				for _, x := range v {
-					if str, ok := x.(string); ok {
-						s.DefaultMulti = append(s.DefaultMulti, str)
-					}
-				}
-			case float64:
-				s.DefaultText = strconv.FormatFloat(v, 'f', -1, 64)
-			case string:
-				s.DefaultText = v
-			}
+		s.HasDefault = f.Default != nil
+		switch v := f.Default.(type) {
+		case bool:
+			s.DefaultBool = v
+		case []string:
+			s.DefaultMulti = v
+		case json.Number:
+			n, _ := v.Float64()
+			s.DefaultText = num(&n)
+		case string:
+			s.DefaultText = v
 		}
 		specs = append(specs, s)
 	}
-	return specs, nil
+	return specs
 }
+
+// num writes a number as a person reads it: no exponent, no trailing zeros.
+func num(f *float64) string { return strconv.FormatFloat(*f, 'f', -1, 64) }
 
 func labelOr(label, value string) string {
 	if label == "" {
@@ -229,7 +95,8 @@ func (s fieldSpec) Label() string {
 // Hint says what the field accepts: format, bounds, required.
 func (s fieldSpec) Hint() string {
 	var parts []string
-	switch s.Format {
+	f := s.field
+	switch f.Format {
 	case "email":
 		parts = append(parts, "an email address")
 	case "uri":
@@ -239,39 +106,38 @@ func (s fieldSpec) Hint() string {
 	case "date-time":
 		parts = append(parts, "a date and time, YYYY-MM-DDTHH:MM:SSZ")
 	}
-	num := func(f *float64) string { return strconv.FormatFloat(*f, 'f', -1, 64) }
 	switch {
-	case s.MinLength != nil && s.MaxLength != nil:
-		parts = append(parts, fmt.Sprintf("%d to %d characters", *s.MinLength, *s.MaxLength))
-	case s.MinLength != nil:
-		parts = append(parts, fmt.Sprintf("at least %d characters", *s.MinLength))
-	case s.MaxLength != nil:
-		parts = append(parts, fmt.Sprintf("at most %d characters", *s.MaxLength))
+	case f.MinLength != nil && f.MaxLength != nil:
+		parts = append(parts, fmt.Sprintf("%d to %d characters", *f.MinLength, *f.MaxLength))
+	case f.MinLength != nil:
+		parts = append(parts, fmt.Sprintf("at least %d characters", *f.MinLength))
+	case f.MaxLength != nil:
+		parts = append(parts, fmt.Sprintf("at most %d characters", *f.MaxLength))
 	}
 	what := "a number"
-	if s.Kind == kindInteger {
+	if s.Kind == messages.FieldInteger {
 		what = "a whole number"
 	}
-	if s.Kind == kindNumber || s.Kind == kindInteger {
+	if s.Kind == messages.FieldNumber || s.Kind == messages.FieldInteger {
 		switch {
-		case s.Minimum != nil && s.Maximum != nil:
-			parts = append(parts, fmt.Sprintf("%s from %s to %s", what, num(s.Minimum), num(s.Maximum)))
-		case s.Minimum != nil:
-			parts = append(parts, fmt.Sprintf("%s, at least %s", what, num(s.Minimum)))
-		case s.Maximum != nil:
-			parts = append(parts, fmt.Sprintf("%s, at most %s", what, num(s.Maximum)))
+		case f.Minimum != nil && f.Maximum != nil:
+			parts = append(parts, fmt.Sprintf("%s from %s to %s", what, num(f.Minimum), num(f.Maximum)))
+		case f.Minimum != nil:
+			parts = append(parts, fmt.Sprintf("%s, at least %s", what, num(f.Minimum)))
+		case f.Maximum != nil:
+			parts = append(parts, fmt.Sprintf("%s, at most %s", what, num(f.Maximum)))
 		default:
 			parts = append(parts, what)
 		}
 	}
-	if s.Kind == kindMulti {
+	if s.Kind == messages.FieldMultiSelect {
 		switch {
-		case s.MinItems != nil && s.MaxItems != nil:
-			parts = append(parts, fmt.Sprintf("pick %d to %d", *s.MinItems, *s.MaxItems))
-		case s.MinItems != nil:
-			parts = append(parts, fmt.Sprintf("pick at least %d", *s.MinItems))
-		case s.MaxItems != nil:
-			parts = append(parts, fmt.Sprintf("pick at most %d", *s.MaxItems))
+		case f.MinItems != nil && f.MaxItems != nil:
+			parts = append(parts, fmt.Sprintf("pick %d to %d", *f.MinItems, *f.MaxItems))
+		case f.MinItems != nil:
+			parts = append(parts, fmt.Sprintf("pick at least %d", *f.MinItems))
+		case f.MaxItems != nil:
+			parts = append(parts, fmt.Sprintf("pick at most %d", *f.MaxItems))
 		default:
 			parts = append(parts, "pick any")
 		}
@@ -279,7 +145,7 @@ func (s fieldSpec) Hint() string {
 	}
 	if s.Required {
 		parts = append(parts, "required")
-	} else if s.Kind != kindBool && s.Kind != kindMulti {
+	} else if s.Kind != messages.FieldBoolean && s.Kind != messages.FieldMultiSelect {
 		parts = append(parts, "optional: leave empty to skip")
 	}
 	return strings.Join(parts, "; ")
@@ -291,7 +157,7 @@ const secretWarning = "⚠ This field looks like it asks for a secret (password,
 // textValue turns typed text into the field's value: present is false for
 // an empty optional field (left out of the answer).
 func (s fieldSpec) textValue(text string) (v any, present bool, err error) {
-	if s.Kind != kindString {
+	if s.Kind != messages.FieldString {
 		text = strings.TrimSpace(text)
 	}
 	if text == "" {
@@ -301,19 +167,17 @@ func (s fieldSpec) textValue(text string) (v any, present bool, err error) {
 		return nil, false, nil
 	}
 	switch s.Kind {
-	case kindInteger:
+	case messages.FieldInteger:
 		if _, err := strconv.ParseInt(text, 10, 64); err != nil {
 			return nil, false, errors.New("enter a whole number")
 		}
 		return json.Number(text), true, nil
-	case kindNumber:
+	case messages.FieldNumber:
 		f, err := strconv.ParseFloat(text, 64)
 		if err != nil || f != f {
 			return nil, false, errors.New("enter a number")
 		}
 		return json.Number(text), true, nil
-	case kindSelect:
-		return text, true, nil
 	}
 	return text, true, nil
 }
@@ -336,33 +200,23 @@ func (s fieldSpec) checkMulti(v []string) error {
 }
 
 // check validates one value against the field alone, with the guards' own
-// form (the same check Conduit makes before sending), and words the error
-// for a person.
+// rules (the check Conduit makes before sending), and words the error for
+// a person.
 func (s fieldSpec) check(v any) error {
-	if s.form == nil {
-		return nil
-	}
-	_, err := s.form.Complete(map[string]any{s.Name: v})
-	if err != nil {
-		return errors.New(reaskMessage(s, err))
+	if fe := conduit.CheckField(s.field, v); fe != nil {
+		return errors.New(reaskMessage(s, fe))
 	}
 	return nil
 }
 
-var failedKeyword = regexp.MustCompile(`fails "([A-Za-z]+)"`)
-
-// reaskMessage words a validation error of the guards (which names the
-// field and the failed keyword, never the value) as the line shown when the
-// field is asked again.
-func reaskMessage(s fieldSpec, err error) string {
-	m := failedKeyword.FindStringSubmatch(err.Error())
-	if m == nil {
-		return err.Error()
-	}
-	num := func(f *float64) string { return strconv.FormatFloat(*f, 'f', -1, 64) }
-	switch m[1] {
-	case "format":
-		switch s.Format {
+// reaskMessage words a field error of the guards (which names the field
+// and the rule broken, never the value) as the line shown when the field
+// is asked again.
+func reaskMessage(s fieldSpec, fe *messages.FieldError) string {
+	f := s.field
+	switch fe.Reason {
+	case messages.ReasonFormat:
+		switch f.Format {
 		case "email":
 			return "not a valid email address"
 		case "uri":
@@ -372,48 +226,29 @@ func reaskMessage(s fieldSpec, err error) string {
 		case "date-time":
 			return "not a valid date and time (e.g. 2025-01-31T09:00:00Z)"
 		}
-		return "not a valid " + s.Format
-	case "minLength":
-		if s.MinLength != nil {
-			return fmt.Sprintf("too short: at least %d characters", *s.MinLength)
-		}
-	case "maxLength":
-		if s.MaxLength != nil {
-			return fmt.Sprintf("too long: at most %d characters", *s.MaxLength)
-		}
-	case "minimum":
-		if s.Minimum != nil {
-			return "too small: at least " + num(s.Minimum)
-		}
-	case "maximum":
-		if s.Maximum != nil {
-			return "too large: at most " + num(s.Maximum)
-		}
-	case "minItems":
-		if s.MinItems != nil {
-			return fmt.Sprintf("pick at least %d", *s.MinItems)
-		}
-	case "maxItems":
-		if s.MaxItems != nil {
-			return fmt.Sprintf("pick at most %d", *s.MaxItems)
-		}
-	case "type":
-		if s.Kind == kindInteger {
+		return "not a valid " + f.Format
+	case messages.ReasonMinLength:
+		return fmt.Sprintf("too short: at least %d characters", *f.MinLength)
+	case messages.ReasonMaxLength:
+		return fmt.Sprintf("too long: at most %d characters", *f.MaxLength)
+	case messages.ReasonMinimum:
+		return "too small: at least " + num(f.Minimum)
+	case messages.ReasonMaximum:
+		return "too large: at most " + num(f.Maximum)
+	case messages.ReasonMinItems:
+		return fmt.Sprintf("pick at least %d", *f.MinItems)
+	case messages.ReasonMaxItems:
+		return fmt.Sprintf("pick at most %d", *f.MaxItems)
+	case messages.ReasonType:
+		if f.Kind == messages.FieldInteger {
 			return "enter a whole number"
 		}
-	case "enum", "const", "oneOf", "anyOf":
+	case messages.ReasonEnum:
 		return "not one of the choices"
+	case messages.ReasonRange:
+		return fe.Message
 	}
-	return fmt.Sprintf("does not fit the form (%s)", m[1])
-}
-
-// fieldOfError returns the field name a guards error names ("field \"x\" ..."), or "".
-func fieldOfError(err error) string {
-	var name string
-	if _, scanErr := fmt.Sscanf(err.Error(), "field %q", &name); scanErr != nil {
-		return ""
-	}
-	return name
+	return fmt.Sprintf("does not fit the form (%s)", fe.Reason)
 }
 
 // urlWarnings are the warnings of a URL-mode request's consent screen.

@@ -13,14 +13,26 @@ import (
 
 	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/cmd/conduit/demoserver"
+	"github.com/conduitmcp/conduit/guards"
 	"github.com/conduitmcp/conduit/messages"
 )
 
-func TestInteractiveFieldSpecs(t *testing.T) {
-	specs, err := fieldSpecs(json.RawMessage(demoserver.ProfileSchema), map[string]messages.FieldInfo{"email": {SensitiveSuspected: true}})
+// profileForm is the demo profile form's fields as the guards read them.
+func profileForm(t *testing.T) []messages.FormField {
+	t.Helper()
+	form, err := guards.ParseForm(messages.Version20251125, json.RawMessage(demoserver.ProfileSchema))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return form.FormFields()
+}
+
+func TestInteractiveFieldSpecs(t *testing.T) {
+	form := profileForm(t)
+	for i := range form {
+		form[i].Sensitive = form[i].Name == "email"
+	}
+	specs := fieldSpecs(form)
 	var names []string
 	by := map[string]fieldSpec{}
 	for _, s := range specs {
@@ -31,12 +43,13 @@ func TestInteractiveFieldSpecs(t *testing.T) {
 		t.Fatalf("order %v, want the schema's %v", names, demoserver.ProfileFields())
 	}
 	checks := []struct {
-		name, kind string
-		required   bool
+		name     string
+		kind     messages.FieldKind
+		required bool
 	}{
-		{"name", kindString, true}, {"email", kindString, true}, {"age", kindInteger, false}, {"height", kindNumber, false},
-		{"newsletter", kindBool, false}, {"language", kindSelect, true}, {"plan", kindSelect, false}, {"theme", kindSelect, false},
-		{"topics", kindMulti, true}, {"channels", kindMulti, false},
+		{"name", messages.FieldString, true}, {"email", messages.FieldString, true}, {"age", messages.FieldInteger, false}, {"height", messages.FieldNumber, false},
+		{"newsletter", messages.FieldBoolean, false}, {"language", messages.FieldSelect, true}, {"plan", messages.FieldSelect, false}, {"theme", messages.FieldSelect, false},
+		{"topics", messages.FieldMultiSelect, true}, {"channels", messages.FieldMultiSelect, false},
 	}
 	for _, c := range checks {
 		s := by[c.name]
@@ -76,10 +89,7 @@ func TestInteractiveFieldSpecs(t *testing.T) {
 }
 
 func TestInteractiveReask(t *testing.T) {
-	specs, err := fieldSpecs(json.RawMessage(demoserver.ProfileSchema), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	specs := fieldSpecs(profileForm(t))
 	by := map[string]fieldSpec{}
 	for _, s := range specs {
 		by[s.Name] = s
@@ -131,6 +141,42 @@ func TestInteractiveReask(t *testing.T) {
 	}
 	if _, ok := content["homepage"]; ok {
 		t.Error("an empty optional field was sent")
+	}
+}
+
+// Each reason of the guards' field error has its own line when a field is
+// asked again (the reason is read from the error, not from its words).
+func TestInteractiveReaskReasons(t *testing.T) {
+	by := map[string]fieldSpec{}
+	for _, s := range fieldSpecs(profileForm(t)) {
+		by[s.Name] = s
+	}
+	cases := []struct {
+		field string
+		fe    messages.FieldError
+		want  string
+	}{
+		{"name", messages.FieldError{Reason: messages.ReasonMaxLength}, "too long: at most 60 characters"},
+		{"name", messages.FieldError{Reason: messages.ReasonType}, "does not fit the form (type)"},
+		{"age", messages.FieldError{Reason: messages.ReasonMinimum}, "too small: at least 0"},
+		{"age", messages.FieldError{Reason: messages.ReasonType}, "enter a whole number"},
+		{"age", messages.FieldError{Reason: messages.ReasonRange, Message: `field "age": number out of range`}, `field "age": number out of range`},
+		{"language", messages.FieldError{Reason: messages.ReasonEnum}, "not one of the choices"},
+		{"topics", messages.FieldError{Reason: messages.ReasonMinItems}, "pick at least 1"},
+		{"birthday", messages.FieldError{Reason: messages.ReasonFormat}, "not a valid date (YYYY-MM-DD)"},
+		{"email", messages.FieldError{Reason: messages.ReasonFormat}, "not a valid email address"},
+		{"homepage", messages.FieldError{Reason: messages.ReasonFormat}, "not a valid URI (e.g. https://example.com)"},
+	}
+	for _, c := range cases {
+		if got := reaskMessage(by[c.field], &c.fe); got != c.want {
+			t.Errorf("%s %s: %q, want %q", c.field, c.fe.Reason, got, c.want)
+		}
+	}
+	if err := by["language"].checkText("es"); err == nil || err.Error() != "not one of the choices" {
+		t.Errorf("language es: %v", err)
+	}
+	if err := by["topics"].checkMulti([]string{"go", "cobol"}); err == nil || err.Error() != "not one of the choices" {
+		t.Errorf("topics cobol: %v", err)
 	}
 }
 
