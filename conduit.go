@@ -177,11 +177,9 @@ type Client struct {
 // runtime on it, and what was negotiated. A legacy HTTP server that forgets
 // its session makes the client start a new one.
 type session struct {
-	rt      *actors.Runtime
-	conn    transport.Conn
-	version string
-	era     Era
-	init    messages.InitializeResult
+	rt   *actors.Runtime
+	conn transport.Conn
+	init messages.InitializeResult
 }
 
 func (c *Client) sess() *session { return c.cur.Load() }
@@ -291,15 +289,15 @@ func (c *Client) initialize(ctx context.Context, s *session) error {
 	if err := era.CheckInitialize(&s.init, params.ProtocolVersion); err != nil {
 		return &Error{Kind: KindProtocol, Method: messages.MethodInitialize, Err: err}
 	}
-	c.setSession(s, s.init.ProtocolVersion, EraLegacy)
+	s.rt.SetSession(s.init.ProtocolVersion, EraLegacy)
 	return s.rt.Notify(messages.MethodInitialized, nil)
 }
 
 // ProtocolVersion is the negotiated protocol version.
-func (c *Client) ProtocolVersion() string { return c.sess().version }
+func (c *Client) ProtocolVersion() string { return c.sess().rt.Version() }
 
 // Era is the negotiated era.
-func (c *Client) Era() Era { return c.sess().era }
+func (c *Client) Era() Era { return c.sess().rt.Era() }
 
 // ServerInfo is what the server said about itself.
 func (c *Client) ServerInfo() Implementation { return c.sess().init.ServerInfo }
@@ -381,7 +379,7 @@ func (c *Client) Ping(ctx context.Context, opts ...CallOption) error {
 // In the modern era there is no logging/setLevel: the level is sent in the
 // _meta of every later request instead.
 func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOption) error {
-	if c.sess().era == EraModern {
+	if c.Era() == EraModern {
 		c.logLevel.Store(&level)
 		return nil
 	}
@@ -394,7 +392,7 @@ func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOpti
 func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]Tool, error) {
 	tools, err := listAll(ctx, c, messages.MethodListTools, opts, func(r *messages.ListToolsResult) ([]Tool, string) { return r.Tools, r.NextCursor })
 	s := c.sess()
-	if err != nil || s.era != EraModern {
+	if err != nil || s.rt.Era() != EraModern {
 		return tools, err
 	}
 	kept := tools[:0]
@@ -463,7 +461,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 	}
 	var raw json.RawMessage
 	err := c.Call(ctx, messages.MethodCallTool, p, &raw, opts...)
-	if errors.Is(err, messages.ErrHeaderMismatch) && c.sess().era == EraModern {
+	if errors.Is(err, messages.ErrHeaderMismatch) && c.Era() == EraModern {
 		// The server disagrees with our Mcp-Param-* headers: the tool's
 		// annotations may have changed. Refresh them and retry once.
 		if _, lerr := c.ListTools(ctx); lerr == nil {

@@ -25,7 +25,7 @@ const MaxWaitingNotifications = 1000
 // limited and sanitised before they are queued.
 type mailbox struct {
 	shared  *shared
-	nc      messages.NotificationContext
+	nc      messages.NotificationContext // Era is filled in at each delivery
 	limiter *rate.Limiter
 	work    chan item // capacity 1; closed in Stopping
 	exited  chan struct{}
@@ -117,9 +117,11 @@ func (m *mailbox) deliver(ctx context.Context, it item) {
 			m.shared.logger.Error("notification handler panicked; skipped", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		}
 	}()
+	nc := m.nc
+	nc.Era = m.shared.session.Load().era
 	if it.log != nil {
-		m.shared.handler.(messages.LogHandler).HandleLog(ctx, m.nc, it.log)
+		m.shared.handler.(messages.LogHandler).HandleLog(ctx, nc, it.log)
 		return
 	}
-	m.shared.handler.(messages.NotificationHandler).HandleNotification(ctx, m.nc, it.notif)
+	m.shared.handler.(messages.NotificationHandler).HandleNotification(ctx, nc, it.notif)
 }

@@ -62,7 +62,10 @@ func (c *Config) handlerTimeout(method string) time.Duration {
 // shared is the state every actor of one connection reads; its fields are
 // set before any actor starts and never reassigned.
 type shared struct {
-	ctx       context.Context // parent of every handler's ctx; cancelled at close
+	ctx context.Context // parent of every handler's ctx; cancelled at close
+	// session is what was negotiated: the one copy, read by the actors
+	// and, through the Runtime, by the client.
+	session   atomic.Pointer[session]
 	handler   any
 	guards    *guards.Pipeline
 	logger    *slog.Logger
@@ -70,6 +73,12 @@ type shared struct {
 	auditMu   sync.Mutex // the hook is called from several actors: one at a time
 	abandoned supervisor.Gauge
 	counters  counters
+}
+
+// session is a negotiated protocol version and its era.
+type session struct {
+	version string
+	era     messages.Era
 }
 
 type counters struct {
@@ -172,9 +181,10 @@ func Start(cfg Config) *Runtime {
 		readerEnd: make(chan struct{}),
 		done:      make(chan struct{}),
 	}
+	// Until negotiation says otherwise, a server request is legacy.
+	rt.shared.session.Store(&session{version: era.LegacyVersions[0], era: messages.EraLegacy})
 	conn := &connection{
 		cfg: &rt.cfg, shared: rt.shared, life: rt.life,
-		version: era.LegacyVersions[0], era: messages.EraLegacy,
 		pending:  map[messages.ID]*callRequest{},
 		logicals: map[messages.ID]*logicalCall{},
 		children: map[*actor.PID]messages.ID{},
@@ -303,10 +313,21 @@ func (rt *Runtime) Notify(method string, params any) error {
 	}
 }
 
-// SetSession records the negotiated version and era.
+// SetSession records the negotiated version and era, and tells a
+// transport that frames by session (transport.Session). The Runtime holds
+// the one copy: the actors read it, so do Version and Era.
 func (rt *Runtime) SetSession(version string, e messages.Era) {
-	rt.system.Root.Send(rt.pid, &setSession{version: version, era: e})
+	rt.shared.session.Store(&session{version: version, era: e})
+	if ts, ok := rt.cfg.Conn.(transport.Session); ok {
+		ts.SetSession(version, e)
+	}
 }
+
+// Version is the negotiated protocol version.
+func (rt *Runtime) Version() string { return rt.shared.session.Load().version }
+
+// Era is the negotiated era.
+func (rt *Runtime) Era() messages.Era { return rt.shared.session.Load().era }
 
 // Stats returns a snapshot of the counters.
 func (rt *Runtime) Stats() messages.Stats {
