@@ -317,11 +317,13 @@ var eras = []eraCase{
 	},
 }
 
-// inBothEras runs test once per era, each in a synctest bubble.
+// inBothEras runs test once per era, each in a synctest bubble, and checks
+// that no goroutine outlives it.
 func inBothEras(t *testing.T, test func(t *testing.T, e eraCase)) {
 	for _, e := range eras {
 		t.Run(e.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) { test(t, e) })
+			goleak.VerifyNone(t)
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -146,5 +147,55 @@ func TestServerLogsAreSanitised(t *testing.T) {
 		srv.notify("notifications/message", map[string]any{"level": "error", "logger": "ev\u202eil\x1b[31m", "data": "a\x1b]0;pwned\x07b\u2028c"})
 		synctest.Wait()
 		assert.Equal(t, []string{"log error evil ab c"}, n.list())
+	})
+}
+
+// logFunc receives log entries.
+type logFunc func(context.Context, *conduit.LoggingMessage)
+
+func (f logFunc) HandleLog(ctx context.Context, _ conduit.NotificationContext, e *conduit.LoggingMessage) {
+	f(ctx, e)
+}
+
+func TestCloseAbandonsACallbackIgnoringItsContextAndDiscardsTheQueue(t *testing.T) {
+	inBothEras(t, func(t *testing.T, e eraCase) {
+		release := make(chan struct{})
+		var calls atomic.Int32
+		h := logFunc(func(context.Context, *conduit.LoggingMessage) {
+			calls.Add(1)
+			<-release // ignores ctx
+		})
+		c, srv := e.connect(t, conduit.Options{Handler: h})
+		for i := range 4 { // the first is taken and held, three wait
+			srv.notify("notifications/message", map[string]any{"level": "info", "data": i})
+		}
+		synctest.Wait()
+		require.NoError(t, c.Close())
+		assert.EqualValues(t, 1, c.Stats().AbandonedHandlers)
+		assert.EqualValues(t, 3, c.Stats().NotificationsDiscarded)
+		close(release)
+		synctest.Wait()
+		assert.EqualValues(t, 0, c.Stats().AbandonedHandlers)
+		assert.EqualValues(t, 1, calls.Load(), "nothing is delivered after Close")
+	})
+}
+
+func TestCloseFromInsideALogCallbackReturns(t *testing.T) {
+	inBothEras(t, func(t *testing.T, e eraCase) {
+		var client atomic.Pointer[conduit.Client]
+		closed := make(chan error, 1)
+		h := logFunc(func(_ context.Context, m *conduit.LoggingMessage) {
+			if m.Level == "emergency" { // a host disconnecting on a fatal server log
+				closed <- client.Load().Close()
+			}
+		})
+		c, srv := e.connect(t, conduit.Options{Handler: h})
+		client.Store(c)
+		srv.notify("notifications/message", map[string]any{"level": "emergency", "data": "disk on fire"})
+		require.NoError(t, <-closed)
+		<-c.Done()
+		require.NoError(t, c.Close(), "a second Close")
+		synctest.Wait()
+		assert.EqualValues(t, 0, c.Stats().AbandonedHandlers)
 	})
 }
