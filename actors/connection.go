@@ -56,7 +56,7 @@ func (c *connection) Receive(ctx actor.Context) {
 	case *actor.Started:
 		c.tracker = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return newTracker(ctx.Self()) }))
 		c.life.tracker.Store(c.tracker)
-		mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID}, c.cfg.LogRate, c.cfg.LogBurst, c.life.mailboxExited)
+		mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID}, c.cfg.LogRate, c.cfg.LogBurst, c.life.mailboxGate, c.life.mailboxExited)
 		c.mailbox = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return mb }))
 	case *inbound:
 		c.inbound(ctx, m.msg)

@@ -82,7 +82,7 @@ type session struct {
 }
 
 type counters struct {
-	serverRequests, busy, notificationsDropped, logsDropped, malformed, unknownResponses, notificationPanics atomic.Int64
+	serverRequests, busy, notificationsDropped, notificationsDiscarded, logsDropped, malformed, unknownResponses, notificationPanics atomic.Int64
 }
 
 // audit calls the audit hook with the error filled in. A panicking hook is
@@ -111,6 +111,7 @@ type lifecycle struct {
 	once          sync.Once
 	stopping      chan struct{} // closed by stop
 	err           error         // why; read after stopping is closed
+	mailboxGate   *supervisor.Gate
 	mailboxExited chan struct{}
 	// tracker is the call tracker's PID, set when the connection starts,
 	// for MRTR callers that pause their call from their own goroutine.
@@ -174,10 +175,10 @@ func Start(cfg Config) *Runtime {
 		system = NewSystem(cfg.Logger)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	sh := &shared{ctx: ctx, handler: cfg.Handler, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit}
 	rt := &Runtime{
-		cfg: cfg, system: system, cancel: cancel,
-		life:      &lifecycle{system: system, stopping: make(chan struct{}), mailboxExited: make(chan struct{})},
-		shared:    &shared{ctx: ctx, handler: cfg.Handler, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit},
+		cfg: cfg, system: system, cancel: cancel, shared: sh,
+		life:      &lifecycle{system: system, stopping: make(chan struct{}), mailboxGate: supervisor.NewGate(&sh.abandoned), mailboxExited: make(chan struct{})},
 		readerEnd: make(chan struct{}),
 		done:      make(chan struct{}),
 	}
@@ -221,7 +222,9 @@ func (rt *Runtime) read(ctx context.Context) {
 // teardown waits for the connection to end (Close, transport failure or an
 // internal failure) and releases everything: pending calls fail, handler
 // contexts are cancelled, queued writes are flushed (bounded), the
-// transport is closed, and every goroutine and actor is waited for.
+// transport is closed, and every goroutine and actor is waited for, except
+// a callback that ignores its ctx: that one is abandoned (counted), so a
+// callback may call Close itself.
 func (rt *Runtime) teardown() {
 	<-rt.life.stopping
 	done := make(chan struct{})
@@ -239,7 +242,11 @@ func (rt *Runtime) teardown() {
 	<-rt.writer.exited
 	<-rt.readerEnd
 	_ = rt.system.Root.PoisonFuture(rt.pid).Wait()
-	<-rt.life.mailboxExited
+	if rt.life.mailboxGate.Close() {
+		rt.cfg.Logger.Info("notification callback still running at close: abandoned")
+	} else {
+		<-rt.life.mailboxExited
+	}
 	close(rt.done)
 }
 
@@ -337,9 +344,11 @@ func (rt *Runtime) Stats() messages.Stats {
 		Busy:                      c.busy.Load(),
 		AbandonedHandlers:         rt.shared.abandoned.Load(),
 		NotificationsDropped:      c.notificationsDropped.Load(),
+		NotificationsDiscarded:    c.notificationsDiscarded.Load(),
 		LogsDropped:               c.logsDropped.Load(),
 		Malformed:                 c.malformed.Load(),
 		UnknownResponses:          c.unknownResponses.Load(),
 		NotificationHandlerPanics: c.notificationPanics.Load(),
+		RootsWithheld:             rt.cfg.Guards.RootsWithheld(),
 	}
 }

@@ -10,10 +10,19 @@ import (
 // capabilities whose interface is implemented, and refuses a server's request
 // for anything else before any callback runs.
 //
-// Callbacks run in a goroutine of their own. ctx ends when the handler's
-// time is up (HandlerTimeout), when the server cancels its request, or when
-// the client closes; a callback that ignores ctx is abandoned (and counted),
-// its late answer discarded.
+// Input callbacks (sampling, elicitation, roots) run in a goroutine of
+// their own, several at once. Their ctx ends when the handler's time is up
+// (HandlerTimeout), when the server cancels its request (legacy), when the
+// call that asked ends or a sibling input of the same round fails (modern),
+// or when the client closes. A callback that ignores ctx is abandoned,
+// counted in Stats.AbandonedHandlers until it returns, and its late answer
+// is discarded.
+//
+// Notification and log callbacks run one at a time, in arrival order, in
+// one goroutine. Their ctx ends when the client closes: what still waits is
+// then discarded (Stats.NotificationsDiscarded), and a callback that ignores
+// ctx is abandoned and counted like an input callback; Close does not wait
+// for it, so a callback may call Close itself.
 
 // SamplingHandler answers sampling/createMessage; it is the approval point
 // for sampling. Implementing it advertises "sampling".
@@ -118,7 +127,10 @@ type RootsRequest struct {
 
 // NotificationContext is what notification callbacks learn.
 type NotificationContext struct {
-	Client   string
+	// Client is the client's Name.
+	Client string
+	// ServerID is the operator-assigned id of the server.
 	ServerID string
-	Era      Era
+	// Era is the negotiated era of the connection.
+	Era Era
 }
