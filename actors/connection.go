@@ -221,10 +221,12 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	sess := c.shared.session.Load()
 	refuse := func(code int, outcome, format string, args ...any) {
 		e := &messages.RPCError{Code: code, Message: fmt.Sprintf(format, args...)}
-		c.send(messages.NewErrorResponse(f.ID, e))
+		// Audited before it is sent, as the request children do: once the
+		// server has the answer, its record is already written.
 		if outcome != "" {
 			c.shared.audit(messages.AuditRecord{Time: time.Now(), ServerID: c.cfg.ServerID, Era: sess.era, Method: f.Method, RequestID: f.ID, Outcome: outcome}, e)
 		}
+		c.send(messages.NewErrorResponse(f.ID, e))
 	}
 	if f.Method == messages.MethodPing {
 		c.sendResult(f.ID, struct{}{})
@@ -247,7 +249,8 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 		return
 	}
 	if !c.cfg.Declared.Allows(f.Method, sess.version) {
-		refuse(messages.CodeMethodNotFound, guards.OutcomeRefused, "Method not found: %s (the client did not declare this capability)", f.Method)
+		e := c.shared.undeclared(messages.AuditRecord{ServerID: c.cfg.ServerID, Era: sess.era, Method: f.Method, RequestID: f.ID})
+		c.send(messages.NewErrorResponse(f.ID, e))
 		return
 	}
 	if c.closed {

@@ -38,8 +38,8 @@ type slogRecorder struct {
 }
 
 func (l *slogRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (l *slogRecorder) WithAttrs([]slog.Attr) slog.Handler      { return l }
-func (l *slogRecorder) WithGroup(string) slog.Handler           { return l }
+func (l *slogRecorder) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *slogRecorder) WithGroup(string) slog.Handler            { return l }
 func (l *slogRecorder) Handle(_ context.Context, r slog.Record) error {
 	m := map[string]string{"msg": r.Message}
 	r.Attrs(func(a slog.Attr) bool { m[a.Key] = a.Value.String(); return true })
