@@ -278,9 +278,9 @@ type eraCase struct {
 	// connect starts a client with opts against a fake server of this era.
 	connect func(t *testing.T, opts conduit.Options) (*conduit.Client, *fakeServer)
 	// ask makes the server ask for one input (a legacy server request, or
-	// a modern call answered input_required) and returns once the client
-	// has settled it: answered, refused or failed.
-	ask func(t *testing.T, c *conduit.Client, srv *fakeServer, method string, params any)
+	// a modern call answered input_required) and returns a function that
+	// waits until the client has settled it: answered, refused or failed.
+	ask func(t *testing.T, c *conduit.Client, srv *fakeServer, method string, params any) (settled func())
 }
 
 var eras = []eraCase{
@@ -289,15 +289,15 @@ var eras = []eraCase{
 		connect: func(t *testing.T, opts conduit.Options) (*conduit.Client, *fakeServer) {
 			return connect(t, opts, "2025-11-25")
 		},
-		ask: func(t *testing.T, _ *conduit.Client, srv *fakeServer, method string, params any) {
+		ask: func(t *testing.T, _ *conduit.Client, srv *fakeServer, method string, params any) func() {
 			srv.request("in", method, params)
-			srv.expectResponse("in")
+			return func() { srv.expectResponse("in") }
 		},
 	},
 	{
 		name: "modern", era: conduit.EraModern,
 		connect: connectModernFake,
-		ask: func(t *testing.T, c *conduit.Client, srv *fakeServer, method string, params any) {
+		ask: func(t *testing.T, c *conduit.Client, srv *fakeServer, method string, params any) func() {
 			d := callAsync(c, "x")
 			m := srv.next()
 			req := map[string]any{"method": method}
@@ -305,12 +305,14 @@ var eras = []eraCase{
 				req["params"] = params
 			}
 			srv.reply(m["id"], map[string]any{"resultType": "input_required", "inputRequests": map[string]any{"k": req}})
-			for {
-				select {
-				case <-d:
-					return
-				case f := <-srv.in: // the retry with the answer
-					srv.reply(f.m["id"], map[string]any{"resultType": "complete", "content": []any{}})
+			return func() {
+				for {
+					select {
+					case <-d:
+						return
+					case f := <-srv.in: // the retry with the answer
+						srv.reply(f.m["id"], map[string]any{"resultType": "complete", "content": []any{}})
+					}
 				}
 			}
 		},

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -23,9 +24,9 @@ func TestRootsWithheldByTheFilterAreCounted(t *testing.T) {
 			}}, nil
 		}}
 		c, srv := e.connect(t, conduit.Options{Handler: h})
-		e.ask(t, c, srv, "roots/list", nil)
+		e.ask(t, c, srv, "roots/list", nil)()
 		assert.EqualValues(t, 3, c.Stats().RootsWithheld)
-		e.ask(t, c, srv, "roots/list", nil)
+		e.ask(t, c, srv, "roots/list", nil)()
 		assert.EqualValues(t, 6, c.Stats().RootsWithheld)
 	})
 }
@@ -112,7 +113,7 @@ func TestInputFailuresAreAuditedAndLoggedAlikeInBothEras(t *testing.T) {
 					Sampling: conduit.SamplingOptions{AllowIdle: true},
 					Audit:    func(r conduit.AuditRecord) { audits <- r },
 				})
-				e.ask(t, c, srv, tc.method, tc.params)
+				e.ask(t, c, srv, tc.method, tc.params)()
 				r := <-audits
 				assert.Equal(t, e.era, r.Era)
 				assert.Equal(t, tc.method, r.Method)
@@ -131,4 +132,44 @@ func TestInputFailuresAreAuditedAndLoggedAlikeInBothEras(t *testing.T) {
 			})
 		})
 	}
+}
+
+func TestInputHandlerIgnoringItsContextIsAbandonedInBothEras(t *testing.T) {
+	inBothEras(t, func(t *testing.T, e eraCase) {
+		release := make(chan struct{})
+		h := &handler{roots: func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+			<-release // ignores ctx
+			return &conduit.ListRootsResult{}, nil
+		}}
+		c, srv := e.connect(t, conduit.Options{Handler: h, HandlerTimeout: time.Second})
+		e.ask(t, c, srv, "roots/list", nil)()
+		assert.EqualValues(t, 1, c.Stats().AbandonedHandlers)
+		close(release)
+		synctest.Wait()
+		assert.EqualValues(t, 0, c.Stats().AbandonedHandlers)
+	})
+}
+
+// Close cancels an input being answered the same way in both eras: the
+// handler's ctx ends, the input is audited once as cancelled, without a
+// code, and nothing is left running.
+func TestCloseCancelsAnInputAlikeInBothEras(t *testing.T) {
+	inBothEras(t, func(t *testing.T, e eraCase) {
+		audits := make(chan conduit.AuditRecord, 4)
+		h := &handler{roots: func(ctx context.Context, _ *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+			return nil, block(ctx)
+		}}
+		c, srv := e.connect(t, conduit.Options{Handler: h, Audit: func(r conduit.AuditRecord) { audits <- r }})
+		e.ask(t, c, srv, "roots/list", nil) // never settled: Close comes first
+		synctest.Wait()
+		require.Equal(t, 1, h.count())
+		require.NoError(t, c.Close())
+		r := <-audits
+		assert.Equal(t, "cancelled", r.Outcome)
+		assert.Nil(t, r.Code)
+		assert.Empty(t, r.Message)
+		synctest.Wait()
+		assert.Empty(t, audits, "audited once")
+		assert.EqualValues(t, 0, c.Stats().AbandonedHandlers)
+	})
 }
