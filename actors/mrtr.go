@@ -41,7 +41,7 @@ type inputRequired struct {
 
 // CallModern runs a modern call with multi round-trip requests, in the
 // caller's goroutine: while the result is input_required it answers the
-// input requests through the same guards and handler as legacy requests and
+// input requests through the input pipeline legacy requests take, and
 // retries with a new id, the same method and params, a fresh _meta, the
 // answers keyed like the latest inputRequests and requestState exactly as
 // received. The call's deadline runs across rounds and is paused while input
@@ -290,7 +290,7 @@ func (rt *Runtime) answerInput(ctx context.Context, m Modern, r inputRequest, g 
 }
 
 // AnswerTaskInputs answers the input requests a task reported, through the
-// same capability check, guards and handler as MRTR. A task has no
+// same capability check and input pipeline as MRTR. A task has no
 // deadline of its own here: ctx bounds it.
 func (rt *Runtime) AnswerTaskInputs(ctx context.Context, m Modern, reqs map[string]json.RawMessage) (map[string]any, error) {
 	logical := messages.IntID(rt.nextID.Add(1))

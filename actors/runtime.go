@@ -1,7 +1,9 @@
 // Package actors runs one MCP connection on supervised actors: the
 // connection actor (which supervises one request child per legacy server
-// request), the call tracker and the notification mailbox. The Runtime is
-// the only thing the public package sees; no actor type or PID leaves here.
+// request), the call tracker and the notification mailbox. Every input
+// request, a legacy server request or a modern MRTR or task input, takes
+// the one input pipeline of input.go. The Runtime is the only thing the
+// public package sees; no actor type or PID leaves here.
 package actors
 
 import (
@@ -24,7 +26,7 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// Config configures a Runtime. Zero limits take the seed's defaults.
+// Config configures a Runtime. Zero limits take the defaults.
 type Config struct {
 	Conn     transport.Conn
 	Handler  any

@@ -192,7 +192,10 @@ func TestCloseFromInsideALogCallbackReturns(t *testing.T) {
 		c, srv := e.connect(t, conduit.Options{Handler: h})
 		client.Store(c)
 		srv.notify("notifications/message", map[string]any{"level": "emergency", "data": "disk on fire"})
+		alsoClosed := make(chan error, 1)
+		go func() { alsoClosed <- c.Close() }() // and the host, at the same time
 		require.NoError(t, <-closed)
+		require.NoError(t, <-alsoClosed)
 		<-c.Done()
 		require.NoError(t, c.Close(), "a second Close")
 		synctest.Wait()
