@@ -183,15 +183,17 @@ func TestCloseAbandonsACallbackIgnoringItsContextAndDiscardsTheQueue(t *testing.
 func TestCloseFromInsideALogCallbackReturns(t *testing.T) {
 	inBothEras(t, func(t *testing.T, e eraCase) {
 		var client atomic.Pointer[conduit.Client]
-		closed := make(chan error, 1)
+		entered, closed := make(chan struct{}), make(chan error, 1)
 		h := logFunc(func(_ context.Context, m *conduit.LoggingMessage) {
 			if m.Level == "emergency" { // a host disconnecting on a fatal server log
+				close(entered)
 				closed <- client.Load().Close()
 			}
 		})
 		c, srv := e.connect(t, conduit.Options{Handler: h})
 		client.Store(c)
 		srv.notify("notifications/message", map[string]any{"level": "emergency", "data": "disk on fire"})
+		<-entered
 		alsoClosed := make(chan error, 1)
 		go func() { alsoClosed <- c.Close() }() // and the host, at the same time
 		require.NoError(t, <-closed)
