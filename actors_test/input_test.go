@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -170,6 +171,24 @@ func TestCloseCancelsAnInputAlikeInBothEras(t *testing.T) {
 		assert.Empty(t, r.Message)
 		synctest.Wait()
 		assert.Empty(t, audits, "audited once")
+		assert.EqualValues(t, 0, c.Stats().AbandonedHandlers)
+	})
+}
+
+func TestCloseFromInsideAnInputHandlerReturns(t *testing.T) {
+	inBothEras(t, func(t *testing.T, e eraCase) {
+		var client atomic.Pointer[conduit.Client]
+		closed := make(chan error, 1)
+		h := &handler{roots: func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+			closed <- client.Load().Close()
+			return &conduit.ListRootsResult{}, nil
+		}}
+		c, srv := e.connect(t, conduit.Options{Handler: h})
+		client.Store(c)
+		e.ask(t, c, srv, "roots/list", nil) // never settled: the client closes
+		require.NoError(t, <-closed)
+		<-c.Done()
+		synctest.Wait()
 		assert.EqualValues(t, 0, c.Stats().AbandonedHandlers)
 	})
 }
