@@ -62,7 +62,8 @@ func (c *Config) handlerTimeout(method string) time.Duration {
 }
 
 // shared is the state every actor of one connection reads; its fields are
-// set before any actor starts and never reassigned.
+// set before any actor starts and never reassigned (session and the
+// counters change, atomically).
 type shared struct {
 	ctx context.Context // parent of every handler's ctx; cancelled at close
 	// session is what was negotiated: the one copy, read by the actors
