@@ -299,11 +299,9 @@ type Client struct {
 // session is one connection to the server: a transport connection, the
 // runtime on it, and what was negotiated.
 type session struct {
-	rt      *actors.Runtime
-	conn    transport.Conn
-	version string
-	era     Era
-	init    messages.InitializeResult
+	rt   *actors.Runtime
+	conn transport.Conn
+	init messages.InitializeResult
 }
 
 func (c *Client) sess() *session { return c.cur.Load() }
@@ -480,7 +478,7 @@ func (c *Client) renew(ctx context.Context, lost *session, method string) (*sess
 // works without it.
 func (c *Client) restoreLogLevel(ctx context.Context, s *session) {
 	l := c.logLevel.Load()
-	if l == nil || s.era != EraLegacy {
+	if l == nil || s.rt.Era() != EraLegacy {
 		return
 	}
 	p, err := encodeParams(messages.MethodSetLevel, messages.SetLevelParams{Level: *l})
@@ -541,16 +539,16 @@ func (c *Client) initialize(ctx context.Context, s *session) error {
 	if err := era.CheckInitialize(&s.init, params.ProtocolVersion); err != nil {
 		return &Error{Kind: KindProtocol, Method: messages.MethodInitialize, Err: err}
 	}
-	c.setSession(s, s.init.ProtocolVersion, EraLegacy)
+	s.rt.SetSession(s.init.ProtocolVersion, EraLegacy)
 	return s.rt.Notify(messages.MethodInitialized, nil)
 }
 
 // ProtocolVersion is the negotiated protocol version. It and the methods
 // below describe the current session: a renewed one has negotiated again.
-func (c *Client) ProtocolVersion() string { return c.sess().version }
+func (c *Client) ProtocolVersion() string { return c.sess().rt.Version() }
 
 // Era is the negotiated era.
-func (c *Client) Era() Era { return c.sess().era }
+func (c *Client) Era() Era { return c.sess().rt.Era() }
 
 // ServerInfo is what the server said about itself.
 func (c *Client) ServerInfo() Implementation { return c.sess().init.ServerInfo }
@@ -671,7 +669,7 @@ func (c *Client) Ping(ctx context.Context, opts ...CallOption) error {
 // _meta of every later request instead. In the legacy era it is sent again
 // to a session the client renews.
 func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOption) error {
-	if c.sess().era != EraModern {
+	if c.Era() != EraModern {
 		if err := c.Call(ctx, messages.MethodSetLevel, messages.SetLevelParams{Level: level}, nil, opts...); err != nil {
 			return err
 		}
@@ -686,7 +684,7 @@ func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOpti
 func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]Tool, error) {
 	tools, err := listAll(ctx, c, messages.MethodListTools, opts, func(r *messages.ListToolsResult) ([]Tool, string) { return r.Tools, r.NextCursor })
 	s := c.sess()
-	if err != nil || s.era != EraModern {
+	if err != nil || s.rt.Era() != EraModern {
 		return tools, err
 	}
 	kept := tools[:0]
@@ -755,7 +753,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 	}
 	var raw json.RawMessage
 	err := c.Call(ctx, messages.MethodCallTool, p, &raw, opts...)
-	if errors.Is(err, messages.ErrHeaderMismatch) && c.sess().era == EraModern {
+	if errors.Is(err, messages.ErrHeaderMismatch) && c.Era() == EraModern {
 		// The server disagrees with our Mcp-Param-* headers: the tool's
 		// annotations may have changed. Refresh them and retry once.
 		if _, lerr := c.ListTools(ctx); lerr == nil {

@@ -51,7 +51,7 @@ func (c *Client) negotiate(ctx context.Context, s *session) error {
 		case probe.Era == messages.EraModern:
 			s.init = messages.InitializeResult{ProtocolVersion: probe.Version, Capabilities: probe.Result.Capabilities,
 				ServerInfo: probe.Result.Meta.ServerInfo, Instructions: probe.Result.Instructions}
-			c.setSession(s, probe.Version, EraModern)
+			s.rt.SetSession(probe.Version, EraModern)
 			return nil
 		}
 		break
@@ -158,7 +158,7 @@ func (c *Client) call(ctx context.Context, method string, params any, o callOpti
 func (c *Client) callOn(ctx context.Context, s *session, method string, raw json.RawMessage, o callOptions) (json.RawMessage, error) {
 	opts := actors.CallOptions{Timeout: o.timeout, MaxTotalTimeout: o.maxTotal, Assigns: o.assigns}
 	var err error
-	if s.era != EraModern {
+	if s.rt.Era() != EraModern {
 		if o.progressToken != nil {
 			if raw, err = era.WithMeta(raw, nil, map[string]any{era.MetaProgressToken: o.progressToken}); err != nil {
 				return nil, &Error{Kind: KindProtocol, Method: method, Err: err}
@@ -166,10 +166,11 @@ func (c *Client) callOn(ctx context.Context, s *session, method string, raw json
 		}
 		return s.rt.Call(ctx, method, raw, opts)
 	}
+	version := s.rt.Version()
 	return s.rt.CallModern(ctx, actors.Modern{
-		Method: method, Params: raw, Version: s.version, Declared: c.declared, Tasks: c.opts.Tasks,
+		Method: method, Params: raw, Version: version, Declared: c.declared, Tasks: c.opts.Tasks,
 		MaxRounds: c.opts.MaxRounds,
-		Meta:      func() map[string]any { return c.meta(s.version, o.progressToken) },
+		Meta:      func() map[string]any { return c.meta(version, o.progressToken) },
 	}, opts)
 }
 
@@ -190,7 +191,7 @@ func encodeParams(method string, params any) (json.RawMessage, error) {
 // toolResult decodes a tools/call answer; a task is awaited when asked.
 func (c *Client) toolResult(ctx context.Context, raw json.RawMessage, opts []CallOption) (*CallToolResult, error) {
 	s := c.sess()
-	if s.era == EraModern && c.opts.Tasks {
+	if s.rt.Era() == EraModern && c.opts.Tasks {
 		if kind, _ := era.ResultType(raw, messages.MethodCallTool, true); kind == era.ResultTask {
 			var t messages.Task
 			if err := json.Unmarshal(raw, &t); err != nil || t.TaskID == "" {
@@ -231,7 +232,7 @@ const DefaultPollInterval = time.Second
 // KindCancelled error. When ctx ends, tasks/cancel is sent.
 func (c *Client) AwaitTask(ctx context.Context, t *Task) (*CallToolResult, error) {
 	s := c.sess()
-	if s.era != EraModern || !c.opts.Tasks {
+	if s.rt.Era() != EraModern || !c.opts.Tasks {
 		return nil, &Error{Kind: KindProtocol, Method: "tasks/get", Message: "tasks need the modern era and Options.Tasks"}
 	}
 	answered := map[string]bool{}
@@ -267,7 +268,7 @@ func (c *Client) AwaitTask(ctx context.Context, t *Task) (*CallToolResult, error
 				}
 			}
 			if len(fresh) > 0 {
-				answers, err := s.rt.AnswerTaskInputs(ctx, actors.Modern{Method: messages.MethodCallTool, Version: s.version, Declared: c.declared, Tasks: true}, fresh)
+				answers, err := s.rt.AnswerTaskInputs(ctx, actors.Modern{Method: messages.MethodCallTool, Version: s.rt.Version(), Declared: c.declared, Tasks: true}, fresh)
 				if err != nil {
 					return nil, c.taskEnded(ctx, t.TaskID, err)
 				}
@@ -308,14 +309,4 @@ func pollInterval(ms *int64) time.Duration {
 		return DefaultPollInterval
 	}
 	return time.Duration(*ms) * time.Millisecond
-}
-
-// setSession records the negotiated version and era, in the runtime and in
-// a transport that frames by session (HTTP).
-func (c *Client) setSession(s *session, version string, e Era) {
-	s.version, s.era = version, e
-	s.rt.SetSession(version, e)
-	if ts, ok := s.conn.(transport.Session); ok {
-		ts.SetSession(version, e)
-	}
 }

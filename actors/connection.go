@@ -7,7 +7,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/conduitmcp/conduit/era"
 	"github.com/conduitmcp/conduit/guards"
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/supervisor"
@@ -28,9 +27,7 @@ type connection struct {
 	tracker *actor.PID
 	mailbox *actor.PID
 
-	version string
-	era     messages.Era
-	closed  bool
+	closed bool
 
 	pending  map[messages.ID]*callRequest
 	logicals map[messages.ID]*logicalCall // MRTR calls by their logical id
@@ -59,7 +56,7 @@ func (c *connection) Receive(ctx actor.Context) {
 	case *actor.Started:
 		c.tracker = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return newTracker(ctx.Self()) }))
 		c.life.tracker.Store(c.tracker)
-		mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID, Era: c.era}, c.cfg.LogRate, c.cfg.LogBurst, c.life.mailboxExited)
+		mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID}, c.cfg.LogRate, c.cfg.LogBurst, c.life.mailboxGate, c.life.mailboxExited)
 		c.mailbox = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return mb }))
 	case *inbound:
 		c.inbound(ctx, m.msg)
@@ -89,8 +86,6 @@ func (c *connection) Receive(ctx actor.Context) {
 			return
 		}
 		m.done <- c.notify(m.method, m.params)
-	case *setSession:
-		c.version, c.era = m.version, m.era
 	case *childReply:
 		c.childDone(ctx, m.child, m.frame)
 	case *readerDone:
@@ -246,12 +241,13 @@ func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame) {
 }
 
 func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint string) {
+	sess := c.shared.session.Load()
 	refuse := func(code int, outcome, format string, args ...any) {
 		e := &messages.RPCError{Code: code, Message: fmt.Sprintf(format, args...)}
-		// Audited before it is sent, as a child's answer is: a record
-		// never trails what the server already saw.
+		// Audited before it is sent, as the request children do: once the
+		// server has the answer, its record is already written.
 		if outcome != "" {
-			c.shared.audit(messages.AuditRecord{Time: time.Now(), ServerID: c.cfg.ServerID, Era: c.era, Method: f.Method, RequestID: f.ID, Outcome: outcome}, e)
+			c.shared.audit(messages.AuditRecord{Time: time.Now(), ServerID: c.cfg.ServerID, Era: sess.era, Method: f.Method, RequestID: f.ID, Outcome: outcome}, e)
 		}
 		c.send(messages.NewErrorResponse(f.ID, e))
 	}
@@ -270,13 +266,14 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 		return
 	}
 	c.shared.counters.serverRequests.Add(1)
-	if c.era == messages.EraModern {
+	if sess.era == messages.EraModern {
 		c.shared.logger.Warn("modern server sent a request; refused", "method", f.Method)
-		refuse(messages.CodeMethodNotFound, guards.OutcomeRefused, "Method not found: %s (there are no server requests in %s)", f.Method, c.version)
+		refuse(messages.CodeMethodNotFound, guards.OutcomeRefused, "Method not found: %s (there are no server requests in %s)", f.Method, sess.version)
 		return
 	}
-	if !c.cfg.Declared.Allows(f.Method, c.version) {
-		refuse(messages.CodeMethodNotFound, guards.OutcomeRefused, "Method not found: %s (the client did not declare this capability)", f.Method)
+	if !c.cfg.Declared.Allows(f.Method, sess.version) {
+		e := c.shared.undeclared(messages.AuditRecord{ServerID: c.cfg.ServerID, Era: sess.era, Method: f.Method, RequestID: f.ID})
+		c.send(messages.NewErrorResponse(f.ID, e))
 		return
 	}
 	if c.closed {
@@ -290,8 +287,8 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	}
 	spec := requestSpec{
 		id: f.ID, method: f.Method, params: f.Params, hint: hint,
-		version: c.version, origin: c.cfg.Origin, tracker: c.tracker, shared: c.shared,
-		base:    messages.RequestContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID, Era: c.era, Assigns: c.cfg.Assigns},
+		version: sess.version, origin: c.cfg.Origin, tracker: c.tracker, shared: c.shared,
+		base:    messages.RequestContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID, Era: sess.era, Assigns: c.cfg.Assigns},
 		timeout: c.cfg.handlerTimeout(f.Method),
 	}
 	child := ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return &request{spec: spec} }))
@@ -400,5 +397,3 @@ func (c *connection) shutdown(ctx actor.Context, err error) {
 	// too would send a second Stop to a dead PID: a logged dead letter.
 	c.children, c.running = map[*actor.PID]messages.ID{}, map[messages.ID]*actor.PID{}
 }
-
-var _ = era.Of

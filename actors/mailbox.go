@@ -10,6 +10,7 @@ import (
 
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/sanitize"
+	"github.com/conduitmcp/conduit/supervisor"
 )
 
 // MaxWaitingNotifications is how many notifications may wait for the
@@ -23,11 +24,17 @@ const MaxWaitingNotifications = 1000
 // hands and the rest wait in an explicit queue with a hard cap (the
 // library's bounded mailboxes spin or drop the oldest). Log entries are rate
 // limited and sanitised before they are queued.
+//
+// At close the worker runs nothing more: what still waits is discarded
+// and counted, and a callback still running (one that ignores its ctx) is
+// abandoned through gate, counted until it returns; teardown never waits
+// for it, so a callback may itself call Close.
 type mailbox struct {
 	shared  *shared
-	nc      messages.NotificationContext
+	nc      messages.NotificationContext // Era is filled in at each delivery
 	limiter *rate.Limiter
 	work    chan item // capacity 1; closed in Stopping
+	gate    *supervisor.Gate
 	exited  chan struct{}
 	queue   []item
 	busy    bool
@@ -38,8 +45,8 @@ type item struct {
 	notif *messages.Notification
 }
 
-func newMailbox(s *shared, nc messages.NotificationContext, limit rate.Limit, burst int, exited chan struct{}) *mailbox {
-	return &mailbox{shared: s, nc: nc, limiter: rate.NewLimiter(limit, burst), work: make(chan item, 1), exited: exited}
+func newMailbox(s *shared, nc messages.NotificationContext, limit rate.Limit, burst int, gate *supervisor.Gate, exited chan struct{}) *mailbox {
+	return &mailbox{shared: s, nc: nc, limiter: rate.NewLimiter(limit, burst), work: make(chan item, 1), gate: gate, exited: exited}
 }
 
 func (m *mailbox) Receive(ctx actor.Context) {
@@ -71,7 +78,15 @@ func (m *mailbox) Receive(ctx actor.Context) {
 		m.queue = m.queue[1:]
 		m.work <- it
 	case *actor.Stopping:
+		discarded := len(m.queue)
+		m.queue = nil
+		select {
+		case <-m.work: // handed over but not yet taken
+			discarded++
+		default:
+		}
 		close(m.work)
+		m.shared.counters.notificationsDiscarded.Add(int64(discarded))
 	}
 }
 
@@ -102,10 +117,19 @@ func (m *mailbox) item(msg *enqueue) (item, bool) {
 }
 
 // run is the worker goroutine: one callback at a time, each acknowledged.
+// It exits once the gate is closed: at once when no callback runs, else as
+// soon as the abandoned one returns.
 func (m *mailbox) run(ack func()) {
 	defer close(m.exited)
 	for it := range m.work {
+		if !m.gate.Enter() {
+			m.shared.counters.notificationsDiscarded.Add(1)
+			return
+		}
 		m.deliver(m.shared.ctx, it)
+		if !m.gate.Leave() {
+			return
+		}
 		ack()
 	}
 }
@@ -117,9 +141,11 @@ func (m *mailbox) deliver(ctx context.Context, it item) {
 			m.shared.logger.Error("notification handler panicked; skipped", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		}
 	}()
+	nc := m.nc
+	nc.Era = m.shared.session.Load().era
 	if it.log != nil {
-		m.shared.handlers.Log(ctx, m.nc, it.log)
+		m.shared.handlers.Log(ctx, nc, it.log)
 		return
 	}
-	m.shared.handlers.Notification(ctx, m.nc, it.notif)
+	m.shared.handlers.Notification(ctx, nc, it.notif)
 }

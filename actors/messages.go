@@ -83,11 +83,6 @@ type (
 		params any
 		done   chan error // buffered 1
 	}
-	setSession struct {
-		quiet
-		version string
-		era     messages.Era
-	}
 	closeRequest struct {
 		quiet
 		err  error

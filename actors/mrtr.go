@@ -3,16 +3,16 @@ package actors
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/conduitmcp/conduit/era"
 	"github.com/conduitmcp/conduit/guards"
 	"github.com/conduitmcp/conduit/messages"
-	"github.com/conduitmcp/conduit/supervisor"
 )
 
 // Modern describes one modern (2026-07-28) call for CallModern.
@@ -41,7 +41,7 @@ type inputRequired struct {
 
 // CallModern runs a modern call with multi round-trip requests, in the
 // caller's goroutine: while the result is input_required it answers the
-// input requests through the same guards and handler as legacy requests and
+// input requests through the input pipeline legacy requests take, and
 // retries with a new id, the same method and params, a fresh _meta, the
 // answers keyed like the latest inputRequests and requestState exactly as
 // received. The call's deadline runs across rounds and is paused while input
@@ -164,10 +164,12 @@ type inputRequest struct {
 	params json.RawMessage
 }
 
-// gather answers one round's input requests, concurrently (at most
-// MaxServerRequests at once); the first failure cancels the rest. Every
-// request is checked against the declared capabilities before any callback
-// runs. The call's deadline is paused meanwhile.
+// gather answers one round's input requests through the input pipeline,
+// concurrently (at most MaxServerRequests at once); the first failure
+// cancels the rest. Every request is checked against the declared
+// capabilities before any callback runs. The call's deadline is paused
+// meanwhile; when it expires anyway (MaxTotalTimeout) the round ends with
+// that error.
 func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, raw map[string]json.RawMessage, expired chan error) (map[string]any, error) {
 	keys := make([]string, 0, len(raw))
 	for k := range raw {
@@ -184,156 +186,111 @@ func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, ra
 			return nil, &messages.Error{Kind: messages.KindProtocol, Method: m.Method, Message: fmt.Sprintf("input request %q is malformed", k)}
 		}
 		if !m.Declared.Allows(r.Method, m.Version) {
-			e := &messages.RPCError{Code: messages.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %s (the client did not declare this capability)", r.Method)}
-			rt.shared.audit(messages.AuditRecord{Time: time.Now(), ServerID: rt.cfg.ServerID, Era: messages.EraModern, Method: r.Method, Key: k, Outcome: guards.OutcomeRefused}, e)
+			e := rt.shared.undeclared(messages.AuditRecord{ServerID: rt.cfg.ServerID, Era: messages.EraModern, Method: r.Method, Key: k})
 			return nil, &messages.Error{Kind: messages.KindProtocol, Method: m.Method, RPC: e,
 				Message: fmt.Sprintf("input request %q asks for %s, which the client did not declare", k, r.Method)}
 		}
 		reqs = append(reqs, inputRequest{key: k, method: r.Method, params: r.Params})
 	}
 
-	grant := rt.inputStarted(logical)
-	defer rt.system.Root.Send(rt.life.tracker.Load(), &inputEnded{token: grant.token})
+	grant, token, err := rt.inputStarted(m.Method, logical)
+	if err != nil {
+		return nil, err
+	}
+	defer rt.system.Root.Send(rt.life.tracker.Load(), &inputEnded{token: token})
 
-	gctx, cancel := context.WithCancelCause(ctx)
+	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stop := context.AfterFunc(rt.shared.ctx, func() { cancel(errors.New("client closed")) })
+	stop := context.AfterFunc(rt.shared.ctx, func() { cancel(rt.life.closedErr(m.Method)) })
 	defer stop()
-
-	var (
-		mu       sync.Mutex
-		answers  = map[string]any{}
-		firstErr error
-		wg       sync.WaitGroup
-		slots    = make(chan struct{}, rt.cfg.MaxServerRequests)
-	)
-	fail := func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if firstErr == nil {
-			firstErr = err
-			cancel(err)
+	g, gctx := errgroup.WithContext(rctx)
+	g.SetLimit(rt.cfg.MaxServerRequests)
+	var mu sync.Mutex
+	answers := make(map[string]any, len(reqs))
+	waited := make(chan error, 1)
+	go func() { // g.Go blocks at the limit: start the inputs off this goroutine
+		for _, r := range reqs {
+			g.Go(func() error {
+				if gctx.Err() != nil {
+					return context.Cause(gctx) // the round already failed
+				}
+				res, err := rt.answerInput(gctx, m, r, grant)
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				answers[r.key] = res
+				return nil
+			})
 		}
-	}
-	for _, r := range reqs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case slots <- struct{}{}:
-				defer func() { <-slots }()
-			case <-gctx.Done():
-				return
-			}
-			res, err := rt.answerInput(gctx, m, r, grant)
-			if err != nil {
-				fail(err)
-				return
-			}
-			mu.Lock()
-			answers[r.key] = res
-			mu.Unlock()
-		}()
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+		waited <- g.Wait()
+	}()
 	select {
-	case <-done:
-	case err := <-expired:
-		fail(err)
-		<-done
+	case err = <-waited:
+	case err = <-expired:
+		cancel(err)
+		<-waited
 	}
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
+	if ctx.Err() != nil {
 		return nil, &messages.Error{Kind: messages.KindCancelled, Method: m.Method, Err: context.Cause(ctx)}
+	}
+	if err != nil {
+		return nil, err
 	}
 	return answers, nil
 }
 
-// inputGrant as the caller sees it.
-type modernGrant struct {
-	token    *struct{}
-	assigns  map[string]any
-	inFlight int
-}
-
-// inputStarted pauses the logical call's deadline and returns its assigns.
-func (rt *Runtime) inputStarted(logical messages.ID) modernGrant {
-	g := modernGrant{token: &struct{}{}, assigns: rt.cfg.Assigns}
-	res, err := rt.system.Root.RequestFuture(rt.life.tracker.Load(), &inputStarted{token: g.token, hint: logical.String()}, 10*time.Second).Result()
-	if grant, ok := res.(*inputGrant); ok && err == nil {
-		g.inFlight = grant.inFlight
-		if grant.hasCall {
-			g.assigns = grant.assigns
-		}
+// inputStarted pauses the logical call's deadline while its input is
+// gathered and returns the grant (its assigns, the calls in flight) and the
+// token that ends the pause. A tracker that cannot answer is an error: the
+// input is not answered with a made-up grant.
+func (rt *Runtime) inputStarted(method string, logical messages.ID) (*inputGrant, any, error) {
+	token := &struct{}{}
+	res, err := rt.system.Root.RequestFuture(rt.life.tracker.Load(), &inputStarted{token: token, hint: logical.String()}, 10*time.Second).Result()
+	grant, ok := res.(*inputGrant)
+	if err == nil && ok {
+		grant.related = messages.ID{} // modern input is keyed, never related
+		return grant, token, nil
 	}
-	return g
-}
-
-// answerInput runs one input request through the guards and the handler,
-// with the handler timeout, and audits it.
-func (rt *Runtime) answerInput(ctx context.Context, m Modern, r inputRequest, g modernGrant) (any, error) {
-	rc := messages.RequestContext{Client: rt.cfg.Name, ServerID: rt.cfg.ServerID, Era: messages.EraModern, Assigns: g.assigns}
-	in := &guards.Input{Method: r.method, Params: r.params, Context: rc, Version: m.Version, CallsInFlight: g.inFlight, Origin: rt.cfg.Origin}
-	rec := messages.AuditRecord{Time: time.Now(), ServerID: rt.cfg.ServerID, Era: messages.EraModern, Method: r.method, Key: r.key}
-	req, refusal := rt.shared.guards.Before(in)
-	if refusal != nil {
-		rec.Outcome = refusal.Outcome
-		rt.shared.audit(rec, refusal.Err)
-		return nil, &messages.Error{Kind: messages.KindProtocol, Method: m.Method, RPC: refusal.Err,
-			Message: fmt.Sprintf("input request %q refused", r.key)}
-	}
-	rec.Request = AuditView(req)
-	timeout := rt.cfg.handlerTimeout(r.method)
-	hctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	done := make(chan supervisor.Outcome, 1)
-	h := supervisor.Go(hctx, &rt.shared.abandoned, func(c context.Context) (any, error) {
-		return Answer(c, &rt.shared.handlers, req)
-	}, func(o supervisor.Outcome) { done <- o })
-	var out supervisor.Outcome
 	select {
-	case out = <-done:
-	case <-hctx.Done():
-		h.Abandon()
-		if ctx.Err() != nil { // the call or a sibling ended it
-			rec.Outcome = guards.OutcomeCancelled
-			rt.shared.audit(rec, nil)
-			return nil, context.Cause(ctx)
-		}
-		rec.Outcome = guards.OutcomeTimeout
-		rt.shared.audit(rec, nil)
-		return nil, &messages.Error{Kind: messages.KindInputHandler, Method: m.Method,
-			Message: fmt.Sprintf("input request %q: handler timed out after %s", r.key, timeout)}
+	case <-rt.life.stopping:
+		return nil, nil, rt.life.closedErr(method)
+	default:
 	}
-	if out.Err != nil {
-		if ctx.Err() != nil {
-			rec.Outcome = guards.OutcomeCancelled
-			rt.shared.audit(rec, nil)
-			return nil, context.Cause(ctx)
-		}
-		rec.Outcome = guards.OutcomeRefused
-		rec.Message = out.Err.Error()
-		rt.shared.audit(rec, nil)
-		return nil, &messages.Error{Kind: messages.KindInputHandler, Method: m.Method,
-			Message: fmt.Sprintf("input request %q", r.key), Err: out.Err}
+	if err == nil {
+		err = fmt.Errorf("unexpected answer %T", res)
 	}
-	result, refusal := rt.shared.guards.After(in, req, out.Result)
-	if refusal != nil {
-		rec.Outcome = refusal.Outcome
-		rt.shared.audit(rec, refusal.Err)
-		return nil, &messages.Error{Kind: messages.KindInputHandler, Method: m.Method, RPC: refusal.Err,
+	return nil, nil, &messages.Error{Kind: messages.KindProtocol, Method: method, Message: "input not answered: the call tracker did not answer", Err: err}
+}
+
+// answerInput runs one input request through the pipeline and maps its
+// outcome onto the error that ends the call, if any.
+func (rt *Runtime) answerInput(ctx context.Context, m Modern, r inputRequest, g *inputGrant) (any, error) {
+	rc := messages.RequestContext{Client: rt.cfg.Name, ServerID: rt.cfg.ServerID, Era: messages.EraModern, Assigns: rt.cfg.Assigns}
+	in := rt.shared.newInput(guards.Input{Method: r.method, Params: r.params, Context: rc, Version: m.Version, Origin: rt.cfg.Origin}, r.key, rt.cfg.handlerTimeout(r.method))
+	o := in.run(ctx, g)
+	switch o.ending {
+	case answered:
+		return o.raw, nil
+	case refused:
+		return nil, &messages.Error{Kind: messages.KindProtocol, Method: m.Method, RPC: o.rpc,
+			Message: fmt.Sprintf("input request %q refused", r.key)}
+	case failed:
+		return nil, &messages.Error{Kind: messages.KindInputHandler, Method: m.Method,
+			Message: fmt.Sprintf("input request %q", r.key), Err: o.err}
+	case rejected:
+		return nil, &messages.Error{Kind: messages.KindInputHandler, Method: m.Method, RPC: o.rpc,
 			Message: fmt.Sprintf("input request %q: answer refused", r.key)}
+	case timedOut:
+		return nil, &messages.Error{Kind: messages.KindInputHandler, Method: m.Method,
+			Message: fmt.Sprintf("input request %q: handler timed out after %s", r.key, in.timeout)}
 	}
-	rec.Outcome, rec.Result = guards.OutcomeAnswered, result
-	rt.shared.audit(rec, nil)
-	return result, nil
+	return nil, context.Cause(ctx) // cancelled: the call, a sibling or Close
 }
 
 // AnswerTaskInputs answers the input requests a task reported, through the
-// same capability check, guards and handler as MRTR. A task has no
+// same capability check and input pipeline as MRTR. A task has no
 // deadline of its own here: ctx bounds it.
 func (rt *Runtime) AnswerTaskInputs(ctx context.Context, m Modern, reqs map[string]json.RawMessage) (map[string]any, error) {
 	logical := messages.IntID(rt.nextID.Add(1))

@@ -1,7 +1,9 @@
 // Package actors runs one MCP connection on supervised actors: the
 // connection actor (which supervises one request child per legacy server
-// request), the call tracker and the notification mailbox. The Runtime is
-// the only thing the public package sees; no actor type or PID leaves here.
+// request), the call tracker and the notification mailbox. Every input
+// request, a legacy server request or a modern MRTR or task input, takes
+// the one input pipeline of input.go. The Runtime is the only thing the
+// public package sees; no actor type or PID leaves here.
 package actors
 
 import (
@@ -24,7 +26,7 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// Config configures a Runtime. Zero limits take the seed's defaults.
+// Config configures a Runtime. Zero limits take the defaults.
 type Config struct {
 	Conn     transport.Conn
 	Handlers messages.Handlers
@@ -60,9 +62,13 @@ func (c *Config) handlerTimeout(method string) time.Duration {
 }
 
 // shared is the state every actor of one connection reads; its fields are
-// set before any actor starts and never reassigned.
+// set before any actor starts and never reassigned (session and the
+// counters change, atomically).
 type shared struct {
-	ctx       context.Context // parent of every handler's ctx; cancelled at close
+	ctx context.Context // parent of every handler's ctx; cancelled at close
+	// session is what was negotiated: the one copy, read by the actors
+	// and, through the Runtime, by the client.
+	session   atomic.Pointer[session]
 	handlers  messages.Handlers
 	guards    *guards.Pipeline
 	logger    *slog.Logger
@@ -72,8 +78,14 @@ type shared struct {
 	counters  counters
 }
 
+// session is a negotiated protocol version and its era.
+type session struct {
+	version string
+	era     messages.Era
+}
+
 type counters struct {
-	serverRequests, busy, notificationsDropped, logsDropped, malformed, unknownResponses, notificationPanics atomic.Int64
+	serverRequests, busy, notificationsDropped, notificationsDiscarded, logsDropped, malformed, unknownResponses, notificationPanics atomic.Int64
 }
 
 // audit calls the audit hook with the error filled in. A panicking hook is
@@ -102,6 +114,7 @@ type lifecycle struct {
 	once          sync.Once
 	stopping      chan struct{} // closed by stop
 	err           error         // why; read after stopping is closed
+	mailboxGate   *supervisor.Gate
 	mailboxExited chan struct{}
 	// tracker is the call tracker's PID, set when the connection starts,
 	// for MRTR callers that pause their call from their own goroutine.
@@ -165,16 +178,17 @@ func Start(cfg Config) *Runtime {
 		system = NewSystem(cfg.Logger)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	sh := &shared{ctx: ctx, handlers: cfg.Handlers, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit}
 	rt := &Runtime{
-		cfg: cfg, system: system, cancel: cancel,
-		life:      &lifecycle{system: system, stopping: make(chan struct{}), mailboxExited: make(chan struct{})},
-		shared:    &shared{ctx: ctx, handlers: cfg.Handlers, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit},
+		cfg: cfg, system: system, cancel: cancel, shared: sh,
+		life:      &lifecycle{system: system, stopping: make(chan struct{}), mailboxGate: supervisor.NewGate(&sh.abandoned), mailboxExited: make(chan struct{})},
 		readerEnd: make(chan struct{}),
 		done:      make(chan struct{}),
 	}
+	// Until negotiation says otherwise, a server request is legacy.
+	rt.shared.session.Store(&session{version: era.LegacyVersions[0], era: messages.EraLegacy})
 	conn := &connection{
 		cfg: &rt.cfg, shared: rt.shared, life: rt.life,
-		version: era.LegacyVersions[0], era: messages.EraLegacy,
 		pending:  map[messages.ID]*callRequest{},
 		logicals: map[messages.ID]*logicalCall{},
 		children: map[*actor.PID]messages.ID{},
@@ -211,7 +225,9 @@ func (rt *Runtime) read(ctx context.Context) {
 // teardown waits for the connection to end (Close, transport failure or an
 // internal failure) and releases everything: pending calls fail, handler
 // contexts are cancelled, queued writes are flushed (bounded), the
-// transport is closed, and every goroutine and actor is waited for.
+// transport is closed, and every goroutine and actor is waited for, except
+// a callback that ignores its ctx: that one is abandoned (counted), so a
+// callback may call Close itself.
 func (rt *Runtime) teardown() {
 	<-rt.life.stopping
 	done := make(chan struct{})
@@ -229,7 +245,11 @@ func (rt *Runtime) teardown() {
 	<-rt.writer.exited
 	<-rt.readerEnd
 	_ = rt.system.Root.PoisonFuture(rt.pid).Wait()
-	<-rt.life.mailboxExited
+	if rt.life.mailboxGate.Close() {
+		rt.cfg.Logger.Info("notification callback still running at close: abandoned")
+	} else {
+		<-rt.life.mailboxExited
+	}
 	close(rt.done)
 }
 
@@ -303,10 +323,21 @@ func (rt *Runtime) Notify(method string, params any) error {
 	}
 }
 
-// SetSession records the negotiated version and era.
+// SetSession records the negotiated version and era, and tells a
+// transport that frames by session (transport.Session). The Runtime holds
+// the one copy: the actors read it, so do Version and Era.
 func (rt *Runtime) SetSession(version string, e messages.Era) {
-	rt.system.Root.Send(rt.pid, &setSession{version: version, era: e})
+	rt.shared.session.Store(&session{version: version, era: e})
+	if ts, ok := rt.cfg.Conn.(transport.Session); ok {
+		ts.SetSession(version, e)
+	}
 }
+
+// Version is the negotiated protocol version.
+func (rt *Runtime) Version() string { return rt.shared.session.Load().version }
+
+// Era is the negotiated era.
+func (rt *Runtime) Era() messages.Era { return rt.shared.session.Load().era }
 
 // Stats returns a snapshot of the counters.
 func (rt *Runtime) Stats() messages.Stats {
@@ -316,9 +347,11 @@ func (rt *Runtime) Stats() messages.Stats {
 		Busy:                      c.busy.Load(),
 		AbandonedHandlers:         rt.shared.abandoned.Load(),
 		NotificationsDropped:      c.notificationsDropped.Load(),
+		NotificationsDiscarded:    c.notificationsDiscarded.Load(),
 		LogsDropped:               c.logsDropped.Load(),
 		Malformed:                 c.malformed.Load(),
 		UnknownResponses:          c.unknownResponses.Load(),
 		NotificationHandlerPanics: c.notificationPanics.Load(),
+		RootsWithheld:             rt.cfg.Guards.RootsWithheld(),
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -270,4 +270,62 @@ var samplingParams = map[string]any{
 	"maxTokens": 100,
 }
 
-var _ = time.Second
+// eraCase is one era a runtime test runs in: how to reach a connected
+// client, and how its server asks that client for input.
+type eraCase struct {
+	name string
+	era  conduit.Era
+	// connect starts a client with opts against a fake server of this era.
+	connect func(t *testing.T, opts conduit.Options) (*conduit.Client, *fakeServer)
+	// ask makes the server ask for one input (a legacy server request, or
+	// a modern call answered input_required) and returns a function that
+	// waits until the client has settled it: answered, refused or failed.
+	ask func(t *testing.T, c *conduit.Client, srv *fakeServer, method string, params any) (settled func())
+}
+
+var eras = []eraCase{
+	{
+		name: "legacy", era: conduit.EraLegacy,
+		connect: func(t *testing.T, opts conduit.Options) (*conduit.Client, *fakeServer) {
+			return connect(t, opts, "2025-11-25")
+		},
+		ask: func(t *testing.T, _ *conduit.Client, srv *fakeServer, method string, params any) func() {
+			srv.request("in", method, params)
+			return func() { srv.expectResponse("in") }
+		},
+	},
+	{
+		name: "modern", era: conduit.EraModern,
+		connect: connectModernFake,
+		ask: func(t *testing.T, c *conduit.Client, srv *fakeServer, method string, params any) func() {
+			d := callAsync(c, "x")
+			m := srv.next()
+			req := map[string]any{"method": method}
+			if params != nil {
+				req["params"] = params
+			}
+			srv.reply(m["id"], map[string]any{"resultType": "input_required", "inputRequests": map[string]any{"k": req}})
+			return func() {
+				for {
+					select {
+					case <-d:
+						return
+					case f := <-srv.in: // the retry with the answer
+						srv.reply(f.m["id"], map[string]any{"resultType": "complete", "content": []any{}})
+					}
+				}
+			}
+		},
+	},
+}
+
+// inBothEras runs test once per era, each in a synctest bubble, and checks
+// that no goroutine outlives it.
+func inBothEras(t *testing.T, test func(t *testing.T, e eraCase)) {
+	for _, e := range eras {
+		t.Run(e.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { test(t, e) })
+			goleak.VerifyNone(t)
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -56,9 +57,9 @@ func (n *notes) HandleLog(_ context.Context, nc conduit.NotificationContext, e *
 }
 
 func TestNotificationsInArrivalOrderAndPanicsSkipped(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	inBothEras(t, func(t *testing.T, e eraCase) {
 		n := &notes{panicOn: "notifications/tools/list_changed"}
-		c, srv := connect(t, conduit.Options{Handler: n}, "2025-11-25")
+		c, srv := e.connect(t, conduit.Options{Handler: n})
 		srv.notify("notifications/resources/updated", map[string]any{"uri": "a"})
 		srv.notify("notifications/message", map[string]any{"level": "warning", "logger": "idx", "data": "one"})
 		srv.notify("notifications/tools/list_changed", map[string]any{})
@@ -76,25 +77,33 @@ func TestNotificationsInArrivalOrderAndPanicsSkipped(t *testing.T) {
 }
 
 func TestNotificationContextCarriesClientServerAndEra(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		got := make(chan conduit.NotificationContext, 1)
+	inBothEras(t, func(t *testing.T, e eraCase) {
+		got := make(chan conduit.NotificationContext, 2)
 		h := notifyFunc(func(nc conduit.NotificationContext) { got <- nc })
-		_, srv := connect(t, conduit.Options{Name: "acme", ServerID: "s9", Handler: h}, "2025-11-25")
+		_, srv := e.connect(t, conduit.Options{Name: "acme", ServerID: "s9", Handler: h})
 		srv.notify("notifications/resources/list_changed", map[string]any{})
-		assert.Equal(t, conduit.NotificationContext{Client: "acme", ServerID: "s9", Era: conduit.EraLegacy}, <-got)
+		srv.notify("notifications/message", map[string]any{"level": "info", "data": "x"})
+		want := conduit.NotificationContext{Client: "acme", ServerID: "s9", Era: e.era}
+		assert.Equal(t, want, <-got, "notification")
+		assert.Equal(t, want, <-got, "log")
 	})
 }
 
+// notifyFunc receives notifications and log entries alike.
 type notifyFunc func(conduit.NotificationContext)
 
 func (f notifyFunc) HandleNotification(_ context.Context, nc conduit.NotificationContext, _ *conduit.Notification) {
 	f(nc)
 }
 
+func (f notifyFunc) HandleLog(_ context.Context, nc conduit.NotificationContext, _ *conduit.LoggingMessage) {
+	f(nc)
+}
+
 func TestBeyondThousandWaitingNotificationsAreDroppedAndCounted(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	inBothEras(t, func(t *testing.T, e eraCase) {
 		n := &notes{hold: make(chan struct{})}
-		c, srv := connect(t, conduit.Options{Handler: n}, "2025-11-25")
+		c, srv := e.connect(t, conduit.Options{Handler: n})
 		// The first is taken by the handler (and held); 1000 more wait;
 		// the next 5 are dropped.
 		for i := range 1006 {
@@ -112,9 +121,9 @@ func TestBeyondThousandWaitingNotificationsAreDroppedAndCounted(t *testing.T) {
 }
 
 func TestServerLogsAreRateLimited(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	inBothEras(t, func(t *testing.T, e eraCase) {
 		n := &notes{}
-		c, srv := connect(t, conduit.Options{Handler: n}, "2025-11-25")
+		c, srv := e.connect(t, conduit.Options{Handler: n})
 		for i := range 150 {
 			srv.notify("notifications/message", map[string]any{"level": "info", "data": i})
 		}
@@ -132,11 +141,66 @@ func TestServerLogsAreRateLimited(t *testing.T) {
 }
 
 func TestServerLogsAreSanitised(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	inBothEras(t, func(t *testing.T, e eraCase) {
 		n := &notes{}
-		_, srv := connect(t, conduit.Options{Handler: n}, "2025-11-25")
+		_, srv := e.connect(t, conduit.Options{Handler: n})
 		srv.notify("notifications/message", map[string]any{"level": "error", "logger": "ev\u202eil\x1b[31m", "data": "a\x1b]0;pwned\x07b\u2028c"})
 		synctest.Wait()
 		assert.Equal(t, []string{"log error evil ab c"}, n.list())
+	})
+}
+
+// logFunc receives log entries.
+type logFunc func(context.Context, *conduit.LoggingMessage)
+
+func (f logFunc) HandleLog(ctx context.Context, _ conduit.NotificationContext, e *conduit.LoggingMessage) {
+	f(ctx, e)
+}
+
+func TestCloseAbandonsACallbackIgnoringItsContextAndDiscardsTheQueue(t *testing.T) {
+	inBothEras(t, func(t *testing.T, e eraCase) {
+		release := make(chan struct{})
+		var calls atomic.Int32
+		h := logFunc(func(context.Context, *conduit.LoggingMessage) {
+			calls.Add(1)
+			<-release // ignores ctx
+		})
+		c, srv := e.connect(t, conduit.Options{Handler: h})
+		for i := range 4 { // the first is taken and held, three wait
+			srv.notify("notifications/message", map[string]any{"level": "info", "data": i})
+		}
+		synctest.Wait()
+		require.NoError(t, c.Close())
+		assert.EqualValues(t, 1, c.Stats().AbandonedHandlers)
+		assert.EqualValues(t, 3, c.Stats().NotificationsDiscarded)
+		close(release)
+		synctest.Wait()
+		assert.EqualValues(t, 0, c.Stats().AbandonedHandlers)
+		assert.EqualValues(t, 1, calls.Load(), "nothing is delivered after Close")
+	})
+}
+
+func TestCloseFromInsideALogCallbackReturns(t *testing.T) {
+	inBothEras(t, func(t *testing.T, e eraCase) {
+		var client atomic.Pointer[conduit.Client]
+		entered, closed := make(chan struct{}), make(chan error, 1)
+		h := logFunc(func(_ context.Context, m *conduit.LoggingMessage) {
+			if m.Level == "emergency" { // a host disconnecting on a fatal server log
+				close(entered)
+				closed <- client.Load().Close()
+			}
+		})
+		c, srv := e.connect(t, conduit.Options{Handler: h})
+		client.Store(c)
+		srv.notify("notifications/message", map[string]any{"level": "emergency", "data": "disk on fire"})
+		<-entered
+		alsoClosed := make(chan error, 1)
+		go func() { alsoClosed <- c.Close() }() // and the host, at the same time
+		require.NoError(t, <-closed)
+		require.NoError(t, <-alsoClosed)
+		<-c.Done()
+		require.NoError(t, c.Close(), "a second Close")
+		synctest.Wait()
+		assert.EqualValues(t, 0, c.Stats().AbandonedHandlers)
 	})
 }

@@ -142,7 +142,7 @@ func TestConcurrentUse(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := p.DroppedRoots(); got != 16*50 {
-		t.Fatalf("DroppedRoots = %d, want %d", got, 16*50)
+	if got := p.RootsWithheld(); got != 16*50 {
+		t.Fatalf("RootsWithheld = %d, want %d", got, 16*50)
 	}
 }

@@ -177,9 +177,9 @@ func (c ElicitationConfig) WithDefaults() ElicitationConfig {
 // concurrent use: its settings never change after New, the limiter and the
 // counter are synchronised, and per-request state lives in the Input.
 type Pipeline struct {
-	cfg     Config
-	limiter *rate.Limiter
-	dropped atomic.Int64
+	cfg      Config
+	limiter  *rate.Limiter
+	withheld atomic.Int64
 	// now is the limiter's clock; tests replace it.
 	now func() time.Time
 }
@@ -201,9 +201,9 @@ func (p *Pipeline) Config() Config {
 	return c
 }
 
-// DroppedRoots is how many roots After has withheld from the server so far
-// (not file://, not on the local host, or unparsable).
-func (p *Pipeline) DroppedRoots() int64 { return p.dropped.Load() }
+// RootsWithheld is how many roots After has withheld from the server so
+// far (not file://, not on the local host, or unparsable).
+func (p *Pipeline) RootsWithheld() int64 { return p.withheld.Load() }
 
 // Before decodes and checks in. It returns the value the handler receives
 // (*messages.SamplingRequest, *messages.ElicitationRequest or

@@ -73,7 +73,7 @@ func (p *Pipeline) afterRoots(in *Input, r *messages.ListRootsResult) (any, *Ref
 	for _, root := range r.Roots {
 		uri, err := NormalizeRoot(root.URI)
 		if err != nil {
-			p.dropped.Add(1)
+			p.withheld.Add(1)
 			p.cfg.Logger.Warn("guards: root withheld from server",
 				"server_id", in.Context.ServerID, "uri", root.URI, "reason", err.Error())
 			continue

@@ -102,8 +102,8 @@ func TestRootsAfter(t *testing.T) {
 	if got := mustJSON(t, res); got != want {
 		t.Fatalf("wire\n got %s\nwant %s", got, want)
 	}
-	if got := p.DroppedRoots(); got != 4 {
-		t.Fatalf("DroppedRoots = %d, want 4", got)
+	if got := p.RootsWithheld(); got != 4 {
+		t.Fatalf("RootsWithheld = %d, want 4", got)
 	}
 	if orig.Roots[1].URI != "file:///home/dev/repo-b/../../../etc" || len(orig.Roots) != 7 {
 		t.Fatalf("handler's value mutated")
@@ -131,7 +131,7 @@ func TestRootsAfter(t *testing.T) {
 	p = New(Config{})
 	_, r = p.After(in, req, &messages.ListRootsResult{Roots: []messages.Root{{URI: "http://x/"}}})
 	wantOK(t, r)
-	if p.DroppedRoots() != 1 {
+	if p.RootsWithheld() != 1 {
 		t.Fatal("not counted")
 	}
 }

@@ -68,7 +68,10 @@ type RootsRequest struct {
 
 // NotificationContext is what notification callbacks learn.
 type NotificationContext struct {
-	Client   string
+	// Client is the client's Name.
+	Client string
+	// ServerID is the operator-assigned id of the server.
 	ServerID string
-	Era      Era
+	// Era is the negotiated era of the connection.
+	Era Era
 }

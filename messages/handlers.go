@@ -8,11 +8,19 @@ import "context"
 // advertised, and a server's request for it is refused before any callback
 // runs. The zero value advertises nothing and listens to nothing.
 //
-// Callbacks run in a goroutine of their own, never on an actor. ctx ends
-// when the callback's time is up (HandlerTimeout), when the server cancels
-// its request, or when the client closes; a callback that ignores ctx is
-// abandoned and counted (Stats.AbandonedHandlers), its late answer
-// discarded.
+// Input callbacks (Sampling, Elicitation, Roots) run in a goroutine of
+// their own, several at once. Their ctx ends when the callback's time is up
+// (HandlerTimeout), when the server cancels its request (legacy), when the
+// call that asked ends or a sibling input of the same round fails (modern),
+// or when the client closes. A callback that ignores ctx is abandoned,
+// counted in Stats.AbandonedHandlers until it returns, and its late answer
+// is discarded.
+//
+// Notification and Log run one at a time, in arrival order, in one
+// goroutine. Their ctx ends when the client closes: what still waits is then
+// discarded (Stats.NotificationsDiscarded), and a callback that ignores ctx
+// is abandoned and counted like an input callback; Close does not wait for
+// it, so a callback may call Close itself.
 type Handlers struct {
 	// Sampling answers sampling/createMessage; it is the approval point
 	// for sampling. Set, it advertises "sampling".

@@ -12,12 +12,17 @@ type Stats struct {
 	// Busy counts server requests refused with -32000 because
 	// MaxServerRequests were already running.
 	Busy int64
-	// AbandonedHandlers is how many handlers that ignored their context
-	// are still running after their request gave up on them (a gauge).
+	// AbandonedHandlers is how many callbacks that ignored their context
+	// are still running after Conduit stopped waiting for them (a gauge):
+	// input handlers whose request ended (timeout, cancellation, close)
+	// and a notification or log callback still running at close.
 	AbandonedHandlers int64
 	// NotificationsDropped counts notifications and log entries dropped
 	// because 1000 were already waiting.
 	NotificationsDropped int64
+	// NotificationsDiscarded counts notifications and log entries still
+	// waiting for their callback when the client closed.
+	NotificationsDiscarded int64
 	// LogsDropped counts server log entries over the log rate limit.
 	LogsDropped int64
 	// Malformed counts messages from the server that were not valid
@@ -29,6 +34,9 @@ type Stats struct {
 	// NotificationHandlerPanics counts notification/log callbacks that
 	// panicked (logged and skipped).
 	NotificationHandlerPanics int64
+	// RootsWithheld counts roots a RootsLister returned that were not sent
+	// to the server: not file://, not on the local host, or unparsable.
+	RootsWithheld int64
 }
 
 // AuditRecord describes one input request after the guards, with its

@@ -1,8 +1,8 @@
 // Package supervisor decides how input handlers are supervised: request
 // children are stopped, never restarted; a handler runs in a goroutine its
 // child owns, with its panic recovered there (the actor library does not
-// recover panics in goroutines it did not start); a handler that ignores its
-// context is abandoned and counted, never waited for.
+// recover panics in goroutines it did not start); a callback that ignores
+// its context is abandoned and counted, never waited for.
 package supervisor
 
 import (
@@ -35,36 +35,88 @@ type Outcome struct {
 	Err    error // a *PanicError when the handler panicked
 }
 
-// Gauge counts abandoned handlers that are still running. It is safe for
+// Gauge counts abandoned callbacks that are still running. It is safe for
 // concurrent use.
 type Gauge struct{ n atomic.Int64 }
 
-// Load returns the number of abandoned handlers still running.
+// Load returns the number of abandoned callbacks still running.
 func (g *Gauge) Load() int64 { return g.n.Load() }
 
+// The states of a Gate.
 const (
-	running int32 = iota
-	returned
+	idle int32 = iota
+	busy
+	closed
 	abandoned
 )
 
-// Handle is one running handler goroutine.
-type Handle struct {
+// Gate is where a goroutine enters and leaves user code, and where its
+// owner, when it stops waiting, finds out whether that goroutine is inside:
+// then it is abandoned and counted by the gauge until it leaves. The zero
+// Gate (with a nil gauge, nothing is counted) is idle. Its methods are safe
+// for concurrent use; Enter and Leave are called by the one goroutine that
+// runs the callbacks, one at a time.
+type Gate struct {
 	state atomic.Int32
 	gauge *Gauge
 }
+
+// NewGate returns an idle Gate that counts abandonment in gauge.
+func NewGate(gauge *Gauge) *Gate { return &Gate{gauge: gauge} }
+
+// Enter marks the start of a callback. It reports false once the gate is
+// closed: the goroutine must not run the callback.
+func (g *Gate) Enter() bool { return g.state.CompareAndSwap(idle, busy) }
+
+// Leave marks the end of a callback. It reports false when the callback was
+// abandoned meanwhile (it is no longer counted): the goroutine must run
+// nothing more.
+func (g *Gate) Leave() bool {
+	if g.state.CompareAndSwap(busy, idle) {
+		return true
+	}
+	if g.state.CompareAndSwap(abandoned, closed) && g.gauge != nil {
+		g.gauge.n.Add(-1)
+	}
+	return false
+}
+
+// Close stops the gate. It reports whether a callback was running, which is
+// then abandoned and counted until it returns; otherwise no callback runs
+// after Close.
+func (g *Gate) Close() bool {
+	for {
+		switch g.state.Load() {
+		case idle:
+			if g.state.CompareAndSwap(idle, closed) {
+				return false
+			}
+		case busy:
+			if g.state.CompareAndSwap(busy, abandoned) {
+				if g.gauge != nil {
+					g.gauge.n.Add(1)
+				}
+				return true
+			}
+		default:
+			return false
+		}
+	}
+}
+
+// Handle is one running handler goroutine.
+type Handle struct{ gate Gate }
 
 // Go runs fn(ctx) in a new goroutine that recovers its panic and then calls
 // done with the outcome (from that goroutine; done must not block). done is
 // called even after Abandon, so the owner must ignore late outcomes.
 func Go(ctx context.Context, gauge *Gauge, fn func(context.Context) (any, error), done func(Outcome)) *Handle {
-	h := &Handle{gauge: gauge}
+	h := &Handle{gate: Gate{gauge: gauge}}
+	h.gate.Enter()
 	go func() {
 		var out Outcome
 		defer func() {
-			if !h.state.CompareAndSwap(running, returned) && h.gauge != nil {
-				h.gauge.n.Add(-1) // it was abandoned and has now come back
-			}
+			h.gate.Leave()
 			done(out)
 		}()
 		defer func() {
@@ -80,15 +132,7 @@ func Go(ctx context.Context, gauge *Gauge, fn func(context.Context) (any, error)
 
 // Abandon records that the owner stopped waiting. It reports whether the
 // handler was still running (and is now counted by the gauge).
-func (h *Handle) Abandon() bool {
-	if h.state.CompareAndSwap(running, abandoned) {
-		if h.gauge != nil {
-			h.gauge.n.Add(1)
-		}
-		return true
-	}
-	return false
-}
+func (h *Handle) Abandon() bool { return h.gate.Close() }
 
 // Cap bounds how many server requests run at once. It is owned by one actor
 // and not safe for concurrent use.

@@ -57,3 +57,25 @@ func TestCap(t *testing.T) {
 	c.Release() // never below zero
 	assert.Equal(t, 0, c.Running)
 }
+
+func TestGateClosedWhileIdleRunsNothingMore(t *testing.T) {
+	var g Gauge
+	gate := NewGate(&g)
+	require.True(t, gate.Enter())
+	require.True(t, gate.Leave())
+	assert.False(t, gate.Close(), "no callback running")
+	assert.False(t, gate.Enter(), "nothing runs after Close")
+	assert.EqualValues(t, 0, g.Load())
+}
+
+func TestGateClosedDuringACallbackAbandonsItUntilItLeaves(t *testing.T) {
+	var g Gauge
+	gate := NewGate(&g)
+	require.True(t, gate.Enter())
+	assert.True(t, gate.Close())
+	assert.False(t, gate.Close(), "counted once")
+	assert.EqualValues(t, 1, g.Load())
+	assert.False(t, gate.Leave(), "the goroutine must stop")
+	assert.EqualValues(t, 0, g.Load())
+	assert.False(t, gate.Enter())
+}
