@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -509,18 +510,15 @@ func (c *Client) retire(rt *actors.Runtime) {
 	c.lingering = kept
 }
 
-// addStats sums two snapshots field by field.
+// addStats sums two snapshots field by field. Every field of Stats is an
+// int64 counter, so the sum is taken over the fields themselves: one added
+// later can never be forgotten here (and restart at zero on a renewal).
 func addStats(a, b Stats) Stats {
-	return Stats{
-		ServerRequests:            a.ServerRequests + b.ServerRequests,
-		Busy:                      a.Busy + b.Busy,
-		AbandonedHandlers:         a.AbandonedHandlers + b.AbandonedHandlers,
-		NotificationsDropped:      a.NotificationsDropped + b.NotificationsDropped,
-		LogsDropped:               a.LogsDropped + b.LogsDropped,
-		Malformed:                 a.Malformed + b.Malformed,
-		UnknownResponses:          a.UnknownResponses + b.UnknownResponses,
-		NotificationHandlerPanics: a.NotificationHandlerPanics + b.NotificationHandlerPanics,
+	va, vb := reflect.ValueOf(&a).Elem(), reflect.ValueOf(b)
+	for i := range va.NumField() {
+		va.Field(i).SetInt(va.Field(i).Int() + vb.Field(i).Int())
 	}
+	return a
 }
 
 func (c *Client) initialize(ctx context.Context, s *session) error {
