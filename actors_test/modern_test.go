@@ -651,3 +651,27 @@ func TestTaskWhoseInputIsRefusedIsCancelled(t *testing.T) {
 		assert.Equal(t, conduit.KindProtocol, ce.Kind)
 	})
 }
+
+// An answer that does not fit the form fails a modern call with the
+// guards' typed reason: a host (or a UI) finds the field with errors.As.
+func TestModernFormAnswerRefusalCarriesTheFieldError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &handler{elicit: func(context.Context, *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
+			return &conduit.ElicitResult{Action: "accept", Content: map[string]any{"name": 42}}, nil
+		}}
+		c, srv := connectModernFake(t, conduit.Options{Handler: h})
+		d := callAsync(c, "x")
+		m := srv.next()
+		srv.reply(m["id"], map[string]any{"resultType": "input_required", "inputRequests": map[string]any{
+			"f": map[string]any{"method": "elicitation/create", "params": formParams}}})
+		err := (<-d).err
+		var ce *conduit.Error
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, conduit.KindInputHandler, ce.Kind)
+		var fe *conduit.FieldError
+		require.ErrorAs(t, err, &fe)
+		assert.Equal(t, "name", fe.Field)
+		assert.Equal(t, messages.ReasonType, fe.Reason)
+		assert.Equal(t, `conduit: tools/call: input_handler: input request "f": answer refused: jsonrpc error -32603: Internal error: elicitation answer does not fit the schema: field "name" fails "type"`, err.Error())
+	})
+}

@@ -115,7 +115,9 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.RPC.Error())
 	}
-	if e.Err != nil {
+	// A cause the RPC error already spells out (a guard's typed reason
+	// behind its message) is not repeated.
+	if e.Err != nil && (e.RPC == nil || !strings.Contains(e.RPC.Message, e.Err.Error())) {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
 	}
