@@ -255,82 +255,51 @@ func (h *scriptedDemoHandler) HandleElicitation(_ context.Context, r *conduit.El
 	if r.Mode == messages.ModeURL {
 		return &conduit.ElicitResult{Action: messages.ActionDecline}, nil
 	}
-	return &conduit.ElicitResult{Action: messages.ActionAccept, Content: demoFormAnswer(r.Params.RequestedSchema)}, nil
+	return &conduit.ElicitResult{Action: messages.ActionAccept, Content: demoFormAnswer(r.Form)}, nil
 }
 
 func (h *scriptedDemoHandler) ListRoots(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
 	return &conduit.ListRootsResult{Roots: slices.Clone(h.roots)}, nil
 }
 
-// demoField is what demoFormAnswer reads of a form field.
-type demoField struct {
-	Type      string                   `json:"type"`
-	Title     string                   `json:"title"`
-	Format    string                   `json:"format"`
-	Default   json.RawMessage          `json:"default"`
-	Enum      []string                 `json:"enum"`
-	OneOf     []struct{ Const string } `json:"oneOf"`
-	MinLength *int                     `json:"minLength"`
-	MaxLength *int                     `json:"maxLength"`
-	Minimum   *float64                 `json:"minimum"`
-	Maximum   *float64                 `json:"maximum"`
-	MinItems  *int                     `json:"minItems"`
-	MaxItems  *int                     `json:"maxItems"`
-	Items     struct {
-		Enum  []string                 `json:"enum"`
-		AnyOf []struct{ Const string } `json:"anyOf"`
-	} `json:"items"`
-}
-
 // demoFormAnswer fills in a form: a value that fits each field without a
 // default (Conduit's guard fills in the defaults, as a form would show
 // them pre-filled).
-func demoFormAnswer(schema json.RawMessage) map[string]any {
-	var s struct {
-		Properties map[string]demoField `json:"properties"`
-	}
+func demoFormAnswer(form []conduit.FormField) map[string]any {
 	content := map[string]any{}
-	if json.Unmarshal(schema, &s) != nil {
-		return content
-	}
-	for name, f := range s.Properties {
-		if len(f.Default) > 0 {
+	for _, f := range form {
+		if f.Default != nil {
 			continue
 		}
-		if v := f.answer(name); v != nil {
-			content[name] = v
+		if v := demoFieldAnswer(f); v != nil {
+			content[f.Name] = v
 		}
 	}
 	return content
 }
 
-func (f demoField) answer(name string) any {
-	options := func(all []string) any {
-		n := min(2, len(all))
+func demoFieldAnswer(f conduit.FormField) any {
+	switch f.Kind {
+	case conduit.FieldSelect:
+		if len(f.Options) > 0 {
+			return f.Options[0].Value
+		}
+	case conduit.FieldMultiSelect:
+		n := min(2, len(f.Options))
 		if f.MinItems != nil {
 			n = max(n, *f.MinItems)
 		}
 		if f.MaxItems != nil {
 			n = min(n, *f.MaxItems)
 		}
-		return slices.Clone(all[:min(n, len(all))])
-	}
-	switch {
-	case len(f.Enum) > 0:
-		return f.Enum[0]
-	case len(f.OneOf) > 0:
-		return f.OneOf[0].Const
-	case f.Type == "array" && len(f.Items.Enum) > 0:
-		return options(f.Items.Enum)
-	case f.Type == "array" && len(f.Items.AnyOf) > 0:
-		consts := make([]string, len(f.Items.AnyOf))
-		for i, o := range f.Items.AnyOf {
-			consts[i] = o.Const
+		values := make([]string, 0, n)
+		for _, o := range f.Options[:min(n, len(f.Options))] {
+			values = append(values, o.Value)
 		}
-		return options(consts)
-	case f.Type == "boolean":
+		return values
+	case conduit.FieldBoolean:
 		return true
-	case f.Type == "integer" || f.Type == "number":
+	case conduit.FieldInteger, conduit.FieldNumber:
 		v := 1.0
 		switch {
 		case f.Minimum != nil && f.Maximum != nil:
@@ -340,13 +309,13 @@ func (f demoField) answer(name string) any {
 		case f.Maximum != nil:
 			v = min(*f.Maximum, v)
 		}
-		if f.Type == "integer" {
+		if f.Kind == conduit.FieldInteger {
 			return int64(math.Ceil(v))
 		}
 		return math.Round(v*100) / 100
-	case f.Type == "string":
+	case conduit.FieldString:
 		v := "demo answer"
-		label := strings.ToLower(name + " " + f.Title)
+		label := strings.ToLower(f.Name + " " + f.Title)
 		switch {
 		case f.Format == "email":
 			return "ada@example.com"

@@ -177,7 +177,7 @@ func TestDemoFormAnswerFits(t *testing.T) {
 	for _, v := range []string{messages.Version20251125, messages.Version20260728} {
 		form, err := guards.ParseForm(v, json.RawMessage(demoserver.ProfileSchema))
 		require.NoError(t, err)
-		content, err := form.Complete(demoFormAnswer(json.RawMessage(demoserver.ProfileSchema)))
+		content, err := form.Complete(demoFormAnswer(form.FormFields()))
 		require.NoError(t, err)
 		assert.Len(t, content, len(demoserver.ProfileFields()))
 	}
@@ -194,7 +194,7 @@ func TestDemoFormAnswerFits(t *testing.T) {
 	} {
 		form, err := guards.ParseForm(messages.Version20251125, json.RawMessage(schema))
 		require.NoError(t, err, schema)
-		_, err = form.Complete(demoFormAnswer(json.RawMessage(schema)))
+		_, err = form.Complete(demoFormAnswer(form.FormFields()))
 		assert.NoError(t, err, schema)
 	}
 }
