@@ -96,3 +96,13 @@ func TestContentsKeepsItsShape(t *testing.T) {
 	var c Contents
 	assert.Error(t, json.Unmarshal([]byte(`"text"`), &c))
 }
+
+func TestContentsPlainText(t *testing.T) {
+	c := Contents{Blocks: []ContentBlock{{Type: "text", Text: "a"}, {Type: "image", Data: "x"}, {Type: "text", Text: "b"}}}
+	if got := c.PlainText(); got != "a b" {
+		t.Errorf("PlainText = %q, want %q", got, "a b")
+	}
+	if got := (Contents{Blocks: []ContentBlock{{Type: "image"}}}).PlainText(); got != "" {
+		t.Errorf("PlainText of no text = %q, want empty", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 )
 
 // Protocol versions.
@@ -112,6 +113,18 @@ type Contents struct {
 
 // Text returns a single text block.
 func Text(s string) Contents { return Contents{Blocks: []ContentBlock{{Type: "text", Text: s}}} }
+
+// PlainText is the text of c's text blocks joined by spaces ("" when it
+// has none): what a host shows of a completion, or logs of a prompt.
+func (c Contents) PlainText() string {
+	var parts []string
+	for _, b := range c.Blocks {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, " ")
+}
 
 // MarshalJSON writes one object, or an array when Array is set or there is
 // not exactly one block.

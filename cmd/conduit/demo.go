@@ -837,16 +837,10 @@ func describeInput(rec conduit.AuditRecord) (asked, answer string) {
 
 // samplingText is the text blocks of c joined by spaces, or "(no text)".
 func samplingText(c messages.Contents) string {
-	var parts []string
-	for _, b := range c.Blocks {
-		if b.Type == "text" {
-			parts = append(parts, b.Text)
-		}
+	if t := c.PlainText(); t != "" {
+		return t
 	}
-	if len(parts) == 0 {
-		return "(no text)"
-	}
-	return strings.Join(parts, " ")
+	return "(no text)"
 }
 
 func rootURIs(roots []conduit.Root) string {

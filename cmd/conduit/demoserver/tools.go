@@ -195,16 +195,10 @@ func runPlanWithTools(c *toolCall) (*toolOutput, error) {
 }
 
 func contentText(c messages.Contents) string {
-	var parts []string
-	for _, b := range c.Blocks {
-		if b.Type == "text" {
-			parts = append(parts, b.Text)
-		}
+	if t := c.PlainText(); t != "" {
+		return t
 	}
-	if len(parts) == 0 {
-		return "(no text)"
-	}
-	return strings.Join(parts, " ")
+	return "(no text)"
 }
 
 func runWorkspace(c *toolCall) (*toolOutput, error) {
