@@ -243,6 +243,7 @@ func inProcessServer(t *testing.T, server *mcp.Server) transport.Transport {
 func TestGoSDKServerInProcessListsRoots(t *testing.T) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "roots-server", Version: "1"}, nil)
 	mcp.AddTool(server, &mcp.Tool{Name: "show_roots"}, func(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+		//lint:ignore SA1019 roots in the legacy era are what is tested: deprecated in 2026-07-28, not gone
 		res, err := req.Session.ListRoots(ctx, nil)
 		if err != nil {
 			return nil, nil, err
