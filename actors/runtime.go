@@ -4,6 +4,8 @@
 // request, a legacy server request or a modern MRTR or task input, takes
 // the one input pipeline of input.go. The Runtime is the only thing the
 // public package sees; no actor type or PID leaves here.
+//
+// Only the root package conduit imports it: a host never does.
 package actors
 
 import (

@@ -1,6 +1,9 @@
 // Package era knows the protocol revisions: which versions each era has,
 // how a client's capabilities are derived from its handler in each
 // revision's exact shape, and how a legacy initialize is offered and checked.
+//
+// The root package and the actors use it; a host does not need to import it
+// (conduit.Capabilities says what a handler set advertises).
 package era
 
 import (

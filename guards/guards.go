@@ -6,6 +6,10 @@
 //
 // docs/safety.md lists every check, the code it answers with and the spec
 // text behind it.
+//
+// The actors import it; a host does not need to (the audit outcomes and
+// CheckField are re-exported by the root package conduit). Import it to run
+// a check on its own, for instance in a test of a server's forms.
 package guards
 
 import (

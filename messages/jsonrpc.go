@@ -1,7 +1,13 @@
 // Package messages holds every value that crosses an actor boundary in
 // Conduit: JSON-RPC frames and ids, the MCP types the client reads and
-// writes, the handler interfaces and the request values they receive, and
-// the errors callers inspect. It imports only the standard library.
+// writes, the handler set (Handlers) and the request values it receives,
+// typed form fields, and the errors callers inspect. It imports only the
+// standard library.
+//
+// A host rarely imports it: the root package conduit re-exports what
+// everyday use needs. Import it for the wire types and JSON-RPC frames
+// that are not re-exported, for instance to write a transport or a test
+// server.
 package messages
 
 import (

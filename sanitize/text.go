@@ -8,6 +8,10 @@
 // characters that hide text, or values large or deep enough to hurt the
 // client. Everything here is pure, allocation-bounded by its input and safe
 // for concurrent use.
+//
+// Conduit already sanitises server log entries before any callback sees
+// them. Import this package to clean other server text a host shows
+// (notification params, tool results, prompt text).
 package sanitize
 
 import "unicode/utf8"

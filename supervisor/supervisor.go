@@ -3,6 +3,8 @@
 // child owns, with its panic recovered there (the actor library does not
 // recover panics in goroutines it did not start); a callback that ignores
 // its context is abandoned and counted, never waited for.
+//
+// Only the actors import it.
 package supervisor
 
 import (
