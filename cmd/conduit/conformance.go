@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -97,6 +98,11 @@ func (a *app) runConformance(ctx context.Context, url, scenario, rawContext stri
 	}
 	c, err := conduit.Connect(ctx, &transport.HTTP{URL: url, Logger: logger}, conduit.Options{
 		Name: "conduit-conformance", Handler: conformanceHandler{logger: logger}, Logger: logger,
+		// The suite runs its scenarios in parallel, dozens of clients
+		// and servers on a CI machine's two cores: a probe answer can take
+		// longer than the 3 s default, which would read a modern
+		// scenario server as a legacy one.
+		DiscoverTimeout: 15 * time.Second,
 	})
 	if err != nil {
 		return connectFailed(ctx, err)
