@@ -196,6 +196,8 @@ func (a *app) connectionFlags(fs *pflag.FlagSet) {
 	group("timeout")
 	fs.DurationVar(&o.maxTotalTimeout, "max-total-timeout", 0, "give up on each request after `D` in all, pauses included (default 30m)")
 	group("max-total-timeout")
+	fs.Var(&o.maxMessageBytes, "max-message-bytes", "refuse a message from the server over `SIZE` bytes (a stdio line, an HTTP body or SSE event); units KiB, MiB, GiB or KB, MB, GB (default 64MiB)")
+	group("max-message-bytes")
 	fs.StringArrayVar(&o.headers, "header", nil, "send the HTTP header `K=V` with every request, repeatable (HTTP only: ignored, with a warning, for a stdio server)")
 	group("header")
 }

@@ -30,6 +30,7 @@ type options struct {
 	tasks           bool
 	timeout         time.Duration
 	maxTotalTimeout time.Duration
+	maxMessageBytes messageSize
 	headers         []string
 	// handler
 	answers           string
@@ -174,9 +175,10 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 	var t transport.Transport
 	if o.url == "" {
 		t = &transport.Command{
-			Path:   server[0],
-			Args:   server[1:],
-			Logger: slog.New(tailHandler{next: logger.Handler(), tail: tail}),
+			Path:            server[0],
+			Args:            server[1:],
+			MaxMessageBytes: int(o.maxMessageBytes),
+			Logger:          slog.New(tailHandler{next: logger.Handler(), tail: tail}),
 		}
 	} else {
 		header := http.Header{}
@@ -184,7 +186,8 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 			k, v, _ := strings.Cut(h, "=")
 			header.Add(strings.TrimSpace(k), v)
 		}
-		t = &transport.HTTP{URL: o.url, Header: header, Logger: logger}
+		t = &transport.HTTP{URL: o.url, Header: header, Logger: logger,
+			MaxBodyBytes: int(o.maxMessageBytes), MaxEventBytes: int(o.maxMessageBytes)}
 	}
 	client, err := conduit.Connect(ctx, t, conduit.Options{
 		ServerID:          o.serverID,
@@ -201,7 +204,7 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 	})
 	if err != nil {
 		a.showTail(logger, tail, err)
-		return connectFailed(ctx, err)
+		return sizeHint(connectFailed(ctx, err))
 	}
 	defer func() {
 		if err := client.Close(); err != nil {
@@ -234,7 +237,7 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		if errors.As(err, &ce) && ce.Kind == conduit.KindTransport {
 			a.showTail(logger, tail, err)
 		}
-		return callFailed(ctx, err)
+		return sizeHint(callFailed(ctx, err))
 	}
 	return nil
 }
