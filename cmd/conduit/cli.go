@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/conduitmcp/conduit/era"
+	"github.com/conduitmcp/conduit/transport"
 )
 
 // app is one run of the CLI.
@@ -17,16 +18,25 @@ type app struct {
 	std    streams
 	stderr *lockedWriter // shared by logs, server log entries and the final error
 	opts   options
+	// server, when set, is connected to instead of --url or the command
+	// after -- (which must still be given): tests reach an in-memory
+	// server through it.
+	server transport.Transport
 }
 
 // run executes the CLI with args (without the program name) and returns the
 // exit status.
 func run(ctx context.Context, args []string, std streams) int {
-	a := &app{std: std, stderr: &lockedWriter{w: std.err}}
+	return newApp(std).run(ctx, args)
+}
+
+func newApp(std streams) *app { return &app{std: std, stderr: &lockedWriter{w: std.err}} }
+
+func (a *app) run(ctx context.Context, args []string) int {
 	root := a.rootCommand()
 	root.SetArgs(args)
-	root.SetIn(std.in)
-	root.SetOut(std.out)
+	root.SetIn(a.std.in)
+	root.SetOut(a.std.out)
 	root.SetErr(a.stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {

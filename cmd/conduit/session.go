@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/conduitmcp/conduit"
@@ -173,14 +174,17 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 
 	tail := &stderrTail{}
 	var t transport.Transport
-	if o.url == "" {
+	switch {
+	case a.server != nil:
+		t = a.server
+	case o.url == "":
 		t = &transport.Command{
 			Path:            server[0],
 			Args:            server[1:],
 			MaxMessageBytes: int(o.maxMessageBytes),
 			Logger:          slog.New(tailHandler{next: logger.Handler(), tail: tail}),
 		}
-	} else {
+	default:
 		header := http.Header{}
 		for _, h := range o.headers {
 			k, v, _ := strings.Cut(h, "=")
@@ -206,10 +210,12 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		a.showTail(logger, tail, err)
 		return sizeHint(connectFailed(ctx, err))
 	}
+	finishDrops := a.watchDrops(client, audit)
 	defer func() {
 		if err := client.Close(); err != nil {
 			logger.Debug("close", "err", err)
 		}
+		finishDrops()
 	}()
 	info := client.ServerInfo()
 	logger.Info("connected", "server", info.Name, "server_version", info.Version, "protocol_version", client.ProtocolVersion(), "era", client.Era())
@@ -309,6 +315,9 @@ type auditor struct {
 	mu     sync.Mutex
 	file   *os.File
 	logger *slog.Logger
+	// rateLimited counts the records with outcome rate_limited, for the
+	// drop summaries: Stats has no such counter.
+	rateLimited atomic.Int64
 }
 
 // answerKeys names the answers-file key of each kind of input request.
@@ -319,6 +328,9 @@ var answerKeys = map[string]string{
 }
 
 func (au *auditor) record(rec conduit.AuditRecord) {
+	if rec.Outcome == conduit.OutcomeRateLimited {
+		au.rateLimited.Add(1)
+	}
 	if key, ok := answerKeys[rec.Method]; ok && rec.Outcome == "refused" && rec.Code != nil && *rec.Code == -32601 {
 		au.logger.Warn(fmt.Sprintf("the server asked for %s, which this client does not offer: add %s to an --answers file", rec.Method, key))
 	}
