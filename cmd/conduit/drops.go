@@ -125,13 +125,19 @@ func (r *dropReporter) report(final bool) {
 // watchDrops starts the drop summaries of a command's client: every
 // dropInterval while it runs, and when the returned finish is called, after
 // the client is closed. Every connecting command uses it.
-func (a *app) watchDrops(client *conduit.Client, audit *auditor) (finish func()) {
+func (a *app) watchDrops(counts func() dropCounts) (finish func()) {
 	ticker := time.NewTicker(dropInterval)
-	r := startDropReporter(func() dropCounts {
-		return dropCounts{stats: client.Stats(), rateLimited: audit.rateLimited.Load()}
-	}, a.stderr, a.opts.json, ticker.C)
+	r := startDropReporter(counts, a.stderr, a.opts.json, ticker.C)
 	return func() {
 		ticker.Stop()
 		r.finish()
+	}
+}
+
+// clientDrops reads the drop counters of client, whose input requests
+// audit records.
+func clientDrops(client *conduit.Client, audit *auditor) func() dropCounts {
+	return func() dropCounts {
+		return dropCounts{stats: client.Stats(), rateLimited: audit.rateLimited.Load()}
 	}
 }

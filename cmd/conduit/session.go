@@ -210,7 +210,7 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		a.showTail(logger, tail, err)
 		return sizeHint(connectFailed(ctx, err))
 	}
-	finishDrops := a.watchDrops(client, audit)
+	finishDrops := a.watchDrops(clientDrops(client, audit))
 	defer func() {
 		if err := client.Close(); err != nil {
 			logger.Debug("close", "err", err)
