@@ -105,6 +105,12 @@ func TestE2EMessageSizeStdio(t *testing.T) {
 		assert.Equal(t, exitFailed, code)
 		assert.JSONEq(t, `{"error": "tools/call: transport: connection to the server lost: transport: stdio message exceeds the limit of 64 MiB; raise it with --max-message-bytes", "exit": 1, "kind": "transport"}`, stderr)
 	})
+	t.Run("over the limit in the handshake: could not connect", func(t *testing.T) {
+		env, server := scripted(t, "big:1")
+		code, stderr := runCLIEnv(t, env, io.Discard, append([]string{"tools", "--era", "legacy", "--max-message-bytes", "64"}, server...)...)
+		assert.Equal(t, exitConnect, code)
+		assert.Equal(t, "conduit: could not connect: initialize: transport: connection to the server lost: transport: stdio message exceeds the limit of 64 bytes; raise it with --max-message-bytes\n", stderr)
+	})
 	t.Run("70 MB passes with --max-message-bytes 100MB", func(t *testing.T) {
 		env, server := scripted(t, fmt.Sprint("big:", fails))
 		var out xs
