@@ -3,6 +3,7 @@ package transport
 import (
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -151,5 +152,32 @@ func TestHeaderValues(t *testing.T) {
 		if got, ok := headerScalar([]byte(raw)); ok {
 			t.Errorf("headerScalar(%s) = %q, want no header", raw, got)
 		}
+	}
+}
+
+// The 64 MiB default reserves nothing: parsing small events takes memory
+// for them, not for the limit.
+func TestSSEParserDefaultLimitAllocatesOnDemand(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	p := newSSEParser(defaultMaxEventBytes)
+	p.reset(strings.NewReader(strings.Repeat("data: {\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\n\n", 10)))
+	for range 10 {
+		if _, err := p.next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("parsing 10 small events with the 64 MiB default allocated %d bytes", got)
+	}
+	runtime.ReadMemStats(&before)
+	body, err := readAll(strings.NewReader(`{"jsonrpc":"2.0","id":1,"result":{}}`), defaultMaxBodyBytes)
+	runtime.ReadMemStats(&after)
+	if err != nil || string(body) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+		t.Fatalf("readAll = %q, %v", body, err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("reading a small body with the 64 MiB default allocated %d bytes", got)
 	}
 }
