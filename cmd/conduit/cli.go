@@ -87,7 +87,10 @@ const answersHelp = `Answering the server's input requests:
   to the current directory, offered as a file:// URI; --roots come first.
 
 Diagnostics go to stderr: warnings and errors by default; -v adds Conduit's
-info logs and the server's own stderr, -vv debug logs.`
+info logs and the server's own stderr, -vv debug logs. What the client dropped
+(log entries over the rate limit, notifications over the queue, input requests
+refused as busy or over budget, malformed messages) is said there too, per
+kind, when the command ends and at most every 10 s while it runs.`
 
 // serverArgs ends the usage line of a command that talks to a server.
 const serverArgs = "(--url URL | -- COMMAND [ARGS...])"
@@ -206,7 +209,7 @@ func (a *app) connectionFlags(fs *pflag.FlagSet) {
 	group("timeout")
 	fs.DurationVar(&o.maxTotalTimeout, "max-total-timeout", 0, "give up on each request after `D` in all, pauses included (default 30m)")
 	group("max-total-timeout")
-	fs.Var(&o.maxMessageBytes, "max-message-bytes", "refuse a message from the server over `SIZE` bytes (a stdio line, an HTTP body or SSE event); units KiB, MiB, GiB or KB, MB, GB (default 64MiB)")
+	fs.Var(&o.maxMessageBytes, "max-message-bytes", "refuse a message from the server (a stdio line, an HTTP body or SSE event) larger than `SIZE`: bytes, or with a unit KiB, MiB, GiB, KB, MB, GB (default 64MiB)")
 	group("max-message-bytes")
 	fs.StringArrayVar(&o.headers, "header", nil, "send the HTTP header `K=V` with every request, repeatable (HTTP only: ignored, with a warning, for a stdio server)")
 	group("header")
@@ -231,7 +234,7 @@ func (a *app) handlerFlags(fs *pflag.FlagSet) {
 	group("yes")
 	fs.StringVar(&o.logLevel, "log-level", "", "ask the server for logs at `LEVEL` and above: "+strings.Join(logLevels, ", "))
 	group("log-level")
-	fs.BoolVar(&o.json, "json", false, `machine output: the result as JSON on stdout; each server log entry as one JSON object {"level","logger","data"} per line on stderr`)
+	fs.BoolVar(&o.json, "json", false, `machine output: the result as JSON on stdout; each server log entry as one JSON object {"level","logger","data"} per line on stderr, and what was dropped as {"dropped":{…},"final":…}`)
 	group("json")
 }
 
