@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit/transport"
 )
 
 // End-to-end: messages of 50 MB pass by default, over stdio and HTTP, and
@@ -213,4 +215,26 @@ func TestMaxMessageBytesFlag(t *testing.T) {
 	r := runInProcess(t, "tools", "--max-message-bytes", "lots", "--", "server")
 	assert.Equal(t, exitUsage, r.code)
 	assert.True(t, strings.HasPrefix(r.stderr, `conduit: invalid argument "lots" for "--max-message-bytes" flag: want a positive number`), r.stderr)
+}
+
+func TestSizeHint(t *testing.T) {
+	tooLong := &transport.MessageTooLongError{What: "SSE event", Limit: 1 << 20, Setting: "transport.HTTP.MaxEventBytes"}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		// The library's field becomes the flag.
+		{callFailed(context.Background(), fmt.Errorf("tools/call: %w", tooLong)),
+			"tools/call: transport: SSE event exceeds the limit of 1 MiB; raise it with --max-message-bytes"},
+		// Words of our own keep theirs, and get the flag.
+		{&exitError{code: exitFailed, msg: "the call failed", err: tooLong},
+			"the call failed; raise it with --max-message-bytes"},
+		// Other errors are left alone.
+		{callFailed(context.Background(), errors.New("boom")), "boom"},
+	} {
+		got := sizeHint(tc.err)
+		assert.Equal(t, tc.want, got.Error())
+		assert.Equal(t, exitFailed, exitCode(got))
+		assert.Equal(t, errors.Is(tc.err, tooLong), errors.Is(got, tooLong), "the cause is kept")
+	}
 }
