@@ -37,27 +37,33 @@ func (f *fakeCounts) add(change func(*dropCounts)) {
 }
 
 func TestDropReporterPrintsWhatIsNewSinceTheLastSummary(t *testing.T) {
-	counts := &fakeCounts{}
-	var out bytes.Buffer
-	tick := make(chan time.Time)
-	r := startDropReporter(counts.get, &out, false, tick)
+	// tick, then wait for the summary: synctest.Wait returns once the
+	// reporter is blocked again.
+	synctest.Test(t, func(t *testing.T) {
+		counts := &fakeCounts{}
+		var out bytes.Buffer
+		tick := make(chan time.Time)
+		r := startDropReporter(counts.get, &out, false, tick)
 
-	tick <- time.Time{} // nothing dropped: nothing printed
-	counts.add(func(d *dropCounts) {
-		d.stats.LogsDropped = 1900
-		d.stats.NotificationsDropped = 1
-		d.stats.Busy = 2
-		d.rateLimited = 3
-		d.stats.Malformed = 4
-		d.stats.UnknownResponses = 5
-		d.stats.NotificationHandlerPanics = 9 // not a drop
-	})
-	tick <- time.Time{}
-	tick <- time.Time{} // nothing new
-	counts.add(func(d *dropCounts) { d.stats.LogsDropped += 7; d.stats.Malformed++ })
-	r.finish()
+		tick <- time.Time{}
+		synctest.Wait() // nothing dropped: nothing printed
+		counts.add(func(d *dropCounts) {
+			d.stats.LogsDropped = 1900
+			d.stats.NotificationsDropped = 1
+			d.stats.Busy = 2
+			d.rateLimited = 3
+			d.stats.Malformed = 4
+			d.stats.UnknownResponses = 5
+			d.stats.NotificationHandlerPanics = 9 // not a drop
+		})
+		tick <- time.Time{}
+		synctest.Wait()
+		tick <- time.Time{}
+		synctest.Wait() // nothing new
+		counts.add(func(d *dropCounts) { d.stats.LogsDropped += 7; d.stats.Malformed++ })
+		r.finish()
 
-	assert.Equal(t, `conduit: dropped 1900 server log entries over the rate limit
+		assert.Equal(t, `conduit: dropped 1900 server log entries over the rate limit
 conduit: dropped 1 notification over the queue (1000 waiting)
 conduit: dropped 2 input requests refused as busy (over --max-server-requests)
 conduit: dropped 3 input requests refused over the server's budget
@@ -66,31 +72,38 @@ conduit: dropped 5 responses to no request in flight
 conduit: dropped 7 server log entries over the rate limit
 conduit: dropped 1 malformed message from the server
 `, out.String())
+	})
 }
 
 func TestDropReporterJSONOneObjectPerSummary(t *testing.T) {
-	counts := &fakeCounts{}
-	var out bytes.Buffer
-	tick := make(chan time.Time)
-	r := startDropReporter(counts.get, &out, true, tick)
-	counts.add(func(d *dropCounts) { d.stats.LogsDropped = 1900; d.rateLimited = 2 })
-	tick <- time.Time{}
-	counts.add(func(d *dropCounts) { d.stats.Busy = 1 })
-	r.finish()
-	assert.Equal(t, `{"dropped":{"input_rate_limited":2,"logs_rate_limited":1900},"final":false}
+	synctest.Test(t, func(t *testing.T) {
+		counts := &fakeCounts{}
+		var out bytes.Buffer
+		tick := make(chan time.Time)
+		r := startDropReporter(counts.get, &out, true, tick)
+		counts.add(func(d *dropCounts) { d.stats.LogsDropped = 1900; d.rateLimited = 2 })
+		tick <- time.Time{}
+		synctest.Wait()
+		counts.add(func(d *dropCounts) { d.stats.Busy = 1 })
+		r.finish()
+		assert.Equal(t, `{"dropped":{"input_rate_limited":2,"logs_rate_limited":1900},"final":false}
 {"dropped":{"input_busy":1},"final":true}
 `, out.String())
+	})
 }
 
 func TestDropReporterSilentWhenNothingDropped(t *testing.T) {
-	for _, jsonOut := range []bool{false, true} {
-		var out bytes.Buffer
-		tick := make(chan time.Time)
-		r := startDropReporter((&fakeCounts{}).get, &out, jsonOut, tick)
-		tick <- time.Time{}
-		r.finish()
-		assert.Empty(t, out.String(), "json=%v", jsonOut)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		for _, jsonOut := range []bool{false, true} {
+			var out bytes.Buffer
+			tick := make(chan time.Time)
+			r := startDropReporter((&fakeCounts{}).get, &out, jsonOut, tick)
+			tick <- time.Time{}
+			synctest.Wait()
+			r.finish()
+			assert.Empty(t, out.String(), "json=%v", jsonOut)
+		}
+	})
 }
 
 // While the command runs, a summary comes at most every 10 s, whatever the
