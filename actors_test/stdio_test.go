@@ -21,7 +21,10 @@ func TestOverlongLineEndsTheConnectionWithAClearError(t *testing.T) {
 	var ce *conduit.Error
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, conduit.KindTransport, ce.Kind)
-	assert.Contains(t, err.Error(), "transport: stdio message exceeds 1048576 bytes")
+	assert.Contains(t, err.Error(), "transport: stdio message exceeds the limit of 1 MiB; raise transport.Command.MaxMessageBytes")
+	var tooLong *transport.MessageTooLongError
+	require.ErrorAs(t, err, &tooLong)
+	assert.Equal(t, transport.MessageTooLongError{What: "stdio message", Limit: 1 << 20, Setting: "transport.Command.MaxMessageBytes"}, *tooLong)
 }
 
 func TestServerThatExitsMidCallFailsItWithTransport(t *testing.T) {

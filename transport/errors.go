@@ -11,6 +11,40 @@ import (
 // maxBodyExcerpt caps HTTPStatusError.Body.
 const maxBodyExcerpt = 512
 
+// MessageTooLongError reports an incoming message over its size limit: a
+// stdio line (the connection cannot resynchronise after one, so every later
+// Read returns the same error), or an SSE event or JSON response body over
+// HTTP (the request it belongs to fails and its stream is abandoned).
+// Nothing past the limit is buffered. Find it with errors.As.
+type MessageTooLongError struct {
+	// What was too long: "stdio message", "SSE event" or "JSON response
+	// body".
+	What string
+	// Limit is the limit in force, in bytes.
+	Limit int
+	// Setting names the field that sets the limit, such as
+	// "transport.Command.MaxMessageBytes".
+	Setting string
+}
+
+func (e *MessageTooLongError) Error() string {
+	return fmt.Sprintf("transport: %s exceeds the limit of %s; raise %s", e.What, sizeText(e.Limit), e.Setting)
+}
+
+// sizeText formats n bytes for a person: "64 MiB", "512 KiB" when n is a
+// whole number of them, else "1000 bytes".
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
 // HTTPStatusError reports an HTTP answer to a request that carries no
 // JSON-RPC response: a status outside 2xx whose body is not a JSON-RPC
 // error, a 202 Accepted (no response will come), or a 2xx whose

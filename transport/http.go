@@ -21,8 +21,8 @@ import (
 )
 
 const (
-	defaultMaxEventBytes  = 4 << 20
-	defaultMaxBodyBytes   = 4 << 20
+	defaultMaxEventBytes  = defaultMaxMessageBytes
+	defaultMaxBodyBytes   = defaultMaxMessageBytes
 	defaultConnectTimeout = 30 * time.Second
 	defaultIdleTimeout    = 5 * time.Minute
 
@@ -81,11 +81,14 @@ type HTTP struct {
 	// Mcp-Session-Id, Mcp-Method, Mcp-Name, Mcp-Param-*, Last-Event-ID) are
 	// ignored here.
 	Header http.Header
-	// MaxEventBytes caps one SSE event; 0 means 4 MiB. A larger event fails
-	// the request it belongs to and ends its stream.
+	// MaxEventBytes caps one SSE event; 0 means 64 MiB. A larger event fails
+	// the request it belongs to with *MessageTooLongError and ends its
+	// stream.
 	MaxEventBytes int
 	// MaxBodyBytes caps one application/json response body (and an HTTP
-	// error body); 0 means 4 MiB. A larger body fails its request.
+	// error body); 0 means 64 MiB. A larger body fails its request with
+	// *MessageTooLongError. Both limits take memory as a message arrives,
+	// not up front.
 	MaxBodyBytes int
 	// ConnectTimeout bounds the time from sending a request to its response
 	// headers; 0 means 30 s.
@@ -494,8 +497,8 @@ func (c *httpConn) forget(cl *httpCall) {
 
 // readJSON delivers an application/json response.
 func (c *httpConn) readJSON(cl *httpCall, ex *exchange) {
-	body, err := readAll(ex.resp.Body, c.maxBody, "JSON response body")
-	var tooLong *limitError
+	body, err := readAll(ex.resp.Body, c.maxBody)
+	var tooLong *MessageTooLongError
 	switch {
 	case errors.As(err, &tooLong):
 		c.fail(cl, tooLong)
@@ -523,7 +526,7 @@ func (c *httpConn) readStream(cl *httpCall, ex *exchange) *exchange {
 		if c.isSettled(cl) {
 			return ex
 		}
-		var tooLong *limitError
+		var tooLong *MessageTooLongError
 		if errors.As(err, &tooLong) {
 			c.fail(cl, tooLong)
 			return ex
@@ -639,7 +642,7 @@ func (c *httpConn) settle(cl *httpCall, m Message) {
 // there), else an *HTTPStatusError.
 func (c *httpConn) failHTTP(cl *httpCall, ex *exchange) {
 	resp := ex.resp
-	body, err := readAll(resp.Body, c.maxBody, "HTTP error body")
+	body, err := readAll(resp.Body, c.maxBody)
 	if err == nil {
 		if errObj, ok := rpcErrorObject(body); ok {
 			c.settle(cl, Message{Data: passError(cl.id, errObj), Related: cl.id})
@@ -965,14 +968,15 @@ func (b *idleBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readAll reads all of r, failing with *limitError past limit bytes.
-func readAll(r io.Reader, limit int, what string) ([]byte, error) {
+// readAll reads all of r, a response body, failing with
+// *MessageTooLongError past limit bytes.
+func readAll(r io.Reader, limit int) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(b) > limit {
-		return nil, &limitError{what: what, limit: limit}
+		return nil, &MessageTooLongError{What: "JSON response body", Limit: limit, Setting: "transport.HTTP.MaxBodyBytes"}
 	}
 	return b, nil
 }

@@ -2,22 +2,10 @@ package transport
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"strconv"
 	"time"
 )
-
-// limitError reports an SSE event or a JSON body over its configured limit.
-// The stream it came from is abandoned: nothing past the limit is buffered.
-type limitError struct {
-	what  string // "SSE event", "JSON response body"
-	limit int
-}
-
-func (e *limitError) Error() string {
-	return fmt.Sprintf("transport: %s exceeds %d bytes", e.what, e.limit)
-}
 
 // maxRetry caps a server's SSE retry field, so that a huge value cannot
 // overflow a time.Duration. It is not a policy: a stream that waits this
@@ -74,7 +62,7 @@ func (p *sseParser) takeProgress() bool {
 // data (a priming event that only carries an id) are consumed silently. At
 // the end of the stream it returns the read error (io.EOF); an event not
 // terminated by a blank line is discarded, as the SSE rules ask. An event
-// larger than max returns *limitError.
+// larger than max returns *MessageTooLongError.
 func (p *sseParser) next() ([]byte, error) {
 	var (
 		data    []byte
@@ -135,9 +123,13 @@ func (p *sseParser) next() ([]byte, error) {
 	}
 }
 
+func (p *sseParser) tooLong() error {
+	return &MessageTooLongError{What: "SSE event", Limit: p.max, Setting: "transport.HTTP.MaxEventBytes"}
+}
+
 // line returns the next line without its terminator (LF, CRLF or a lone
 // CR); it is valid until the next call. A line longer than limit returns
-// *limitError as soon as that many bytes are buffered.
+// *MessageTooLongError as soon as that many bytes are buffered.
 func (p *sseParser) line(limit int) ([]byte, error) {
 	scanned := 0 // bytes of buf[off:] known to hold no line end
 	for {
@@ -151,7 +143,7 @@ func (p *sseParser) line(limit int) ([]byte, error) {
 		if i := bytes.IndexAny(rest[scanned:], "\r\n"); i >= 0 {
 			i += scanned
 			if i > limit {
-				return nil, &limitError{what: "SSE event", limit: p.max}
+				return nil, p.tooLong()
 			}
 			p.off += i + 1
 			p.skipLF = rest[i] == '\r'
@@ -159,7 +151,7 @@ func (p *sseParser) line(limit int) ([]byte, error) {
 		}
 		scanned = len(rest)
 		if len(rest) > limit {
-			return nil, &limitError{what: "SSE event", limit: p.max}
+			return nil, p.tooLong()
 		}
 		if p.err != nil {
 			// The stream ended, perhaps in the middle of a line: the event

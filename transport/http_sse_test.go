@@ -3,6 +3,7 @@ package transport
 import (
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -17,7 +18,7 @@ func TestSSEParser(t *testing.T) {
 		want   []string
 		lastID string
 		retry  time.Duration // 0: none
-		limit  bool          // ends with *limitError
+		limit  bool          // ends with *MessageTooLongError
 	}{
 		{name: "lf", in: "data: a\n\ndata: b\n\n", want: []string{"a", "b"}},
 		{name: "crlf and lone cr", in: "data: a\r\n\r\ndata: b\r\rdata: c\r\n\n", want: []string{"a", "b", "c"}},
@@ -58,9 +59,9 @@ func TestSSEParser(t *testing.T) {
 				}
 				got = append(got, string(data))
 			}
-			var lim *limitError
+			var lim *MessageTooLongError
 			switch {
-			case tc.limit && !errors.As(err, &lim):
+			case tc.limit && (!errors.As(err, &lim) || *lim != MessageTooLongError{What: "SSE event", Limit: 1024, Setting: "transport.HTTP.MaxEventBytes"}):
 				t.Errorf("%s/%s: err = %v, want the limit", tc.name, mode, err)
 			case !tc.limit && !errors.Is(err, io.EOF):
 				t.Errorf("%s/%s: err = %v, want EOF", tc.name, mode, err)
@@ -75,9 +76,6 @@ func TestSSEParser(t *testing.T) {
 				t.Errorf("%s/%s: retry %v, want %v", tc.name, mode, p.retryOr(0), tc.retry)
 			}
 		}
-	}
-	if lim := (&limitError{what: "SSE event", limit: 4 << 20}); lim.Error() != "transport: SSE event exceeds 4194304 bytes" {
-		t.Errorf("limit message %q", lim.Error())
 	}
 }
 
@@ -154,5 +152,32 @@ func TestHeaderValues(t *testing.T) {
 		if got, ok := headerScalar([]byte(raw)); ok {
 			t.Errorf("headerScalar(%s) = %q, want no header", raw, got)
 		}
+	}
+}
+
+// The 64 MiB default reserves nothing: parsing small events takes memory
+// for them, not for the limit.
+func TestSSEParserDefaultLimitAllocatesOnDemand(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	p := newSSEParser(defaultMaxEventBytes)
+	p.reset(strings.NewReader(strings.Repeat("data: {\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\n\n", 10)))
+	for range 10 {
+		if _, err := p.next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("parsing 10 small events with the 64 MiB default allocated %d bytes", got)
+	}
+	runtime.ReadMemStats(&before)
+	body, err := readAll(strings.NewReader(`{"jsonrpc":"2.0","id":1,"result":{}}`), defaultMaxBodyBytes)
+	runtime.ReadMemStats(&after)
+	if err != nil || string(body) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+		t.Fatalf("readAll = %q, %v", body, err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("reading a small body with the 64 MiB default allocated %d bytes", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -807,9 +808,9 @@ func TestHTTPLimits(t *testing.T) {
 	c.SetSession("2026-07-28", messages.EraModern)
 
 	cases := []struct{ method, id, message string }{
-		{"bigevent", "1", "transport: SSE event exceeds 1024 bytes"},
-		{"bigline", "2", "transport: SSE event exceeds 1024 bytes"},
-		{"bigbody", "3", "transport: JSON response body exceeds 1024 bytes"},
+		{"bigevent", "1", "transport: SSE event exceeds the limit of 1 KiB; raise transport.HTTP.MaxEventBytes"},
+		{"bigline", "2", "transport: SSE event exceeds the limit of 1 KiB; raise transport.HTTP.MaxEventBytes"},
+		{"bigbody", "3", "transport: JSON response body exceeds the limit of 1 KiB; raise transport.HTTP.MaxBodyBytes"},
 		{"silent", "4", "transport: the response stream ended before the response: stream idle for 200ms"},
 		{"slowheaders", "5", "no response headers within 200ms"},
 	}
@@ -938,5 +939,39 @@ func TestHTTPReadContext(t *testing.T) {
 	defer cancel()
 	if _, err := c.Read(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Read = %v, want the deadline", err)
+	}
+}
+
+// The limits default to 64 MiB (the end-to-end tests of the CLI send 50 MB
+// through them), and an error names the limit and the field to raise.
+func TestHTTPDefaultLimits(t *testing.T) {
+	big := `"` + strings.Repeat("x", 2000) + `"`
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		switch req.rpc {
+		case "bigbody":
+			writeJSON(w, 200, result(req.id, big))
+		case "bigevent":
+			startSSE(w)
+			event(w, "data: "+result(req.id, big)+"\n\n")
+		}
+	})
+	if c := dial(t, ep, HTTP{}); c.maxBody != 64<<20 || c.maxEvent != 64<<20 {
+		t.Errorf("default limits: body %d, event %d; want 64 MiB", c.maxBody, c.maxEvent)
+	}
+
+	small := dial(t, ep, HTTP{MaxBodyBytes: 1024, MaxEventBytes: 1024})
+	small.SetSession("2026-07-28", messages.EraModern)
+	for i, tc := range []struct{ method, what, setting string }{
+		{"bigbody", "JSON response body", "transport.HTTP.MaxBodyBytes"},
+		{"bigevent", "SSE event", "transport.HTTP.MaxEventBytes"},
+	} {
+		id := strconv.Itoa(i + 1)
+		send(t, small, modernReq(id, tc.method, ""))
+		err := nextFailure(t, small, id)
+		want := MessageTooLongError{What: tc.what, Limit: 1024, Setting: tc.setting}
+		var tooLong *MessageTooLongError
+		if !errors.As(err, &tooLong) || *tooLong != want {
+			t.Errorf("%s: %#v, want %#v", tc.method, err, want)
+		}
 	}
 }

@@ -17,7 +17,10 @@ import (
 )
 
 const (
-	defaultMaxMessageBytes = 4 << 20
+	// defaultMaxMessageBytes is the default limit of one incoming message
+	// over stdio and of an SSE event or a JSON body over HTTP. Buffers grow
+	// with the message: the limit costs nothing until a message needs it.
+	defaultMaxMessageBytes = 64 << 20
 	defaultCloseTimeout    = 2 * time.Second
 
 	// maxStderrLine caps one forwarded stderr line; the rest is dropped so a
@@ -49,8 +52,9 @@ type Command struct {
 	Env []string
 	// Dir is the server's working directory; "" means ours.
 	Dir string
-	// MaxMessageBytes caps one incoming message; 0 means 4 MiB. A longer
-	// line fails the connection with *MessageTooLongError.
+	// MaxMessageBytes caps one incoming message; 0 means 64 MiB. A longer
+	// line fails the connection with *MessageTooLongError. Memory is taken
+	// as a message arrives, not reserved up front.
 	MaxMessageBytes int
 	// Logger receives the server's stderr, one Info record per line with the
 	// attribute stream=stderr (lines over 8 KiB are cut, and marked
@@ -61,17 +65,6 @@ type Command struct {
 	// CloseTimeout is how long Close waits for the server to exit after
 	// closing its stdin, and again after SIGTERM, before SIGKILL; 0 means 2s.
 	CloseTimeout time.Duration
-}
-
-// MessageTooLongError reports an incoming stdio line longer than the limit.
-// The connection cannot resynchronise after one, so every later Read returns
-// the same error.
-type MessageTooLongError struct {
-	Limit int // the MaxMessageBytes in force
-}
-
-func (e *MessageTooLongError) Error() string {
-	return fmt.Sprintf("transport: stdio message exceeds %d bytes", e.Limit)
 }
 
 // Connect starts the server. ctx is only checked before starting: the
@@ -422,7 +415,7 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 			chunk = chunk[:len(chunk)-1]
 		}
 		if len(line)+len(chunk) > limit {
-			return nil, &MessageTooLongError{Limit: limit}
+			return nil, &MessageTooLongError{What: "stdio message", Limit: limit, Setting: "transport.Command.MaxMessageBytes"}
 		}
 		line = append(line, chunk...) // copies out of r's buffer
 		switch {

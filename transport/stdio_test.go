@@ -238,16 +238,62 @@ func TestStdioMessageTooLong(t *testing.T) {
 		}
 	})
 	t.Run("default limit", func(t *testing.T) {
+		// 64 MiB by default: the 5 MiB line passes whole.
 		c := startHelper(t, "longline", Command{})
-		_, err := c.Read(context.Background())
-		var tooLong *MessageTooLongError
-		if !errors.As(err, &tooLong) || tooLong.Limit != 4<<20 {
-			t.Fatalf("Read = %v, want *MessageTooLongError{4 MiB}", err)
+		if got := mustRead(t, c); got != strings.Repeat("a", 5<<20) {
+			t.Fatalf("Read = %d bytes %.20q…, want the 5 MiB line", len(got), got)
 		}
-		if want := "transport: stdio message exceeds 4194304 bytes"; err.Error() != want {
+		if got := mustRead(t, c); got != `{"after":true}` {
+			t.Fatalf("Read after the long line = %q", got)
+		}
+	})
+	t.Run("error", func(t *testing.T) {
+		c := startHelper(t, "longline", Command{MaxMessageBytes: 4 << 20})
+		_, err := c.Read(context.Background())
+		want := MessageTooLongError{What: "stdio message", Limit: 4 << 20, Setting: "transport.Command.MaxMessageBytes"}
+		var tooLong *MessageTooLongError
+		if !errors.As(err, &tooLong) || *tooLong != want {
+			t.Fatalf("Read = %#v, want %#v", err, want)
+		}
+		if want := "transport: stdio message exceeds the limit of 4 MiB; raise transport.Command.MaxMessageBytes"; err.Error() != want {
 			t.Fatalf("Error() = %q, want %q", err.Error(), want)
 		}
 	})
+}
+
+// The 64 MiB default reserves nothing: a connection that reads short lines
+// holds its 64 KiB read buffer, not the limit.
+func TestStdioDefaultLimitAllocatesOnDemand(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	c := startHelper(t, "echo", Command{})
+	ctx := context.Background()
+	for range 10 {
+		if err := c.Write(ctx, []byte(`{"jsonrpc":"2.0","method":"ping"}`)); err != nil {
+			t.Fatal(err)
+		}
+		mustRead(t, c)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("a connection with the 64 MiB default allocated %d bytes for 10 short lines", got)
+	}
+}
+
+func TestMessageTooLongErrorText(t *testing.T) {
+	for _, tc := range []struct {
+		err  MessageTooLongError
+		want string
+	}{
+		{MessageTooLongError{"stdio message", 64 << 20, "transport.Command.MaxMessageBytes"}, "transport: stdio message exceeds the limit of 64 MiB; raise transport.Command.MaxMessageBytes"},
+		{MessageTooLongError{"SSE event", 2 << 30, "transport.HTTP.MaxEventBytes"}, "transport: SSE event exceeds the limit of 2 GiB; raise transport.HTTP.MaxEventBytes"},
+		{MessageTooLongError{"JSON response body", 512 << 10, "transport.HTTP.MaxBodyBytes"}, "transport: JSON response body exceeds the limit of 512 KiB; raise transport.HTTP.MaxBodyBytes"},
+		{MessageTooLongError{"stdio message", 50_000_000, "transport.Command.MaxMessageBytes"}, "transport: stdio message exceeds the limit of 50000000 bytes; raise transport.Command.MaxMessageBytes"},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("Error() = %q, want %q", got, tc.want)
+		}
+	}
 }
 
 func TestStdioServerExits(t *testing.T) {

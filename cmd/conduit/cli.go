@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/conduitmcp/conduit/era"
+	"github.com/conduitmcp/conduit/transport"
 )
 
 // app is one run of the CLI.
@@ -17,16 +18,25 @@ type app struct {
 	std    streams
 	stderr *lockedWriter // shared by logs, server log entries and the final error
 	opts   options
+	// server, when set, is connected to instead of --url or the command
+	// after -- (which must still be given): tests reach an in-memory
+	// server through it.
+	server transport.Transport
 }
 
 // run executes the CLI with args (without the program name) and returns the
 // exit status.
 func run(ctx context.Context, args []string, std streams) int {
-	a := &app{std: std, stderr: &lockedWriter{w: std.err}}
+	return newApp(std).run(ctx, args)
+}
+
+func newApp(std streams) *app { return &app{std: std, stderr: &lockedWriter{w: std.err}} }
+
+func (a *app) run(ctx context.Context, args []string) int {
 	root := a.rootCommand()
 	root.SetArgs(args)
-	root.SetIn(std.in)
-	root.SetOut(std.out)
+	root.SetIn(a.std.in)
+	root.SetOut(a.std.out)
 	root.SetErr(a.stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -77,7 +87,10 @@ const answersHelp = `Answering the server's input requests:
   to the current directory, offered as a file:// URI; --roots come first.
 
 Diagnostics go to stderr: warnings and errors by default; -v adds Conduit's
-info logs and the server's own stderr, -vv debug logs.`
+info logs and the server's own stderr, -vv debug logs. What the client dropped
+(log entries over the rate limit, notifications over the queue, input requests
+refused as busy or over budget, malformed messages) is said there too, per
+kind, when the command ends and at most every 10 s while it runs.`
 
 // serverArgs ends the usage line of a command that talks to a server.
 const serverArgs = "(--url URL | -- COMMAND [ARGS...])"
@@ -196,6 +209,8 @@ func (a *app) connectionFlags(fs *pflag.FlagSet) {
 	group("timeout")
 	fs.DurationVar(&o.maxTotalTimeout, "max-total-timeout", 0, "give up on each request after `D` in all, pauses included (default 30m)")
 	group("max-total-timeout")
+	fs.Var(&o.maxMessageBytes, "max-message-bytes", "refuse a message from the server (a stdio line, an HTTP body or SSE event) larger than `SIZE`: bytes, or with a unit KiB, MiB, GiB, KB, MB, GB (default 64MiB)")
+	group("max-message-bytes")
 	fs.StringArrayVar(&o.headers, "header", nil, "send the HTTP header `K=V` with every request, repeatable (HTTP only: ignored, with a warning, for a stdio server)")
 	group("header")
 }
@@ -219,7 +234,7 @@ func (a *app) handlerFlags(fs *pflag.FlagSet) {
 	group("yes")
 	fs.StringVar(&o.logLevel, "log-level", "", "ask the server for logs at `LEVEL` and above: "+strings.Join(logLevels, ", "))
 	group("log-level")
-	fs.BoolVar(&o.json, "json", false, `machine output: the result as JSON on stdout; each server log entry as one JSON object {"level","logger","data"} per line on stderr`)
+	fs.BoolVar(&o.json, "json", false, `machine output: the result as JSON on stdout; each server log entry as one JSON object {"level","logger","data"} per line on stderr, and what was dropped as {"dropped":{…},"final":…}`)
 	group("json")
 }
 

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/conduitmcp/conduit"
@@ -30,6 +31,7 @@ type options struct {
 	tasks           bool
 	timeout         time.Duration
 	maxTotalTimeout time.Duration
+	maxMessageBytes messageSize
 	headers         []string
 	// handler
 	answers           string
@@ -172,19 +174,24 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 
 	tail := &stderrTail{}
 	var t transport.Transport
-	if o.url == "" {
+	switch {
+	case a.server != nil:
+		t = a.server
+	case o.url == "":
 		t = &transport.Command{
-			Path:   server[0],
-			Args:   server[1:],
-			Logger: slog.New(tailHandler{next: logger.Handler(), tail: tail}),
+			Path:            server[0],
+			Args:            server[1:],
+			MaxMessageBytes: int(o.maxMessageBytes),
+			Logger:          slog.New(tailHandler{next: logger.Handler(), tail: tail}),
 		}
-	} else {
+	default:
 		header := http.Header{}
 		for _, h := range o.headers {
 			k, v, _ := strings.Cut(h, "=")
 			header.Add(strings.TrimSpace(k), v)
 		}
-		t = &transport.HTTP{URL: o.url, Header: header, Logger: logger}
+		t = &transport.HTTP{URL: o.url, Header: header, Logger: logger,
+			MaxBodyBytes: int(o.maxMessageBytes), MaxEventBytes: int(o.maxMessageBytes)}
 	}
 	client, err := conduit.Connect(ctx, t, conduit.Options{
 		ServerID:          o.serverID,
@@ -201,12 +208,14 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 	})
 	if err != nil {
 		a.showTail(logger, tail, err)
-		return connectFailed(ctx, err)
+		return sizeHint(connectFailed(ctx, err))
 	}
+	finishDrops := a.watchDrops(clientDrops(client, audit))
 	defer func() {
 		if err := client.Close(); err != nil {
 			logger.Debug("close", "err", err)
 		}
+		finishDrops()
 	}()
 	info := client.ServerInfo()
 	logger.Info("connected", "server", info.Name, "server_version", info.Version, "protocol_version", client.ProtocolVersion(), "era", client.Era())
@@ -234,7 +243,7 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		if errors.As(err, &ce) && ce.Kind == conduit.KindTransport {
 			a.showTail(logger, tail, err)
 		}
-		return callFailed(ctx, err)
+		return sizeHint(callFailed(ctx, err))
 	}
 	return nil
 }
@@ -306,6 +315,9 @@ type auditor struct {
 	mu     sync.Mutex
 	file   *os.File
 	logger *slog.Logger
+	// rateLimited counts the records with outcome rate_limited, for the
+	// drop summaries: Stats has no such counter.
+	rateLimited atomic.Int64
 }
 
 // answerKeys names the answers-file key of each kind of input request.
@@ -316,6 +328,9 @@ var answerKeys = map[string]string{
 }
 
 func (au *auditor) record(rec conduit.AuditRecord) {
+	if rec.Outcome == conduit.OutcomeRateLimited {
+		au.rateLimited.Add(1)
+	}
 	if key, ok := answerKeys[rec.Method]; ok && rec.Outcome == "refused" && rec.Code != nil && *rec.Code == -32601 {
 		au.logger.Warn(fmt.Sprintf("the server asked for %s, which this client does not offer: add %s to an --answers file", rec.Method, key))
 	}

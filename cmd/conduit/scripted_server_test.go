@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// scriptServerEnv makes the test binary a scripted stdio server (see
+// scriptServer) when set; TestMain hands over to it.
+const scriptServerEnv = "CONDUIT_SCRIPT_SERVER"
+
+// scriptServer is a legacy (2025-11-25) MCP server on r/w whose tools/call
+// does what mode says:
+//
+//   - "flood:N" sends N log entries in one write, waits 300 ms (the client
+//     shows those that passed its rate limit before the answer ends the
+//     call) and answers "done";
+//   - "big:N" answers with one text block of N bytes "x", generated as it
+//     is written: the server never holds the message.
+//
+// It returns the process's exit status.
+func scriptServer(mode string, r io.Reader, w io.Writer) int {
+	kind, arg, _ := strings.Cut(mode, ":")
+	n, err := strconv.Atoi(arg)
+	if err != nil || (kind != "flood" && kind != "big") {
+		fmt.Fprintf(w, "script server: bad mode %q\n", mode)
+		return 2
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	out := bufio.NewWriterSize(w, 64<<10)
+	reply := func(id json.RawMessage, result string) {
+		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", id, result)
+	}
+	for sc.Scan() {
+		var m hostileMsg
+		if json.Unmarshal(sc.Bytes(), &m) != nil || m.Method == "" || len(m.ID) == 0 {
+			continue
+		}
+		switch {
+		case m.Method == "initialize":
+			reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"scripted","version":"1"}}`)
+		case m.Method == "tools/call" && kind == "flood":
+			for i := range n {
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"entry %d"}}`+"\n", i)
+			}
+			_ = out.Flush()
+			time.Sleep(300 * time.Millisecond)
+			reply(m.ID, `{"content":[{"type":"text","text":"done"}]}`)
+		case m.Method == "tools/call":
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":`, m.ID)
+			writeBigResult(out, n)
+			out.WriteString("}\n")
+		default:
+			reply(m.ID, `{}`)
+		}
+		if out.Flush() != nil {
+			return 0 // the client went away
+		}
+	}
+	return 0
+}
+
+// writeBigResult writes a CallToolResult with one text block of n bytes
+// "x", a chunk at a time.
+func writeBigResult(w io.Writer, n int) error {
+	chunk := bytes.Repeat([]byte("x"), 64<<10)
+	if _, err := io.WriteString(w, `{"content":[{"type":"text","text":"`); err != nil {
+		return err
+	}
+	for n > 0 {
+		k := min(n, len(chunk))
+		if _, err := w.Write(chunk[:k]); err != nil {
+			return err
+		}
+		n -= k
+	}
+	_, err := io.WriteString(w, `"}]}`)
+	return err
+}
