@@ -35,8 +35,10 @@ type dropKind struct {
 var dropKinds = []dropKind{
 	{"logs_rate_limited", "server log entry over the rate limit", "server log entries over the rate limit", func(d dropCounts) int64 { return d.stats.LogsDropped }},
 	{"notifications_queue_full", "notification over the queue (1000 waiting)", "notifications over the queue (1000 waiting)", func(d dropCounts) int64 { return d.stats.NotificationsDropped }},
+	{"notifications_discarded", "notification discarded at close", "notifications discarded at close", func(d dropCounts) int64 { return d.stats.NotificationsDiscarded }},
 	{"input_busy", "input request refused as busy (over --max-server-requests)", "input requests refused as busy (over --max-server-requests)", func(d dropCounts) int64 { return d.stats.Busy }},
 	{"input_rate_limited", "input request refused over the server's budget", "input requests refused over the server's budget", func(d dropCounts) int64 { return d.rateLimited }},
+	{"roots_withheld", "root withheld from the server (not a local file:// URI)", "roots withheld from the server (not local file:// URIs)", func(d dropCounts) int64 { return d.stats.RootsWithheld }},
 	{"malformed", "malformed message from the server", "malformed messages from the server", func(d dropCounts) int64 { return d.stats.Malformed }},
 	{"unknown_responses", "response to no request in flight", "responses to no request in flight", func(d dropCounts) int64 { return d.stats.UnknownResponses }},
 }

@@ -50,6 +50,8 @@ func TestDropReporterPrintsWhatIsNewSinceTheLastSummary(t *testing.T) {
 		counts.add(func(d *dropCounts) {
 			d.stats.LogsDropped = 1900
 			d.stats.NotificationsDropped = 1
+			d.stats.NotificationsDiscarded = 6
+			d.stats.RootsWithheld = 1
 			d.stats.Busy = 2
 			d.rateLimited = 3
 			d.stats.Malformed = 4
@@ -65,8 +67,10 @@ func TestDropReporterPrintsWhatIsNewSinceTheLastSummary(t *testing.T) {
 
 		assert.Equal(t, `conduit: dropped 1900 server log entries over the rate limit
 conduit: dropped 1 notification over the queue (1000 waiting)
+conduit: dropped 6 notifications discarded at close
 conduit: dropped 2 input requests refused as busy (over --max-server-requests)
 conduit: dropped 3 input requests refused over the server's budget
+conduit: dropped 1 root withheld from the server (not a local file:// URI)
 conduit: dropped 4 malformed messages from the server
 conduit: dropped 5 responses to no request in flight
 conduit: dropped 7 server log entries over the rate limit
