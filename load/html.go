@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
+	"image/color"
 	"io"
 	"strings"
 	"time"
@@ -68,20 +69,21 @@ func ms(m Millis) float64 { return float64(m) / float64(time.Millisecond) }
 // latency on a log scale.
 func histogramPlot(rep *Report) *plot.Plot {
 	p := plot.New()
-	p.Title.Text = "Latency distribution (" + rep.LatencyFrom + ")"
+	p.Title.Text = "Latency distribution, from the send time"
+	if rep.Shape.Rate > 0 {
+		p.Title.Text = "Latency distribution, from the intended send time"
+	}
 	p.X.Label.Text = "latency (ms, log scale)"
 	p.Y.Label.Text = "calls"
-	pts := make(plotter.XYs, 0, len(rep.Histogram))
+	if len(rep.Histogram) == 0 {
+		return p
+	}
+	bars := &plotter.Histogram{FillColor: color.Gray{Y: 190}, LineStyle: plotter.DefaultLineStyle}
 	for _, b := range rep.Histogram {
-		pts = append(pts, plotter.XY{X: max(ms(b.UpTo), 0.001), Y: float64(b.Count)})
+		bars.Bins = append(bars.Bins, plotter.HistogramBin{Min: ms(b.From), Max: ms(b.UpTo), Weight: float64(b.Count)})
 	}
-	if len(pts) > 0 {
-		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-		if len(pts) == 1 { // a log axis needs a range
-			p.X.Min, p.X.Max = pts[0].X/2, pts[0].X*2
-		}
-		addLine(p, pts)
-	}
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	p.Add(bars, plotter.NewGrid())
 	return p
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -132,8 +133,9 @@ type Server struct {
 	PeakRSSBytes int64  `json:"peak_rss_bytes"`
 }
 
-// Bucket is a histogram bar: Count calls took up to UpTo.
+// Bucket is a histogram bar: Count calls took from From up to UpTo.
 type Bucket struct {
+	From  Millis `json:"from_ms"`
 	UpTo  Millis `json:"up_to_ms"`
 	Count int64  `json:"count"`
 }
@@ -285,21 +287,24 @@ func (r *recorder) fill(rep *Report) {
 	}
 }
 
-// buckets folds the histogram into at most about 60 bars, log-spaced.
+// bucketsPerDecade is the resolution of Report.Histogram: bars about 12%
+// wide, on a log scale.
+const bucketsPerDecade = 20
+
+// buckets folds the histogram into log-spaced bars, skipping empty ones.
 func buckets(h *hdrhistogram.Histogram) []Bucket {
-	var out []Bucket
+	counts := map[int]int64{}
 	for _, b := range h.Distribution() {
-		if b.Count == 0 {
-			continue
+		if b.Count > 0 {
+			counts[int(math.Floor(bucketsPerDecade*math.Log10(float64(b.To)/1000)))] += b.Count
 		}
-		up := fromMicros(b.To)
-		// Merge into the last bar while within 10% of its bound: keeps the
-		// plot readable without losing the shape.
-		if n := len(out); n > 0 && float64(up) <= float64(out[n-1].UpTo)*1.1 {
-			out[n-1].UpTo, out[n-1].Count = up, out[n-1].Count+b.Count
-			continue
-		}
-		out = append(out, Bucket{UpTo: up, Count: b.Count})
+	}
+	edge := func(k int) Millis {
+		return Millis(math.Pow(10, float64(k)/bucketsPerDecade) * float64(time.Millisecond))
+	}
+	var out []Bucket
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		out = append(out, Bucket{From: edge(k), UpTo: edge(k + 1), Count: counts[k]})
 	}
 	return out
 }
