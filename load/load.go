@@ -382,6 +382,8 @@ func (r *runner) reportProgress() (stop func()) {
 	return func() {
 		close(done)
 		wg.Wait()
-		r.cfg.Progress(r.rec.progress(time.Now()))
+		p := r.rec.progress(time.Now())
+		p.Final = true
+		r.cfg.Progress(p)
 	}
 }

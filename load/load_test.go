@@ -75,6 +75,11 @@ func TestFixedDelayIsTheLatency(t *testing.T) {
 					assert.Equal(t, load.Millis(60*time.Second), rep.Time.UnattributedInput+rep.Time.PausedForInput)
 					assert.Positive(t, rep.Time.UnattributedInput)
 				}
+				// One bar of the histogram holds every call, around 2 s.
+				require.Len(t, rep.Histogram, 1)
+				assert.Equal(t, int64(30), rep.Histogram[0].Count)
+				assert.LessOrEqual(t, rep.Histogram[0].From, load.Millis(2*time.Second))
+				assert.Greater(t, rep.Histogram[0].UpTo, load.Millis(2*time.Second))
 				require.Len(t, rep.Timeline, 11)
 				var total int64
 				for _, s := range rep.Timeline {

@@ -239,6 +239,8 @@ type Progress struct {
 	P99  Millis  `json:"p99_ms"`
 	// Warmup is true while the warm-up runs (nothing counted yet).
 	Warmup bool `json:"warmup,omitempty"`
+	// Final is true for the last report, once the load is over.
+	Final bool `json:"final,omitempty"`
 }
 
 func (r *recorder) progress(now time.Time) Progress {

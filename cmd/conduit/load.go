@@ -180,10 +180,12 @@ func (a *app) runLoad(ctx context.Context, f loadFlags, args, server []string) e
 	return loadVerdict(rep, f)
 }
 
-// loadProgress returns the progress callback: one line on stderr per
-// update, a bar when the number of calls is known; a JSON object per line
-// with --json.
+// loadProgress returns the progress callback: a line on stderr per update,
+// with a bar when the number of calls is known, redrawn in place at a
+// terminal; a JSON object per line with --json.
 func (a *app) loadProgress(calls int) func(load.Progress) {
+	f, ok := a.std.err.(*os.File)
+	inPlace := ok && isTerminal(f) && !a.opts.json
 	return func(p load.Progress) {
 		if a.opts.json {
 			b, err := json.Marshal(p)
@@ -193,19 +195,25 @@ func (a *app) loadProgress(calls int) func(load.Progress) {
 			return
 		}
 		var b strings.Builder
+		if inPlace {
+			b.WriteString("\r\x1b[K") // back to the start of the line, and clear it
+		}
 		b.WriteString("load ")
-		if p.Warmup {
-			b.WriteString("warming up\n")
-			_, _ = a.stderr.Write([]byte(b.String()))
-			return
+		switch {
+		case p.Warmup:
+			b.WriteString("warming up")
+		default:
+			if calls > 0 {
+				const width = 20
+				frac := min(float64(p.Calls)/float64(calls), 1)
+				filled := int(frac*width + 0.5)
+				fmt.Fprintf(&b, "[%s%s] ", strings.Repeat("#", filled), strings.Repeat("-", width-filled))
+			}
+			fmt.Fprintf(&b, "%d calls, %.1f calls/s, %d errors, p99 %s", p.Calls, p.Rate, p.Errors, p.P99)
 		}
-		if calls > 0 {
-			const width = 20
-			frac := min(float64(p.Calls)/float64(calls), 1)
-			filled := int(frac*width + 0.5)
-			fmt.Fprintf(&b, "[%s%s] ", strings.Repeat("#", filled), strings.Repeat("-", width-filled))
+		if !inPlace || p.Final {
+			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "%d calls, %.1f calls/s, %d errors, p99 %s\n", p.Calls, p.Rate, p.Errors, p.P99)
 		_, _ = a.stderr.Write([]byte(b.String()))
 	}
 }
