@@ -206,3 +206,42 @@ func TestRunConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// A call that outlives MaxTotalTimeout is a timeout; its time split is the
+// one its error carries.
+func TestTimeoutOutcome(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rep, _ := runDemo(t, load.Config{
+			Options: conduit.Options{Era: conduit.EraModern, MaxTotalTimeout: 3 * time.Second,
+				Handlers: sampler(load.Fixed(5 * time.Second))},
+			Calls: 2,
+			Mix:   []load.Call{{Tool: "summarise"}},
+		})
+		assert.Equal(t, map[string]int64{"timeout": 2}, rep.Outcomes)
+		assert.Equal(t, load.Millis(3*time.Second), rep.Latency.Max)
+		assert.Equal(t, load.TimeSplit{PausedForInput: load.Millis(6 * time.Second)}, rep.Time)
+	})
+}
+
+// When the run's context ends, the calls in flight are cancelled and the
+// report says it was interrupted.
+func TestInterrupted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := demoserver.New()
+		defer func() { require.NoError(t, srv.Close()) }()
+		ctx, cancel := context.WithTimeout(context.Background(), 3500*time.Millisecond)
+		defer cancel()
+		var final load.Progress
+		rep, err := load.Run(ctx, load.Config{
+			Transport: srv,
+			Options:   conduit.Options{Era: conduit.EraModern, Handlers: sampler(load.Fixed(time.Second))},
+			Duration:  time.Minute,
+			Mix:       []load.Call{{Tool: "summarise"}},
+			Progress:  func(p load.Progress) { final = p },
+		})
+		require.NoError(t, err)
+		assert.True(t, rep.Interrupted)
+		assert.Equal(t, map[string]int64{"ok": 3, "cancelled": 1}, rep.Outcomes)
+		assert.Equal(t, load.Progress{Elapsed: 3500 * time.Millisecond, Calls: 4, Errors: 1, Rate: 4 / 3.5, P99: load.Millis(time.Second), Final: true}, final)
+	})
+}

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -251,9 +252,15 @@ func (r *recorder) progress(now time.Time) Progress {
 		p.Rate = float64(r.calls) / s
 	}
 	if r.calls > 0 {
-		p.P99 = fromMicros(r.hist.ValueAtQuantile(99))
+		p.P99 = r.quantile(99)
 	}
 	return p
+}
+
+// quantile is the latency at q percent. The histogram's values are to its
+// precision: keep them within the exact min and max. mu must be held.
+func (r *recorder) quantile(q float64) Millis {
+	return min(max(fromMicros(r.hist.ValueAtQuantile(q)), Millis(r.min)), Millis(r.max))
 }
 
 // fill writes the recorder's totals into rep.
@@ -269,13 +276,8 @@ func (r *recorder) fill(rep *Report) {
 	}
 	if r.calls > 0 {
 		h := r.hist
-		// The histogram's values are to its precision: keep them within the
-		// exact min and max.
-		at := func(q float64) Millis {
-			return min(max(fromMicros(h.ValueAtQuantile(q)), Millis(r.min)), Millis(r.max))
-		}
 		rep.Latency = Percentiles{
-			Min: Millis(r.min), P50: at(50), P90: at(90), P99: at(99), P999: at(99.9), Max: Millis(r.max),
+			Min: Millis(r.min), P50: r.quantile(50), P90: r.quantile(90), P99: r.quantile(99), P999: r.quantile(99.9), Max: Millis(r.max),
 			Mean: Millis(time.Duration(h.Mean()) * time.Microsecond),
 		}
 		rep.Histogram = buckets(h)
@@ -337,7 +339,11 @@ func outcomeOf(res *conduit.CallToolResult, err error) string {
 	if errors.As(err, &re) {
 		return fmt.Sprintf("rpc %d", re.Code)
 	}
-	return string(conduit.KindTransport)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// The run's context ended: CallTool returns its error as is.
+		return string(conduit.KindCancelled)
+	}
+	return "error"
 }
 
 // WriteText prints the report for a person.
