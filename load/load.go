@@ -161,20 +161,13 @@ func connectAll(ctx context.Context, t transport.Transport, opts conduit.Options
 		wg.Go(func() { clients[i], errs[i] = conduit.Connect(ctx, t, opts) })
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		closeAll(clients)
-		return nil, fmt.Errorf("load: connect: %w", firstErr(errs))
-	}
-	return clients, nil
-}
-
-func firstErr(errs []error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
+	for _, err := range errs {
+		if err != nil {
+			closeAll(clients)
+			return nil, fmt.Errorf("load: connect: %w", err)
 		}
 	}
-	return nil
+	return clients, nil
 }
 
 func closeAll(clients []*conduit.Client) {

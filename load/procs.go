@@ -31,9 +31,10 @@ func watchProcesses(t transport.Transport, logger *slog.Logger) *processes {
 		return p
 	}
 	c := *cmd
-	if c.Logger == nil && logger != nil {
-		// What conduit.Connect does for a bare *transport.Command, which it
-		// no longer sees once wrapped.
+	if c.Logger == nil && logger != nil && logger.Enabled(context.Background(), slog.LevelInfo) {
+		// What conduit.Connect does for a bare *transport.Command (the
+		// server's stderr to the client's logger), which it no longer sees
+		// once wrapped.
 		c.Logger = logger
 	}
 	p.cmd, p.transport = &c, p
