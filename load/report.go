@@ -397,7 +397,11 @@ func (rep *Report) WriteText(w io.Writer) error {
 			peak[sv.Name], n[sv.Name] = max(peak[sv.Name], sv.PeakRSSBytes), n[sv.Name]+1
 		}
 		for _, name := range slices.Sorted(maps.Keys(peak)) {
-			fmt.Fprintf(&b, "server peak RSS: %s %.1f MiB (highest of %d processes)\n", name, float64(peak[name])/(1<<20), n[name])
+			of := "1 process"
+			if n[name] > 1 {
+				of = fmt.Sprintf("highest of %d processes", n[name])
+			}
+			fmt.Fprintf(&b, "server peak RSS: %s %.1f MiB (%s)\n", name, float64(peak[name])/(1<<20), of)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
