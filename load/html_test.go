@@ -36,6 +36,7 @@ func TestWriteHTML(t *testing.T) {
 		assert.Contains(t, page, "Calls per second")
 		assert.Contains(t, page, "p99 latency per second")
 		assert.Contains(t, page, "latency:    min ")
+		assert.Contains(t, page, "server peak RSS: unknown\n") // in process: no server process
 		assert.NotContains(t, page, "<?xml")
 		assert.Empty(t, loadsFromNetwork.FindAllString(page, -1))
 		assert.True(t, strings.HasPrefix(page, "<!DOCTYPE html>"))
