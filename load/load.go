@@ -143,8 +143,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// /proc entry, a closed client's counters are final anyway.
 	rep.Servers = procs.peaks()
 	for _, c := range clients {
-		st := c.Stats()
-		rep.Stats = addStats(rep.Stats, st)
+		rep.Stats = rep.Stats.Add(c.Stats())
 	}
 	closeAll(clients)
 	in.fill(rep)
@@ -209,18 +208,6 @@ func handlerSet(opts conduit.Options) (conduit.Handlers, error) {
 		return opts.Handlers, nil
 	}
 	return conduit.HandlersOf(opts.Handler)
-}
-
-func addStats(a, b conduit.Stats) conduit.Stats {
-	a.ServerRequests += b.ServerRequests
-	a.Busy += b.Busy
-	a.AbandonedHandlers += b.AbandonedHandlers
-	a.NotificationsDropped += b.NotificationsDropped
-	a.LogsDropped += b.LogsDropped
-	a.Malformed += b.Malformed
-	a.UnknownResponses += b.UnknownResponses
-	a.NotificationHandlerPanics += b.NotificationHandlerPanics
-	return a
 }
 
 // runner runs the callers of one load.
