@@ -16,7 +16,8 @@ import (
 // processes finds the server processes a *transport.Command starts, to
 // read their peak RSS (Linux: /proc/PID/status VmHWM). Package transport
 // does not expose the PID: each Connect is serialised, and the child of
-// this process that appears during it is the server.
+// this process that appears during it is the server (a child started at
+// that moment by something else in the process would be counted too).
 type processes struct {
 	transport transport.Transport
 	mu        sync.Mutex // serialises Connect; guards pids
