@@ -1,6 +1,7 @@
 package messages
 
 import (
+	"reflect"
 	"time"
 )
 
@@ -60,4 +61,16 @@ type AuditRecord struct {
 	Message string `json:"message,omitempty"`
 	// Result is the result sent, when one was.
 	Result any `json:"result,omitempty"`
+}
+
+// Add returns the sum of two snapshots, field by field: the counters of
+// several clients (or sessions) together. Every field of Stats is an int64
+// counter, so the sum runs over the fields themselves and cannot forget one
+// added later.
+func (s Stats) Add(o Stats) Stats {
+	vs, vo := reflect.ValueOf(&s).Elem(), reflect.ValueOf(o)
+	for i := range vs.NumField() {
+		vs.Field(i).SetInt(vs.Field(i).Int() + vo.Field(i).Int())
+	}
+	return s
 }

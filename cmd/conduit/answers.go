@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/load"
 )
 
 // answers are the scripted answers of an answers file. A nil kind is absent
@@ -31,7 +32,10 @@ type answers struct {
 type samplingAnswer struct {
 	Result *conduit.CreateMessageResult
 	Error  *conduit.RPCError
-	Delay  time.Duration
+	// Delay is a fixed "delay" ("2s"); zero for a distribution.
+	Delay time.Duration
+	// Delays is the wait before answering: Delay, or the distribution.
+	Delays load.Delay
 }
 
 // elicitationAnswer is the file's "elicitation": an action (with content
@@ -41,7 +45,8 @@ type elicitationAnswer struct {
 	Action  string
 	Content map[string]any
 	Error   *conduit.RPCError
-	Delay   time.Duration
+	Delay   time.Duration // as samplingAnswer's
+	Delays  load.Delay
 }
 
 // The file's JSON shape.
@@ -49,14 +54,14 @@ type answersFile struct {
 	Sampling *struct {
 		Result json.RawMessage `json:"result"`
 		Error  *refusalJSON    `json:"error"`
-		Delay  string          `json:"delay"`
+		Delay  json.RawMessage `json:"delay"`
 	} `json:"sampling"`
 	Elicitation *struct {
-		Modes   []string       `json:"modes"`
-		Action  string         `json:"action"`
-		Content map[string]any `json:"content"`
-		Error   *refusalJSON   `json:"error"`
-		Delay   string         `json:"delay"`
+		Modes   []string        `json:"modes"`
+		Action  string          `json:"action"`
+		Content map[string]any  `json:"content"`
+		Error   *refusalJSON    `json:"error"`
+		Delay   json.RawMessage `json:"delay"`
 	} `json:"elicitation"`
 	Roots *[]string `json:"roots"`
 }
@@ -97,7 +102,7 @@ func parseAnswers(data []byte) (*answers, error) {
 	if s := f.Sampling; s != nil {
 		sa := &samplingAnswer{}
 		var err error
-		if sa.Delay, err = parseDelay(s.Delay); err != nil {
+		if sa.Delay, sa.Delays, err = parseDelay(s.Delay); err != nil {
 			return nil, fmt.Errorf("sampling.delay: %v", err)
 		}
 		hasResult := len(s.Result) > 0 && string(s.Result) != "null"
@@ -131,7 +136,7 @@ func parseAnswers(data []byte) (*answers, error) {
 	if e := f.Elicitation; e != nil {
 		ea := &elicitationAnswer{Modes: e.Modes, Action: e.Action, Content: e.Content}
 		var err error
-		if ea.Delay, err = parseDelay(e.Delay); err != nil {
+		if ea.Delay, ea.Delays, err = parseDelay(e.Delay); err != nil {
 			return nil, fmt.Errorf("elicitation.delay: %v", err)
 		}
 		if ea.Modes == nil {
@@ -188,18 +193,18 @@ func (r *refusalJSON) rpcError(kind string) (*conduit.RPCError, error) {
 	return &conduit.RPCError{Code: *r.Code, Message: msg, Data: r.Data}, nil
 }
 
-func parseDelay(s string) (time.Duration, error) {
-	if s == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(s)
+// parseDelay reads a "delay": a duration (the fixed delay, also returned
+// on its own) or a distribution (load.ParseDelay).
+func parseDelay(raw json.RawMessage) (time.Duration, load.Delay, error) {
+	d, err := load.ParseDelay(raw)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration such as \"500ms\" or \"2s\"", s)
+		return 0, load.Delay{}, err
 	}
-	if d < 0 {
-		return 0, fmt.Errorf("%q is negative", s)
+	var fixed string
+	if json.Unmarshal(raw, &fixed) == nil && fixed != "" {
+		return d.Sample(), d, nil
 	}
-	return d, nil
+	return 0, d, nil
 }
 
 // parseRoots turns each entry into a root: a URI (it has a scheme) is kept;

@@ -83,8 +83,9 @@ const answersHelp = `Answering the server's input requests:
   "error": {"code": N, "message": "..."} in place of "result" (sampling) or of
   "action" (elicitation) refuses with that JSON-RPC error. "modes" defaults to
   ["form"]; "content" is sent with a form-mode accept only. "delay" waits before
-  answering (a Go duration). A root that is not a URI is a directory, relative
-  to the current directory, offered as a file:// URI; --roots come first.
+  answering: a Go duration, or a distribution (see 'conduit load --help'). A
+  root that is not a URI is a directory, relative to the current directory,
+  offered as a file:// URI; --roots come first.
 
 Diagnostics go to stderr: warnings and errors by default; -v adds Conduit's
 info logs and the server's own stderr, -vv debug logs. What the client dropped
@@ -166,6 +167,7 @@ A result with isError is printed and exits 1.`,
 		}, a.runPrompt),
 		a.conformanceCommand(),
 		a.demoCommand(),
+		a.loadCommand(),
 	)
 	return root
 }

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/messages"
@@ -47,7 +46,7 @@ type sampler struct{ answer *samplingAnswer }
 
 // HandleSampling waits the scripted delay, then answers or refuses.
 func (s *sampler) HandleSampling(ctx context.Context, _ *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) {
-	if err := sleep(ctx, s.answer.Delay); err != nil {
+	if err := s.answer.Delays.Wait(ctx); err != nil {
 		return nil, err
 	}
 	if s.answer.Error != nil {
@@ -65,7 +64,7 @@ type elicitor struct{ answer *elicitationAnswer }
 // HandleElicitation waits the scripted delay, then answers or refuses. The
 // content goes with a form-mode accept only: a URL-mode accept has none.
 func (e *elicitor) HandleElicitation(ctx context.Context, req *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
-	if err := sleep(ctx, e.answer.Delay); err != nil {
+	if err := e.answer.Delays.Wait(ctx); err != nil {
 		return nil, err
 	}
 	if e.answer.Error != nil {
@@ -85,21 +84,6 @@ type rootsLister struct{ roots []conduit.Root }
 // ListRoots returns the roots of --roots and the answers file.
 func (r *rootsLister) ListRoots(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
 	return &conduit.ListRootsResult{Roots: slices.Clone(r.roots)}, nil
-}
-
-// sleep waits d, or returns ctx's error if it ends first.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // notifier prints the server's log entries on stderr and logs its other

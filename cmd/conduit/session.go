@@ -103,20 +103,33 @@ func (o *options) check() error {
 	return nil
 }
 
-// session connects to the server named by --url or by server (the words
-// after --), runs do with the client, and closes the client. Its errors
-// carry their exit status.
-func (a *app) session(ctx context.Context, server []string, do func(context.Context, *conduit.Client) error) error {
+// connection is what a command needs to connect to the server: the
+// transport, the client's options (handlers, audit hook, limits) and the
+// logs. close releases the audit file.
+type connection struct {
+	transport transport.Transport
+	options   conduit.Options
+	logger    *slog.Logger
+	tail      *stderrTail
+	close     func()
+}
+
+// setup checks the connection and handler flags and builds the connection
+// to the server named by --url or by server (the words after --). With
+// interactive, a terminal without --answers answers the input requests
+// itself; otherwise only the answers file, --roots and --sampling-command
+// do. Its errors carry their exit status.
+func (a *app) setup(server []string, interactive bool) (*connection, error) {
 	o := &a.opts
 	if err := o.check(); err != nil {
-		return err
+		return nil, err
 	}
 	switch {
 	case o.url != "" && len(server) > 0:
-		return usagef("give either --url URL or -- COMMAND [ARGS...], not both")
+		return nil, usagef("give either --url URL or -- COMMAND [ARGS...], not both")
 	case o.url != "":
 	case len(server) == 0 || server[0] == "":
-		return usagef("no server: give --url URL, or its command after the arguments, following --: -- COMMAND [ARGS...]")
+		return nil, usagef("no server: give --url URL, or its command after the arguments, following --: -- COMMAND [ARGS...]")
 	}
 	logger := newLogger(a.stderr, o.verbose, o.json)
 	if len(o.headers) > 0 && o.url == "" {
@@ -127,26 +140,26 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 	if len(o.roots) > 0 {
 		var err error
 		if flagRoots, err = parseRoots(o.roots); err != nil {
-			return usagef("--roots: %v", err)
+			return nil, usagef("--roots: %v", err)
 		}
 	}
 	var ans *answers
 	if o.answers != "" {
 		var err error
 		if ans, err = loadAnswers(o.answers); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	n := &notifier{w: a.stderr, json: o.json, logger: logger}
 	cmd := samplingCommand{command: o.samplingCommand, yes: o.yes}
 	handlers := newHandlers(n, ans, flagRoots, cmd)
-	if ans == nil && isTerminal(a.std.in) {
+	if interactive && ans == nil && isTerminal(a.std.in) {
 		// At a terminal without --answers, the person answers every kind
 		// of input (interactive.go); the prompts go to stderr, stdout
 		// keeping the result.
 		roots, err := rootsOrCwd(flagRoots)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ih := newInteractiveHandler(a.std.in, a.std.err, roots, flagRoots != nil, o.handlerTimeout)
 		ih.samplingCommand = cmd
@@ -159,17 +172,18 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 	}
 
 	audit := &auditor{logger: logger}
+	closeAudit := func() {}
 	if o.audit != "" {
 		f, err := os.OpenFile(o.audit, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		if err != nil {
-			return usagef("--audit: %v", err)
+			return nil, usagef("--audit: %v", err)
 		}
 		audit.file = f
-		defer func() {
+		closeAudit = func() {
 			if err := f.Close(); err != nil {
 				logger.Error("audit file", "err", err)
 			}
-		}()
+		}
 	}
 
 	tail := &stderrTail{}
@@ -193,19 +207,39 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		t = &transport.HTTP{URL: o.url, Header: header, Logger: logger,
 			MaxBodyBytes: int(o.maxMessageBytes), MaxEventBytes: int(o.maxMessageBytes)}
 	}
-	client, err := conduit.Connect(ctx, t, conduit.Options{
-		ServerID:          o.serverID,
-		Handlers:          handlers,
-		HandlerTimeout:    o.handlerTimeout,
-		MaxServerRequests: o.maxServerRequests,
-		Timeout:           o.timeout,
-		MaxTotalTimeout:   o.maxTotalTimeout,
-		ProtocolVersion:   o.protocolVersion,
-		Era:               eraOption(o.era),
-		Tasks:             o.tasks,
-		Logger:            logger,
-		Audit:             audit.record,
-	})
+	return &connection{
+		transport: t,
+		options: conduit.Options{
+			ServerID:          o.serverID,
+			Handlers:          handlers,
+			HandlerTimeout:    o.handlerTimeout,
+			MaxServerRequests: o.maxServerRequests,
+			Timeout:           o.timeout,
+			MaxTotalTimeout:   o.maxTotalTimeout,
+			ProtocolVersion:   o.protocolVersion,
+			Era:               eraOption(o.era),
+			Tasks:             o.tasks,
+			Logger:            logger,
+			Audit:             audit.record,
+		},
+		logger: logger,
+		tail:   tail,
+		close:  closeAudit,
+	}, nil
+}
+
+// session connects to the server named by --url or by server (the words
+// after --), runs do with the client, and closes the client. Its errors
+// carry their exit status.
+func (a *app) session(ctx context.Context, server []string, do func(context.Context, *conduit.Client) error) error {
+	o := &a.opts
+	su, err := a.setup(server, true)
+	if err != nil {
+		return err
+	}
+	defer su.close()
+	logger, tail := su.logger, su.tail
+	client, err := conduit.Connect(ctx, su.transport, su.options)
 	if err != nil {
 		a.showTail(logger, tail, err)
 		return sizeHint(connectFailed(ctx, err))

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/conduitmcp/conduit/load"
+)
+
+// `conduit load`: the load generator of package load, its Config filled
+// from flags.
+
+const loadHelp = `Shape of the load: --sessions connections (a stdio server is started once per
+session: a stdio process serves one client), --concurrency callers in each; each
+caller sends its next call when the last ends (closed loop), or, with --rate,
+calls are started at that many per second in all whether or not the earlier
+ones ended (open loop). The load ends after --calls counted calls or --duration,
+whichever comes first; --warmup runs it first without counting.
+
+--mix FILE calls several tools by weight instead of TOOL:
+  [{"tool": "search", "weight": 3, "args": {"q": {"$pick": ["go", "mcp"]}}},
+   {"tool": "fetch", "args": {"id": "doc-{{n}}"}}]
+In ARGS_JSON and "args", "{{n}}" is the call's number (a JSON number when it is
+the whole string) and {"$pick": [...]} one of the values, at random.
+
+The server's input requests are answered from --answers FILE (never at the
+terminal; the file is that of conduit call, see 'conduit call --help'), where
+"delay" can be a distribution:
+  "delay": "2s"  |  {"uniform": ["1s", "4s"]}  |  {"normal": {"mean": "2s", "stddev": "500ms"}}
+  |  {"samples": ["800ms", "1.2s", "3s"]}
+The input budget (10/s, bursts of 20) and --max-server-requests apply, as for
+any client, to see them bite; --unlimited-input lifts them for the run.
+
+Progress goes to stderr at most every 500 ms (JSON lines with --json); the
+report to stdout (JSON with --json), to --report FILE.json, and as a
+self-contained page with its plots to --html FILE.
+
+Exit status: 0 every counted call succeeded (or the failures are within
+--max-error-rate), and p99 is within --max-p99; 1 otherwise, or interrupted;
+2 usage error; 3 could not connect.`
+
+// loadFlags are conduit load's own flags.
+type loadFlags struct {
+	sessions, concurrency, calls int
+	duration, warmup             time.Duration
+	rate                         float64
+	mix                          string
+	unlimitedInput               bool
+	report, html                 string
+	maxErrorRate                 float64
+	errorRateSet                 bool // --max-error-rate given
+	maxP99                       time.Duration
+}
+
+func (a *app) loadCommand() *cobra.Command {
+	var f loadFlags
+	c := a.command(&cobra.Command{
+		Use:   "load [flags] (TOOL [ARGS_JSON] | --mix FILE) " + serverArgs,
+		Short: "Load a server with concurrent tool calls, answering its input requests",
+		Long: `Call TOOL (or the tools of --mix) from many sessions and callers at once,
+answering the server's input requests from the answers file, and report
+throughput, latency percentiles, the time paused for input, how calls ended, what
+the input guards did and the server's peak memory.`,
+		Example: `  conduit load --sessions 4 --concurrency 8 --calls 2000 --answers answers.json test_input_required_result_elicitation -- everything-server
+  conduit load --rate 200 --duration 30s --warmup 5s --html load.html --mix mix.json --url http://127.0.0.1:8080/mcp`,
+	}, func(cmd *cobra.Command, args, server []string) error {
+		f.errorRateSet = cmd.Flags().Changed("max-error-rate")
+		return a.runLoad(cmd.Context(), f, args, server)
+	})
+	c.Annotations["more"] = loadHelp
+	fs := c.Flags()
+	fs.IntVar(&f.sessions, "sessions", 1, "open `N` sessions (one server process each for a stdio server)")
+	fs.IntVar(&f.concurrency, "concurrency", 1, "run `C` callers in each session")
+	fs.IntVar(&f.calls, "calls", 0, "stop after `K` counted calls in all")
+	fs.DurationVar(&f.duration, "duration", 0, "stop starting calls after `D` (after the warm-up)")
+	fs.Float64Var(&f.rate, "rate", 0, "start `R` calls per second in all (open loop; latency from the intended send time)")
+	fs.DurationVar(&f.warmup, "warmup", 0, "run `D` before counting anything")
+	fs.StringVar(&f.mix, "mix", "", "call the tools of `FILE` by weight instead of TOOL (format below)")
+	fs.BoolVar(&f.unlimitedInput, "unlimited-input", false, "lift the input budget and the cap on input requests at once for the run")
+	fs.StringVar(&f.report, "report", "", "write the report as JSON to `FILE`")
+	fs.StringVar(&f.html, "html", "", "write the report as a self-contained HTML page with plots to `FILE`")
+	fs.Float64Var(&f.maxErrorRate, "max-error-rate", 0, "exit 1 only when more than `F` (0 to 1) of the calls failed (without it: any failure)")
+	fs.DurationVar(&f.maxP99, "max-p99", 0, "exit 1 when the p99 latency is above `D`")
+	return c
+}
+
+// loadConfig checks the flags and arguments and fills a Config without
+// the transport and options.
+func loadConfig(f loadFlags, args []string) (load.Config, error) {
+	cfg := load.Config{Sessions: f.sessions, Concurrency: f.concurrency, Calls: f.calls, Duration: f.duration,
+		Rate: f.rate, Warmup: f.warmup, UnlimitedInput: f.unlimitedInput}
+	switch {
+	case f.sessions < 1:
+		return cfg, usagef("--sessions %d: want 1 or more", f.sessions)
+	case f.concurrency < 1:
+		return cfg, usagef("--concurrency %d: want 1 or more", f.concurrency)
+	case f.calls < 0:
+		return cfg, usagef("--calls %d: must be positive", f.calls)
+	case f.duration < 0 || f.warmup < 0 || f.maxP99 < 0:
+		return cfg, usagef("--duration, --warmup and --max-p99 must be positive")
+	case f.calls == 0 && f.duration == 0:
+		return cfg, usagef("give --calls K or --duration D (or both: the first reached ends the load)")
+	case f.rate < 0 || math.IsInf(f.rate, 0) || math.IsNaN(f.rate):
+		return cfg, usagef("--rate %g: want calls per second, 0 for closed loop", f.rate)
+	case f.maxErrorRate > 1 || f.maxErrorRate < 0 || math.IsNaN(f.maxErrorRate):
+		return cfg, usagef("--max-error-rate %g: want a fraction from 0 to 1", f.maxErrorRate)
+	}
+	if f.mix != "" {
+		if len(args) > 0 {
+			return cfg, usagef("give TOOL [ARGS_JSON] or --mix FILE, not both")
+		}
+		data, err := os.ReadFile(f.mix)
+		if err != nil {
+			return cfg, usagef("--mix: %v", err)
+		}
+		if cfg.Mix, err = load.ParseMix(data); err != nil {
+			return cfg, usagef("--mix %s: %v", f.mix, err)
+		}
+		return cfg, nil
+	}
+	switch {
+	case len(args) == 0:
+		return cfg, usagef("missing TOOL (or --mix FILE): conduit load [flags] TOOL [ARGS_JSON] %s", serverArgs)
+	case len(args) > 2:
+		return cfg, usagef("too many arguments before --: %q (put the server command after --)", args[2:])
+	}
+	call := load.Call{Tool: args[0]}
+	if len(args) == 2 {
+		raw, err := objectArg("ARGS_JSON", args[1])
+		if err != nil {
+			return cfg, err
+		}
+		call.Args = raw
+	}
+	cfg.Mix = []load.Call{call}
+	return cfg, nil
+}
+
+func (a *app) runLoad(ctx context.Context, f loadFlags, args, server []string) error {
+	cfg, err := loadConfig(f, args)
+	if err != nil {
+		return err
+	}
+	// Never at the terminal: a person cannot answer a load.
+	su, err := a.setup(server, false)
+	if err != nil {
+		return err
+	}
+	defer su.close()
+	cfg.Transport, cfg.Options = su.transport, su.options
+	cfg.Progress = a.loadProgress(f.calls)
+
+	rep, err := load.Run(ctx, cfg)
+	if err != nil {
+		if e := ctx.Err(); e != nil {
+			return callFailed(ctx, err)
+		}
+		a.showTail(su.logger, su.tail, err)
+		return connectFailed(ctx, err)
+	}
+	if err := writeReports(rep, f); err != nil {
+		return err
+	}
+	if a.opts.json {
+		err = a.printJSON(rep)
+	} else {
+		err = rep.WriteText(a.std.out)
+	}
+	if err != nil {
+		return err
+	}
+	return loadVerdict(rep, f)
+}
+
+// loadProgress returns the progress callback: a line on stderr per update,
+// with a bar when the number of calls is known, redrawn in place at a
+// terminal; a JSON object per line with --json.
+func (a *app) loadProgress(calls int) func(load.Progress) {
+	f, ok := a.std.err.(*os.File)
+	inPlace := ok && isTerminal(f) && !a.opts.json
+	return func(p load.Progress) {
+		if a.opts.json {
+			b, err := json.Marshal(p)
+			if err == nil {
+				_, _ = a.stderr.Write(append(b, '\n'))
+			}
+			return
+		}
+		var b strings.Builder
+		if inPlace {
+			b.WriteString("\r\x1b[K") // back to the start of the line, and clear it
+		}
+		b.WriteString("load ")
+		switch {
+		case p.Warmup:
+			b.WriteString("warming up")
+		default:
+			if calls > 0 {
+				const width = 20
+				frac := min(float64(p.Calls)/float64(calls), 1)
+				filled := int(frac*width + 0.5)
+				fmt.Fprintf(&b, "[%s%s] ", strings.Repeat("#", filled), strings.Repeat("-", width-filled))
+			}
+			fmt.Fprintf(&b, "%d calls, %.1f calls/s, %d errors, p99 %s", p.Calls, p.Rate, p.Errors, p.P99)
+		}
+		if !inPlace || p.Final {
+			b.WriteByte('\n')
+		}
+		_, _ = a.stderr.Write([]byte(b.String()))
+	}
+}
+
+// writeReports writes --report and --html.
+func writeReports(rep *load.Report, f loadFlags) error {
+	if f.report != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(f.report, append(b, '\n'), 0o644); err != nil {
+			return &exitError{code: exitFailed, err: fmt.Errorf("--report: %w", err)}
+		}
+	}
+	if f.html != "" {
+		var b bytes.Buffer
+		if err := load.WriteHTML(&b, rep); err != nil {
+			return &exitError{code: exitFailed, err: fmt.Errorf("--html: %w", err)}
+		}
+		if err := os.WriteFile(f.html, b.Bytes(), 0o644); err != nil {
+			return &exitError{code: exitFailed, err: fmt.Errorf("--html: %w", err)}
+		}
+	}
+	return nil
+}
+
+// loadVerdict is the exit status of a load: failed calls beyond
+// --max-error-rate (any, without it), a p99 above --max-p99, or an
+// interrupted run fail it.
+func loadVerdict(rep *load.Report, f loadFlags) error {
+	fail := func(format string, args ...any) error {
+		return &exitError{code: exitFailed, err: fmt.Errorf(format, args...)}
+	}
+	if rep.Interrupted {
+		return fail("interrupted: %d calls counted, %d failed", rep.Calls, rep.Failed)
+	}
+	if rep.Failed > 0 {
+		rate := float64(rep.Failed) / float64(rep.Calls)
+		switch {
+		case !f.errorRateSet:
+			return fail("%d of %d calls failed", rep.Failed, rep.Calls)
+		case rate > f.maxErrorRate:
+			return fail("%d of %d calls failed: error rate %.4g above --max-error-rate %g", rep.Failed, rep.Calls, rate, f.maxErrorRate)
+		}
+	}
+	if f.maxP99 > 0 && time.Duration(rep.Latency.P99) > f.maxP99 {
+		return fail("p99 latency %s above --max-p99 %s", rep.Latency.P99, f.maxP99)
+	}
+	return nil
+}

@@ -1,0 +1,428 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/conduitmcp/conduit"
+)
+
+// Report is what a run measured. Only the calls started after the warm-up
+// count; durations are in milliseconds in JSON.
+type Report struct {
+	// Shape is the load as it was configured.
+	Shape Shape `json:"shape"`
+	// LatencyFrom says where each call's latency starts: "intended send
+	// time" with a rate (open loop: a call that waits for a free caller
+	// counts its wait, so coordinated omission does not hide a stall), "send
+	// time" without (closed loop).
+	LatencyFrom string `json:"latency_from"`
+	// Elapsed is the measured phase: from the end of the warm-up until the
+	// last counted call ended.
+	Elapsed Millis `json:"elapsed_ms"`
+	// Interrupted is true when the run's context ended before the load did.
+	Interrupted bool `json:"interrupted,omitempty"`
+
+	Calls      int64   `json:"calls"`
+	OK         int64   `json:"ok"`
+	Failed     int64   `json:"failed"`
+	Throughput float64 `json:"calls_per_second"`
+	// Latency of every counted call, failed ones included.
+	Latency Percentiles `json:"latency"`
+	// Time splits the calls' time (from send to end, summed over calls)
+	// into active and paused for input. Input is the time the handlers
+	// spent answering the server's input requests, measured around each
+	// handler and attributed to its call through the call's assigns. An
+	// input request not tied to one call (a legacy stdio server with
+	// several calls in flight on a session: nothing on the wire says which
+	// one asked) is summed in UnattributedInput, not in any call's time.
+	// A timed-out call reports the split its error carries.
+	Time TimeSplit `json:"time"`
+	// Outcomes counts the calls by how they ended: "ok", "is_error",
+	// "timeout", "transport", "rpc <code>" (the server's JSON-RPC error),
+	// or the error's kind ("protocol", "input_handler", "cancelled",
+	// "closed"), followed by the code when the error carries one ("protocol
+	// -1": a modern input request refused by a guard with -1).
+	Outcomes map[string]int64 `json:"outcomes"`
+	// Tools counts the calls by tool.
+	Tools map[string]int64 `json:"tools"`
+	// Input counts the input requests answered, refused… (the audit
+	// outcomes), by method then outcome, over the whole run (warm-up
+	// included: an input request is not tied to a counted call).
+	Input map[string]map[string]int64 `json:"input"`
+	// Refusals counts refused input requests by the code and message sent:
+	// which guard refused them.
+	Refusals map[string]int64 `json:"refusals,omitempty"`
+	// Stats sums the clients' counters: Busy server requests, drops…
+	Stats conduit.Stats `json:"stats"`
+	// RateLimited counts input requests over the input budget.
+	RateLimited int64 `json:"rate_limited"`
+	// Servers are the server processes Run started, with their peak RSS;
+	// empty when unknown (not a stdio server, or not Linux).
+	Servers []Server `json:"servers,omitempty"`
+	// Histogram is the latency distribution, for plots.
+	Histogram []Bucket `json:"histogram"`
+	// Timeline has one entry per second of the measured phase.
+	Timeline []Second `json:"timeline"`
+}
+
+// Shape is the load a report measured.
+type Shape struct {
+	Sessions       int     `json:"sessions"`
+	Concurrency    int     `json:"concurrency"`
+	Calls          int     `json:"calls,omitempty"`
+	Duration       Millis  `json:"duration_ms,omitempty"`
+	Rate           float64 `json:"rate,omitempty"`
+	Warmup         Millis  `json:"warmup_ms,omitempty"`
+	Mix            []Call  `json:"mix"`
+	UnlimitedInput bool    `json:"unlimited_input"`
+	Mode           string  `json:"mode"` // "open loop" or "closed loop"
+}
+
+// Millis is a duration written in JSON as milliseconds.
+type Millis time.Duration
+
+// MarshalJSON writes milliseconds, to the microsecond.
+func (m Millis) MarshalJSON() ([]byte, error) {
+	return fmt.Appendf(nil, "%.3f", float64(m)/float64(time.Millisecond)), nil
+}
+
+// UnmarshalJSON reads milliseconds.
+func (m *Millis) UnmarshalJSON(b []byte) error {
+	var f float64
+	if _, err := fmt.Sscan(string(b), &f); err != nil {
+		return err
+	}
+	*m = Millis(f * float64(time.Millisecond))
+	return nil
+}
+
+func (m Millis) String() string { return time.Duration(m).Round(time.Microsecond).String() }
+
+// Percentiles of latency.
+type Percentiles struct {
+	Min  Millis `json:"min_ms"`
+	P50  Millis `json:"p50_ms"`
+	P90  Millis `json:"p90_ms"`
+	P99  Millis `json:"p99_ms"`
+	P999 Millis `json:"p99_9_ms"`
+	Max  Millis `json:"max_ms"`
+	Mean Millis `json:"mean_ms"`
+}
+
+// TimeSplit is time summed over calls (see Report.Time).
+type TimeSplit struct {
+	Active            Millis `json:"active_ms"`
+	PausedForInput    Millis `json:"paused_for_input_ms"`
+	UnattributedInput Millis `json:"unattributed_input_ms"`
+}
+
+// Server is a server process and its peak resident set size (VmHWM).
+type Server struct {
+	PID          int    `json:"pid"`
+	Name         string `json:"name"`
+	PeakRSSBytes int64  `json:"peak_rss_bytes"`
+}
+
+// Bucket is a histogram bar: Count calls took from From up to UpTo.
+type Bucket struct {
+	From  Millis `json:"from_ms"`
+	UpTo  Millis `json:"up_to_ms"`
+	Count int64  `json:"count"`
+}
+
+// Second is one second of the measured phase: calls that ended in it.
+type Second struct {
+	At     int    `json:"at_s"` // seconds since the end of the warm-up
+	Calls  int64  `json:"calls"`
+	Errors int64  `json:"errors"`
+	P99    Millis `json:"p99_ms"`
+}
+
+// Histograms record microseconds from 1 µs to 1 h, to 3 significant
+// digits (the whole run) or 2 (each second: many of them).
+const (
+	histMin, histMax = 1, int64(time.Hour / time.Microsecond)
+)
+
+func newHist(digits int) *hdrhistogram.Histogram {
+	return hdrhistogram.New(histMin, histMax, digits)
+}
+
+func micros(d time.Duration) int64 { return min(max(int64(d/time.Microsecond), histMin), histMax) }
+
+func fromMicros(v int64) Millis { return Millis(time.Duration(v) * time.Microsecond) }
+
+// recorder accumulates the counted calls. Callers record concurrently: mu
+// guards everything.
+type recorder struct {
+	mu       sync.Mutex
+	origin   time.Time // the end of the warm-up
+	hist     *hdrhistogram.Histogram
+	seconds  []*secondRec
+	calls    int64
+	ok       int64
+	outcomes map[string]int64
+	tools    map[string]int64
+	active   time.Duration
+	paused   time.Duration
+	lastEnd  time.Time
+	// min and max are exact; the histogram's are to its precision.
+	min, max time.Duration
+}
+
+type secondRec struct {
+	calls, errors int64
+	hist          *hdrhistogram.Histogram
+}
+
+func newRecorder(origin time.Time) *recorder {
+	return &recorder{origin: origin, hist: newHist(3), outcomes: map[string]int64{}, tools: map[string]int64{}}
+}
+
+// result is one call as measured.
+type result struct {
+	tool          string
+	outcome       string
+	latency       time.Duration // from intended (open loop) or actual send
+	active, input time.Duration
+	end           time.Time
+}
+
+func (r *recorder) record(res result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_ = r.hist.RecordValue(micros(res.latency))
+	if r.calls == 0 || res.latency < r.min {
+		r.min = res.latency
+	}
+	r.max = max(r.max, res.latency)
+	r.calls++
+	if res.outcome == OutcomeOK {
+		r.ok++
+	}
+	r.outcomes[res.outcome]++
+	r.tools[res.tool]++
+	r.active += res.active
+	r.paused += res.input
+	if res.end.After(r.lastEnd) {
+		r.lastEnd = res.end
+	}
+	i := max(0, int(res.end.Sub(r.origin)/time.Second))
+	for len(r.seconds) <= i {
+		r.seconds = append(r.seconds, &secondRec{hist: newHist(2)})
+	}
+	s := r.seconds[i]
+	s.calls++
+	if res.outcome != OutcomeOK {
+		s.errors++
+	}
+	_ = s.hist.RecordValue(micros(res.latency))
+}
+
+// Progress is a snapshot of a run in progress, of the counted calls.
+type Progress struct {
+	Elapsed time.Duration `json:"-"`
+	Calls   int64         `json:"calls"`
+	Errors  int64         `json:"errors"`
+	// Rate is the calls per second since the end of the warm-up.
+	Rate float64 `json:"calls_per_second"`
+	P99  Millis  `json:"p99_ms"`
+	// Warmup is true while the warm-up runs (nothing counted yet).
+	Warmup bool `json:"warmup,omitempty"`
+	// Final is true for the last report, once the load is over.
+	Final bool `json:"final,omitempty"`
+}
+
+func (r *recorder) progress(now time.Time) Progress {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := Progress{Elapsed: now.Sub(r.origin), Calls: r.calls, Errors: r.calls - r.ok, Warmup: now.Before(r.origin)}
+	if s := p.Elapsed.Seconds(); s > 0 {
+		p.Rate = float64(r.calls) / s
+	}
+	if r.calls > 0 {
+		p.P99 = r.quantile(99)
+	}
+	return p
+}
+
+// quantile is the latency at q percent. The histogram's values are to its
+// precision: keep them within the exact min and max. mu must be held.
+func (r *recorder) quantile(q float64) Millis {
+	return min(max(fromMicros(r.hist.ValueAtQuantile(q)), Millis(r.min)), Millis(r.max))
+}
+
+// fill writes the recorder's totals into rep.
+func (r *recorder) fill(rep *Report) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rep.Calls, rep.OK, rep.Failed = r.calls, r.ok, r.calls-r.ok
+	rep.Outcomes, rep.Tools = maps.Clone(r.outcomes), maps.Clone(r.tools)
+	rep.Time.Active, rep.Time.PausedForInput = Millis(r.active), Millis(r.paused)
+	if r.lastEnd.After(r.origin) {
+		rep.Elapsed = Millis(r.lastEnd.Sub(r.origin))
+		rep.Throughput = float64(r.calls) / r.lastEnd.Sub(r.origin).Seconds()
+	}
+	if r.calls > 0 {
+		h := r.hist
+		rep.Latency = Percentiles{
+			Min: Millis(r.min), P50: r.quantile(50), P90: r.quantile(90), P99: r.quantile(99), P999: r.quantile(99.9), Max: Millis(r.max),
+			Mean: Millis(time.Duration(h.Mean()) * time.Microsecond),
+		}
+		rep.Histogram = buckets(h)
+	}
+	for i, s := range r.seconds {
+		sec := Second{At: i, Calls: s.calls, Errors: s.errors}
+		if s.calls > 0 {
+			sec.P99 = fromMicros(s.hist.ValueAtQuantile(99))
+		}
+		rep.Timeline = append(rep.Timeline, sec)
+	}
+}
+
+// bucketsPerDecade is the resolution of Report.Histogram: bars about 12%
+// wide, on a log scale.
+const bucketsPerDecade = 20
+
+// buckets folds the histogram into log-spaced bars, skipping empty ones.
+func buckets(h *hdrhistogram.Histogram) []Bucket {
+	counts := map[int]int64{}
+	for _, b := range h.Distribution() {
+		if b.Count > 0 {
+			counts[int(math.Floor(bucketsPerDecade*math.Log10(float64(b.To)/1000)))] += b.Count
+		}
+	}
+	edge := func(k int) Millis {
+		return Millis(math.Pow(10, float64(k)/bucketsPerDecade) * float64(time.Millisecond))
+	}
+	var out []Bucket
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		out = append(out, Bucket{From: edge(k), UpTo: edge(k + 1), Count: counts[k]})
+	}
+	return out
+}
+
+// Outcomes of a call (Report.Outcomes) other than "rpc <code>" and the
+// error kinds.
+const (
+	OutcomeOK      = "ok"
+	OutcomeIsError = "is_error"
+)
+
+// outcomeOf classifies how a call ended.
+func outcomeOf(res *conduit.CallToolResult, err error) string {
+	if err == nil {
+		if res != nil && res.IsError {
+			return OutcomeIsError
+		}
+		return OutcomeOK
+	}
+	var ce *conduit.Error
+	if errors.As(err, &ce) {
+		if ce.RPC != nil {
+			return fmt.Sprintf("%s %d", ce.Kind, ce.RPC.Code)
+		}
+		return string(ce.Kind)
+	}
+	var re *conduit.RPCError
+	if errors.As(err, &re) {
+		return fmt.Sprintf("rpc %d", re.Code)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// The run's context ended: CallTool returns its error as is.
+		return string(conduit.KindCancelled)
+	}
+	return "error"
+}
+
+// WriteText prints the report for a person.
+func (rep *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	s := rep.Shape
+	fmt.Fprintf(&b, "load: %d sessions × %d callers, %s", s.Sessions, s.Concurrency, s.Mode)
+	if s.Rate > 0 {
+		fmt.Fprintf(&b, " at %g calls/s", s.Rate)
+	}
+	if s.Warmup > 0 {
+		fmt.Fprintf(&b, ", warm-up %s", s.Warmup)
+	}
+	if s.UnlimitedInput {
+		b.WriteString(", input budget lifted")
+	}
+	b.WriteString("\n")
+	if rep.Interrupted {
+		b.WriteString("interrupted before the end of the load\n")
+	}
+	fmt.Fprintf(&b, "calls:      %d in %s (%.1f calls/s): %d ok, %d failed\n", rep.Calls, rep.Elapsed, rep.Throughput, rep.OK, rep.Failed)
+	l := rep.Latency
+	fmt.Fprintf(&b, "latency:    min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n", l.Min, l.P50, l.P90, l.P99, l.P999, l.Max)
+	fmt.Fprintf(&b, "            measured from the %s\n", rep.LatencyFrom)
+	fmt.Fprintf(&b, "time:       active %s, paused for input %s", rep.Time.Active, rep.Time.PausedForInput)
+	if rep.Time.UnattributedInput > 0 {
+		fmt.Fprintf(&b, ", input not tied to one call %s", rep.Time.UnattributedInput)
+	}
+	b.WriteString(" (summed over calls)\n")
+	fmt.Fprintf(&b, "outcomes:   %s\n", counts(rep.Outcomes))
+	if len(rep.Tools) > 1 {
+		fmt.Fprintf(&b, "tools:      %s\n", counts(rep.Tools))
+	}
+	if len(rep.Input) == 0 {
+		b.WriteString("input:      none asked\n")
+	}
+	for _, m := range slices.Sorted(maps.Keys(rep.Input)) {
+		fmt.Fprintf(&b, "input:      %s: %s\n", m, counts(rep.Input[m]))
+	}
+	for _, k := range slices.Sorted(maps.Keys(rep.Refusals)) {
+		fmt.Fprintf(&b, "refused:    %d × %s\n", rep.Refusals[k], k)
+	}
+	st := rep.Stats
+	fmt.Fprintf(&b, "server requests: %d busy, %d rate limited; dropped: %d notifications, %d log entries\n",
+		st.Busy, rep.RateLimited, st.NotificationsDropped, st.LogsDropped)
+	if len(rep.Servers) == 0 {
+		b.WriteString("server peak RSS: unknown\n")
+	} else {
+		peak, n := map[string]int64{}, map[string]int{}
+		for _, sv := range rep.Servers {
+			peak[sv.Name], n[sv.Name] = max(peak[sv.Name], sv.PeakRSSBytes), n[sv.Name]+1
+		}
+		for _, name := range slices.Sorted(maps.Keys(peak)) {
+			of := "1 process"
+			if n[name] > 1 {
+				of = fmt.Sprintf("highest of %d processes", n[name])
+			}
+			fmt.Fprintf(&b, "server peak RSS: %s %.1f MiB (%s)\n", name, float64(peak[name])/(1<<20), of)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// counts prints a count map as "k n, k n", the largest first.
+func counts(m map[string]int64) string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b string) int {
+		if m[a] != m[b] {
+			return int(m[b] - m[a])
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
