@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -499,7 +498,7 @@ func (c *Client) retire(rt *actors.Runtime) {
 		c.lingering = append(c.lingering, rt)
 	}
 	st.AbandonedHandlers = 0
-	c.past = addStats(c.past, st)
+	c.past = c.past.Add(st)
 	kept := c.lingering[:0]
 	for _, l := range c.lingering {
 		if l.Stats().AbandonedHandlers > 0 {
@@ -508,17 +507,6 @@ func (c *Client) retire(rt *actors.Runtime) {
 	}
 	clear(c.lingering[len(kept):])
 	c.lingering = kept
-}
-
-// addStats sums two snapshots field by field. Every field of Stats is an
-// int64 counter, so the sum is taken over the fields themselves: one added
-// later can never be forgotten here (and restart at zero on a renewal).
-func addStats(a, b Stats) Stats {
-	va, vb := reflect.ValueOf(&a).Elem(), reflect.ValueOf(b)
-	for i := range va.NumField() {
-		va.Field(i).SetInt(va.Field(i).Int() + vb.Field(i).Int())
-	}
-	return a
 }
 
 func (c *Client) initialize(ctx context.Context, s *session) error {
@@ -562,7 +550,7 @@ func (c *Client) Instructions() string { return c.sess().init.Instructions }
 func (c *Client) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := addStats(c.past, c.sess().rt.Stats())
+	st := c.past.Add(c.sess().rt.Stats())
 	for _, rt := range c.lingering {
 		st.AbandonedHandlers += rt.Stats().AbandonedHandlers
 	}

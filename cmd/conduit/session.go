@@ -111,6 +111,7 @@ type connection struct {
 	options   conduit.Options
 	logger    *slog.Logger
 	tail      *stderrTail
+	audit     *auditor // counts what the drop summaries need beyond Stats
 	close     func()
 }
 
@@ -224,6 +225,7 @@ func (a *app) setup(server []string, interactive bool) (*connection, error) {
 		},
 		logger: logger,
 		tail:   tail,
+		audit:  audit,
 		close:  closeAudit,
 	}, nil
 }
@@ -244,7 +246,7 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		a.showTail(logger, tail, err)
 		return sizeHint(connectFailed(ctx, err))
 	}
-	finishDrops := a.watchDrops(clientDrops(client, audit))
+	finishDrops := a.watchDrops(clientDrops(client, su.audit))
 	defer func() {
 		if err := client.Close(); err != nil {
 			logger.Debug("close", "err", err)
