@@ -151,6 +151,7 @@ A result with isError is printed and exits 1.`,
 			Short: "Get a prompt",
 			Long:  "Get the prompt NAME with the arguments ARGS_JSON (a JSON object of strings) and print its messages, one per line as \"[role] text\". With --json, the whole GetPromptResult.",
 		}, a.runPrompt),
+		a.hostCommand(),
 		a.conformanceCommand(),
 		a.demoCommand(),
 	)

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/host"
+)
+
+const hostHelp = `The configuration file is the one most hosts read (Claude Desktop, Cursor's
+.cursor/mcp.json), or VS Code's:
+
+  {"mcpServers": {
+     "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${HOME}/notes"]},
+     "search": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${env:TOKEN}"},
+                "conduit": {"restart": {"backoff": {"initial": "1s", "max": "1m"}, "intensity": 3, "period": "5m"}}}}}
+
+${VAR} and ${env:VAR} are replaced by environment variables. Conduit's own
+settings of a server live under its "conduit" key (era, protocolVersion,
+timeout, maxTotalTimeout, handlerTimeout, maxServerRequests, roots, restart,
+ping, disabled); other hosts ignore it. docs/supervision.md has the details.
+
+A server that exits or loses its connection is restarted after 0.5s, then
+1s, 2s... up to 30s; after 5 restarts within 60s it is parked (stopped, with
+its last error) until its configuration changes.
+
+Exit status: 0 stopped by SIGINT/SIGTERM, or (--once) every server ready;
+1 (--once) a server parked; 2 usage error (bad flags, unreadable or invalid
+configuration).`
+
+func (a *app) hostCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "host --config FILE [flags]",
+		Short: "Run the servers of a configuration file, restarting those that fail",
+		Long: `Run every MCP server of the configuration FILE, each under its own
+supervisor, answering their input requests with the handler flags, until
+SIGINT or SIGTERM. Each state change is printed on stdout (starting, ready,
+restarting, parked, stopped); with --json, one JSON object per line:
+{"time","server","state","pid"?,"restarts","next_retry"?,"error"?}.
+
+With --once, start every server, wait until each is ready or parked, print
+a status table (with --json, one object per server) and exit.`,
+		Example: `  conduit host --config ~/.cursor/mcp.json
+  conduit host --config mcp.json --once
+  conduit host --config mcp.json --json --answers answers.json`,
+		Annotations: map[string]string{"more": hostHelp + "\n\n" + answersHelp},
+		Args:        cobra.NoArgs,
+		RunE:        func(cmd *cobra.Command, _ []string) error { return a.runHost(cmd.Context()) },
+	}
+	c.Flags().SortFlags = false
+	c.Flags().StringVar(&a.opts.config, "config", "", "run the servers of the configuration `FILE` (mcpServers or VS Code servers)")
+	c.Flags().BoolVar(&a.opts.once, "once", false, "start every server, wait until each is ready or parked, print their status and exit (1 if any is parked)")
+	a.handlerFlags(c.Flags())
+	return c
+}
+
+func (a *app) runHost(ctx context.Context) error {
+	o := &a.opts
+	if o.config == "" {
+		return usagef("missing --config FILE")
+	}
+	if err := o.check(); err != nil {
+		return err
+	}
+	logger := newLogger(a.stderr, o.verbose, o.json)
+	cfg, warnings, err := host.Load(o.config)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	for _, w := range warnings {
+		logger.Warn(w)
+	}
+	if o.logLevel != "" {
+		logger.Warn("--log-level is not used by conduit host; ignored")
+	}
+	handlers, audit, closeAudit, err := a.inputHandlers(logger)
+	if err != nil {
+		return err
+	}
+	defer closeAudit()
+	h, err := host.New(cfg, host.Options{Client: conduit.Options{
+		Handlers:          handlers,
+		HandlerTimeout:    o.handlerTimeout,
+		MaxServerRequests: o.maxServerRequests,
+		Logger:            logger,
+		Audit:             audit.record,
+	}})
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	events, cancel := h.Subscribe()
+	defer cancel()
+	if o.once {
+		return a.hostOnce(ctx, h, events)
+	}
+	printed := make(chan struct{})
+	go func() {
+		defer close(printed)
+		for ev := range events {
+			a.printEvent(ev)
+		}
+	}()
+	<-ctx.Done()
+	_ = h.Close() // its last events are the servers stopping
+	<-printed
+	return nil
+}
+
+// hostOnce waits until every server is ready, parked or stopped, prints
+// their status and closes the host.
+func (a *app) hostOnce(ctx context.Context, h *host.Host, events <-chan host.Event) error {
+	waiting := map[string]bool{}
+	for _, st := range h.Status() {
+		waiting[st.Server] = true
+	}
+	for len(waiting) > 0 {
+		select {
+		case ev := <-events:
+			switch ev.State {
+			case host.StateReady, host.StateParked, host.StateStopped:
+				delete(waiting, ev.Server)
+			}
+		case <-ctx.Done():
+			_ = h.Close()
+			return &exitError{code: exitFailed, err: errors.New("interrupted while the servers were starting")}
+		}
+	}
+	status := h.Status()
+	_ = h.Close()
+	a.printStatus(status)
+	var parked []string
+	for _, st := range status {
+		if st.State == host.StateParked {
+			parked = append(parked, st.Server)
+		}
+	}
+	if len(parked) > 0 {
+		return &exitError{code: exitFailed, err: fmt.Errorf("parked: %s", strings.Join(parked, ", "))}
+	}
+	return nil
+}
+
+// hostEvent is an event as --json prints it.
+type hostEvent struct {
+	Time      time.Time  `json:"time"`
+	Server    string     `json:"server"`
+	State     host.State `json:"state"`
+	PID       int        `json:"pid,omitempty"`
+	Restarts  int        `json:"restarts"`
+	NextRetry *time.Time `json:"next_retry,omitempty"`
+	Error     string     `json:"error,omitempty"`
+}
+
+func eventOf(t time.Time, st host.Status) hostEvent {
+	ev := hostEvent{Time: t.UTC(), Server: st.Server, State: st.State, PID: st.PID, Restarts: st.Restarts}
+	if !st.NextRetry.IsZero() {
+		next := st.NextRetry.UTC()
+		ev.NextRetry = &next
+	}
+	if st.Err != nil {
+		ev.Error = plain(st.Err)
+	}
+	return ev
+}
+
+func (a *app) printEvent(ev host.Event) {
+	if a.opts.json {
+		b, _ := json.Marshal(eventOf(ev.Time, ev.Status))
+		_ = a.write(append(b, '\n'))
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s", ev.Time.Format("15:04:05.000"), ev.Server, ev.State)
+	switch ev.State {
+	case host.StateReady:
+		if ev.PID != 0 {
+			fmt.Fprintf(&b, " pid %d", ev.PID)
+		}
+	case host.StateRestarting:
+		fmt.Fprintf(&b, " in %s (attempt %d)", ev.NextRetry.Sub(ev.Time).Round(time.Millisecond), ev.Attempt)
+	case host.StateParked:
+		fmt.Fprintf(&b, " after %d restarts", ev.Restarts)
+	}
+	if ev.Err != nil && ev.State != host.StateReady {
+		fmt.Fprintf(&b, ": %s", oneLine(plain(ev.Err)))
+	}
+	b.WriteByte('\n')
+	if ev.State == host.StateParked {
+		for _, l := range ev.Stderr {
+			fmt.Fprintf(&b, "  | %s\n", oneLine(l))
+		}
+	}
+	_ = a.write([]byte(b.String()))
+}
+
+// printStatus prints a status table, or one JSON object per server.
+func (a *app) printStatus(status []host.Status) {
+	if a.opts.json {
+		var b bytes.Buffer
+		for _, st := range status {
+			line, _ := json.Marshal(eventOf(time.Now(), st))
+			b.Write(append(line, '\n'))
+		}
+		_ = a.write(b.Bytes())
+		return
+	}
+	_ = a.table(func(w io.Writer) {
+		fmt.Fprintln(w, "SERVER\tSTATE\tPID\tRESTARTS\tTOOLS\tCALLS\tINPUT\tDROPS\tERROR")
+		for _, st := range status {
+			pid, errText := "-", ""
+			if st.PID != 0 {
+				pid = fmt.Sprint(st.PID)
+			}
+			if st.Err != nil {
+				errText = firstLine(plain(st.Err))
+			}
+			drops := st.Stats.NotificationsDropped + st.Stats.LogsDropped
+			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", oneLine(st.Server), st.State, pid, st.Restarts, st.Tools, st.Calls, st.Stats.ServerRequests, drops, errText)
+		}
+	})
+}

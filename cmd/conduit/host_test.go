@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hostConfig writes a configuration with the everything-server ("every"),
+// a server that always exits ("loop", parked after 2 restarts) and a
+// disabled one.
+func hostConfig(t *testing.T) string {
+	_, server := binaries(t)
+	return writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers": {
+		"every": {"command": %q, "conduit": {"era": "legacy"}},
+		"loop": {"command": "sh", "args": ["-c", "echo boom >&2; exit 1"],
+		         "conduit": {"restart": {"backoff": {"initial": "10ms", "max": "10ms"}, "intensity": 2}}},
+		"off": {"command": "nothing", "conduit": {"disabled": true}, "colour": "red"}}}`, server))
+}
+
+// --once starts everything, waits until each server is ready or parked,
+// prints the table and exits 1 when one is parked.
+func TestHostOnce(t *testing.T) {
+	config := hostConfig(t)
+	r := runInProcess(t, "host", "--config", config, "--once")
+	require.Equal(t, exitFailed, r.code, r)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, lines, 4, r)
+	assert.Regexp(t, `^SERVER +STATE +PID +RESTARTS +TOOLS +CALLS +INPUT +DROPS +ERROR$`, lines[0])
+	assert.Regexp(t, `^every +ready +- +0 +[1-9][0-9]* +0 +0 +0$`, lines[1])
+	assert.Regexp(t, `^loop +parked +- +2 +0 +0 +0 +0 +server/discover: transport: .*the server exited \(exit status 1\); its last stderr: boom`, lines[2])
+	assert.Regexp(t, `^off +stopped +- +0 +0 +0 +0 +0$`, lines[3])
+	assert.Equal(t, "conduit: warning: "+config+`: server "off": key "colour": unknown key, ignored`+"\nconduit: parked: loop\n", r.stderr)
+
+	r = runInProcess(t, "host", "--config", config, "--once", "--json")
+	require.Equal(t, exitFailed, r.code, r)
+	var states []string
+	for line := range strings.Lines(r.stdout) {
+		var ev map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
+		states = append(states, fmt.Sprint(ev["server"], " ", ev["state"], " ", ev["restarts"]))
+		assert.Contains(t, ev, "time")
+	}
+	assert.Equal(t, []string{"every ready 0", "loop parked 2", "off stopped 0"}, states)
+}
+
+// Without --once the host runs until interrupted, printing every state
+// change, then stops every server.
+func TestHostRunsUntilInterrupted(t *testing.T) {
+	config := hostConfig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out := &watchedBuffer{match: regexp.MustCompile(`(?m)loop parked.*\n  \| boom\n`), matched: make(chan struct{})}
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"host", "--config", config}, streams{in: bytes.NewReader(nil), out: out, err: &stderr})
+	}()
+	select {
+	case <-out.matched:
+	case <-ctx.Done():
+		t.Fatalf("loop never parked:\n%s", out)
+	}
+	cancel()
+	require.Equal(t, exitOK, <-done, stderr.String())
+	text := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d\.\d{3} `).ReplaceAllString(out.String(), "")
+	text = regexp.MustCompile(`in \d+ms`).ReplaceAllString(text, "in Nms")
+	var every, loop []string
+	for line := range strings.Lines(text) {
+		switch {
+		case strings.HasPrefix(line, "every "):
+			every = append(every, strings.TrimSpace(line))
+		case strings.HasPrefix(line, "loop "), strings.HasPrefix(line, "  |"):
+			loop = append(loop, regexp.MustCompile(`: server/discover: .*`).ReplaceAllString(strings.TrimSpace(line), ": …"))
+		}
+	}
+	assert.Equal(t, []string{"every starting", "every ready", "every stopped"}, every)
+	assert.Equal(t, []string{
+		"loop starting", "loop restarting in Nms (attempt 1): …",
+		"loop starting", "loop restarting in Nms (attempt 2): …",
+		"loop starting", "loop parked after 2 restarts: …", "| boom", "| boom", "| boom",
+		"loop stopped",
+	}, loop)
+	assert.Contains(t, out.String(), "off stopped\n")
+}
+
+// A configuration that cannot be used is a usage error (exit 2) naming
+// the file, the server and the key.
+func TestHostConfigErrors(t *testing.T) {
+	bad := writeFile(t, "bad.json", `{"servers": {"x": {"type": "tcp", "url": "http://h"}}}`)
+	r := runInProcess(t, "host", "--config", bad)
+	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, "conduit: "+bad+`: server "x": key "type": unknown type "tcp": want "stdio" or "http"`+"\nRun 'conduit host --help' for usage.\n", r.stderr)
+
+	notJSON := writeFile(t, "bad.json", `{"mcpServers": `)
+	r = runInProcess(t, "host", "--config", notJSON)
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.stderr, notJSON+": not JSON: line 1, column 15: unexpected end of JSON input\n")
+
+	r = runInProcess(t, "host")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, "conduit: missing --config FILE\nRun 'conduit host --help' for usage.\n", r.stderr)
+}
+
+// watchedBuffer is a concurrent buffer that closes matched once its
+// content matches.
+type watchedBuffer struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	match   *regexp.Regexp
+	matched chan struct{}
+	once    sync.Once
+}
+
+func (w *watchedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.b.Write(p)
+	if w.match.Match(w.b.Bytes()) {
+		w.once.Do(func() { close(w.matched) })
+	}
+	return n, err
+}
+
+func (w *watchedBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
