@@ -526,10 +526,18 @@ func (h *Host) newSupervisor(name string, cfg Server) (*supervisor, error) {
 	if h.opts.Transport != nil {
 		s.t, err = h.opts.Transport(name, cfg)
 	} else {
-		s.t, s.tail = defaultTransport(cfg, logger)
+		s.t, err = defaultTransport(cfg, logger), nil
 	}
 	if err != nil {
 		return nil, err
+	}
+	if cmd, ok := s.t.(*transport.Command); ok && cmd.Logger == nil {
+		// Keep the last stderr lines for Status; they also reach logger, as
+		// conduit.Connect would send them there.
+		withTail := *cmd
+		s.tail = &stderrTail{}
+		withTail.Logger = slog.New(&tailHandler{next: logger.Handler(), tail: s.tail})
+		s.t = &withTail
 	}
 	s.opts, err = clientOptions(h.opts.Client, name, cfg.Conduit, logger, s.refresh)
 	if err != nil {
@@ -539,16 +547,14 @@ func (h *Host) newSupervisor(name string, cfg Server) (*supervisor, error) {
 	return s, nil
 }
 
-// defaultTransport builds the transport cfg describes. A stdio server's
-// stderr goes to logger (at Info, as conduit.Client would send it) and its
-// last lines are kept in the returned tail.
-func defaultTransport(cfg Server, logger *slog.Logger) (transport.Transport, *stderrTail) {
+// defaultTransport builds the transport cfg describes.
+func defaultTransport(cfg Server, logger *slog.Logger) transport.Transport {
 	if cfg.URL != "" {
 		header := http.Header{}
 		for k, v := range cfg.Headers {
 			header.Set(k, v)
 		}
-		return &transport.HTTP{URL: cfg.URL, Header: header, Logger: logger}, nil
+		return &transport.HTTP{URL: cfg.URL, Header: header, Logger: logger}
 	}
 	var env []string
 	if len(cfg.Env) > 0 {
@@ -557,11 +563,7 @@ func defaultTransport(cfg Server, logger *slog.Logger) (transport.Transport, *st
 			env = append(env, k+"="+cfg.Env[k])
 		}
 	}
-	tail := &stderrTail{}
-	return &transport.Command{
-		Path: cfg.Command, Args: cfg.Args, Env: env, Dir: cfg.Cwd,
-		Logger: slog.New(&tailHandler{next: logger.Handler(), tail: tail}),
-	}, tail
+	return &transport.Command{Path: cfg.Command, Args: cfg.Args, Env: env, Dir: cfg.Cwd}
 }
 
 // clientOptions are the options of one server's clients: the host's,

@@ -221,3 +221,17 @@ func TestApplyKeepsAnUnchangedProcess(t *testing.T) {
 	_, err := h.CallTool(context.Background(), "every", "test_simple_text", nil)
 	assert.NoError(t, err)
 }
+
+// A stdio server gets its env (added to ours) and cwd.
+func TestServerEnvAndCwd(t *testing.T) {
+	realProcesses(t)
+	dir := t.TempDir()
+	t.Setenv("CONDUIT_HOST_INHERITED", "inherited")
+	h, events := newHost(t, Config{Servers: map[string]Server{
+		"sh": {Command: "sh", Args: []string{"-c", `echo "$GREETING $CONDUIT_HOST_INHERITED $(pwd)" >&2; exit 1`}, Env: map[string]string{"GREETING": "hello"}, Cwd: dir, Conduit: fast(1)},
+	}}, Options{})
+	waitFor(t, events, map[string]State{"sh": StateParked})
+	resolved, err := filepath.EvalSymlinks(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "hello inherited "+resolved, h.Status()[0].Stderr[0])
+}
