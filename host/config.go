@@ -67,9 +67,9 @@ type RestartPolicy struct {
 	ResetAfter time.Duration
 }
 
-// PingPolicy is the optional keep-alive: every Interval, a ping; Failures
-// failed pings in a row (3) count as the server lost. A zero Interval
-// sends none.
+// PingPolicy is the optional keep-alive: every Interval, a ping that must
+// be answered within half the interval; Failures failed pings in a row (3)
+// count as the server lost. A zero Interval sends none.
 type PingPolicy struct {
 	Interval time.Duration
 	Failures int

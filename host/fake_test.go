@@ -26,6 +26,8 @@ type fakeTransport struct {
 	asks string
 	// answered receives the client's answers to asks.
 	answered chan json.RawMessage
+	// deaf servers stop answering requests once initialized.
+	deaf bool
 }
 
 type fakeServer struct {
@@ -103,6 +105,12 @@ func (s *fakeServer) serve() {
 			Result json.RawMessage `json:"result"`
 		}
 		if json.Unmarshal(msg.Data, &m) != nil {
+			continue
+		}
+		s.t.mu.Lock()
+		deaf := s.t.deaf
+		s.t.mu.Unlock()
+		if deaf && m.ID != nil {
 			continue
 		}
 		var result any

@@ -740,7 +740,7 @@ func (s *supervisor) serve(c *conduit.Client, reset func()) error {
 			if pinged != nil {
 				break
 			}
-			pinged = helper(s, func() error { return c.Ping(s.ctx, conduit.WithTimeout(s.ping.Interval)) })
+			pinged = helper(s, func() error { return c.Ping(s.ctx, conduit.WithTimeout(s.ping.Interval/2)) })
 		case err := <-pinged:
 			pinged = nil
 			if err == nil {

@@ -300,3 +300,44 @@ func TestApply(t *testing.T) {
 		assert.Equal(t, []State{StateReady, StateStopped}, r.states("keep"))
 	})
 }
+
+// With a keep-alive, a server that stops answering is restarted once
+// Failures pings in a row have failed (each bounded by half the interval);
+// one that answers is left alone.
+func TestPingKeepAlive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		deaf, fine := &fakeTransport{}, &fakeTransport{}
+		ping := stdio(RestartPolicy{})
+		ping.Conduit.Ping = PingPolicy{Interval: 10 * time.Second, Failures: 2}
+		h := fakeHost(t, Config{Servers: map[string]Server{"deaf": ping, "fine": ping}}, map[string]*fakeTransport{"deaf": deaf, "fine": fine}, Options{})
+		r := record(h)
+		synctest.Wait()
+		deaf.mu.Lock()
+		deaf.deaf = true // pings at 10 s and 20 s time out at 15 s and 25 s
+		deaf.mu.Unlock()
+		time.Sleep(100 * time.Second)
+		synctest.Wait()
+		var restarts []step
+		for _, s := range r.steps() {
+			if s.State == StateRestarting {
+				restarts = append(restarts, s)
+			}
+		}
+		require.NotEmpty(t, restarts)
+		assert.Equal(t, step{At: 25 * time.Second, Server: "deaf", State: StateRestarting, Attempt: 1, Retry: 500 * ms}, restarts[0])
+		for _, s := range restarts {
+			assert.Equal(t, "deaf", s.Server)
+		}
+		assert.Equal(t, 1, fine.count())
+		var failed error
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for _, ev := range r.events {
+			if ev.State == StateRestarting {
+				failed = ev.Err
+				break
+			}
+		}
+		assert.EqualError(t, failed, "2 pings in a row failed: conduit: ping: timeout: no response within the timeout of 5s: active 5s, paused for input 0s")
+	})
+}
