@@ -121,7 +121,7 @@ func (s *fakeServer) serve() {
 			}
 			continue
 		case "initialize":
-			result = map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{"listChanged": true}}, "serverInfo": map[string]any{"name": "fake", "version": "1"}}
+			result = map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{"listChanged": true}, "resources": map[string]any{}, "prompts": map[string]any{}}, "serverInfo": map[string]any{"name": "fake", "version": "1"}}
 		case "notifications/initialized":
 			if s.t.asks != "" {
 				_ = s.conn.Write(context.Background(), []byte(`{"jsonrpc":"2.0","id":"ask","method":"`+s.t.asks+`"}`))
@@ -143,6 +143,10 @@ func (s *fakeServer) serve() {
 			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": string(b)}}}
 		case "ping":
 			result = map[string]any{}
+		case "resources/list":
+			result = map[string]any{"resources": []any{map[string]any{"uri": "file:///a.txt", "name": "a"}}}
+		case "prompts/list":
+			result = map[string]any{"prompts": []any{map[string]any{"name": "greet"}}}
 		default:
 			continue
 		}

@@ -378,12 +378,12 @@ func (h *Host) ready(ctx context.Context, server, method string) (*entry, *condu
 		case StateReady:
 			return e, c, nil
 		case StateParked:
-			return nil, nil, &conduit.Error{Kind: conduit.KindTransport, Method: method, Message: describe(st), Err: errors.Join(ErrParked, st.Err)}
+			return nil, nil, &conduit.Error{Kind: conduit.KindTransport, Method: method, Message: fmt.Sprintf("server %q is %s", server, describe(st)), Err: &stateError{ErrParked, st.Err}}
 		case StateStopped:
-			return nil, nil, &conduit.Error{Kind: conduit.KindClosed, Method: method, Message: describe(st), Err: ErrStopped}
+			return nil, nil, &conduit.Error{Kind: conduit.KindClosed, Method: method, Message: fmt.Sprintf("server %q is stopped", server), Err: ErrStopped}
 		}
 		if ctx.Value(noWaitKey{}) != nil {
-			return nil, nil, &conduit.Error{Kind: conduit.KindTransport, Method: method, Message: describe(st), Err: errors.Join(ErrNotReady, st.Err)}
+			return nil, nil, &conduit.Error{Kind: conduit.KindTransport, Method: method, Message: fmt.Sprintf("server %q is %s", server, describe(st)), Err: &stateError{ErrNotReady, st.Err}}
 		}
 		select {
 		case <-changed:
@@ -392,7 +392,7 @@ func (h *Host) ready(ctx context.Context, server, method string) (*entry, *condu
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				kind = conduit.KindTimeout
 			}
-			return nil, nil, &conduit.Error{Kind: kind, Method: method, Message: "waited for the server to be ready: " + describe(st), Err: ctx.Err()}
+			return nil, nil, &conduit.Error{Kind: kind, Method: method, Message: fmt.Sprintf("server %q was not ready in time: %s", server, describe(st)), Err: ctx.Err()}
 		}
 	}
 }
@@ -452,14 +452,26 @@ func describe(st Status) string {
 	case StateRestarting:
 		return fmt.Sprintf("restarting in %s (attempt %d)", time.Until(st.NextRetry).Round(time.Millisecond), st.Attempt)
 	case StateParked:
-		msg := fmt.Sprintf("parked after %d restarts", st.Restarts)
-		if st.Err != nil {
-			msg += ": " + st.Err.Error()
-		}
-		return msg
+		return fmt.Sprintf("parked after %d restarts", st.Restarts)
 	}
 	return string(st.State)
 }
+
+// stateError is why a call could not reach a server: a sentinel
+// (ErrParked, ErrNotReady) for errors.Is, and the server's last failure,
+// which it reads as.
+type stateError struct {
+	sentinel, last error
+}
+
+func (e *stateError) Error() string {
+	if e.last == nil {
+		return e.sentinel.Error()
+	}
+	return e.last.Error()
+}
+
+func (e *stateError) Unwrap() []error { return []error{e.sentinel, e.last} }
 
 // Close stops every server and waits until all are stopped. Subscriptions
 // end after the last event.

@@ -47,7 +47,7 @@ func TestBackoffDoublesThenParks(t *testing.T) {
 
 		// A parked server's calls fail at once.
 		_, err := h.CallTool(context.Background(), "a", "echo", nil)
-		assert.EqualError(t, err, "conduit: tools/call: transport: parked after 5 restarts: conduit: transport: could not connect: exec: no such file: host: server parked\nconduit: transport: could not connect: exec: no such file")
+		assert.EqualError(t, err, `conduit: tools/call: transport: server "a" is parked after 5 restarts: conduit: transport: could not connect: exec: no such file`)
 		assert.ErrorIs(t, err, ErrParked)
 
 		// Restart by hand starts it again, with a fresh history.
@@ -173,7 +173,7 @@ func TestCallsAcrossACrash(t *testing.T) {
 
 		_, err = h.CallTool(NoWait(ctx), "a", "echo", nil)
 		assert.ErrorIs(t, err, ErrNotReady)
-		assert.EqualError(t, err, "conduit: tools/call: transport: restarting in 500ms (attempt 1): host: server not ready\nconduit: transport: connection to the server lost: EOF")
+		assert.EqualError(t, err, `conduit: tools/call: transport: server "a" is restarting in 500ms (attempt 1): conduit: transport: connection to the server lost: EOF`)
 
 		// A call with too short a deadline gives up waiting.
 		short, cancel := context.WithTimeout(ctx, 100*ms)
@@ -181,6 +181,7 @@ func TestCallsAcrossACrash(t *testing.T) {
 		cancel()
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, conduit.KindTimeout, ce.Kind)
+		assert.EqualError(t, err, `conduit: tools/call: timeout: server "a" was not ready in time: restarting in 400ms (attempt 1): context deadline exceeded`)
 
 		res, err = h.CallTool(ctx, "a", "echo", nil) // waits for the restart
 		require.NoError(t, err)
@@ -339,5 +340,24 @@ func TestPingKeepAlive(t *testing.T) {
 			}
 		}
 		assert.EqualError(t, failed, "2 pings in a row failed: conduit: ping: timeout: no response within the timeout of 5s: active 5s, paused for input 0s")
+	})
+}
+
+// Resources and prompts are listed live from the ready servers that offer
+// them, prompts namespaced as tools are.
+func TestResourcesAndPrompts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &fakeTransport{tools: []string{"echo"}}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}, map[string]*fakeTransport{"a": a}, Options{Separator: "."})
+		synctest.Wait()
+		res, err := h.Resources(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, []Resource{{Resource: conduit.Resource{URI: "file:///a.txt", Name: "a"}, Server: "a"}}, res)
+		prompts, err := h.Prompts(context.Background())
+		require.NoError(t, err)
+		require.Len(t, prompts, 1)
+		assert.Equal(t, "a.greet", prompts[0].Name)
+		assert.Equal(t, "greet", prompts[0].ServerPrompt)
+		assert.Equal(t, "a.echo", h.Tools()[0].Name)
 	})
 }

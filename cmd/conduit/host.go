@@ -64,10 +64,50 @@ a status table (with --json, one object per server) and exit.`,
 }
 
 func (a *app) runHost(ctx context.Context) error {
-	o := &a.opts
-	if o.config == "" {
+	if a.opts.config == "" {
 		return usagef("missing --config FILE")
 	}
+	if a.opts.logLevel != "" {
+		newLogger(a.stderr, a.opts.verbose, a.opts.json).Warn("--log-level is not used by conduit host; ignored")
+	}
+	return a.withHost(func(h *host.Host, events <-chan host.Event) error {
+		if a.opts.once {
+			if err := settle(ctx, h, events); err != nil {
+				return err
+			}
+			status := h.Status()
+			_ = h.Close()
+			a.printStatus(status)
+			var parked []string
+			for _, st := range status {
+				if st.State == host.StateParked {
+					parked = append(parked, st.Server)
+				}
+			}
+			if len(parked) > 0 {
+				return &exitError{code: exitFailed, err: fmt.Errorf("parked: %s", strings.Join(parked, ", "))}
+			}
+			return nil
+		}
+		printed := make(chan struct{})
+		go func() {
+			defer close(printed)
+			for ev := range events {
+				a.printEvent(ev)
+			}
+		}()
+		<-ctx.Done()
+		_ = h.Close() // its last events are the servers stopping
+		<-printed
+		return nil
+	})
+}
+
+// withHost starts a host running the servers of --config, with the
+// handler set of the handler flags and the connection flags as defaults,
+// runs do with it and its events, and closes it.
+func (a *app) withHost(do func(*host.Host, <-chan host.Event) error) error {
+	o := &a.opts
 	if err := o.check(); err != nil {
 		return err
 	}
@@ -79,9 +119,6 @@ func (a *app) runHost(ctx context.Context) error {
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
-	if o.logLevel != "" {
-		logger.Warn("--log-level is not used by conduit host; ignored")
-	}
 	handlers, audit, closeAudit, err := a.inputHandlers(logger)
 	if err != nil {
 		return err
@@ -91,33 +128,25 @@ func (a *app) runHost(ctx context.Context) error {
 		Handlers:          handlers,
 		HandlerTimeout:    o.handlerTimeout,
 		MaxServerRequests: o.maxServerRequests,
+		Timeout:           o.timeout,
+		MaxTotalTimeout:   o.maxTotalTimeout,
+		ProtocolVersion:   o.protocolVersion,
+		Era:               eraOption(o.era),
+		Tasks:             o.tasks,
 		Logger:            logger,
 		Audit:             audit.record,
 	}})
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
+	defer h.Close()
 	events, cancel := h.Subscribe()
 	defer cancel()
-	if o.once {
-		return a.hostOnce(ctx, h, events)
-	}
-	printed := make(chan struct{})
-	go func() {
-		defer close(printed)
-		for ev := range events {
-			a.printEvent(ev)
-		}
-	}()
-	<-ctx.Done()
-	_ = h.Close() // its last events are the servers stopping
-	<-printed
-	return nil
+	return do(h, events)
 }
 
-// hostOnce waits until every server is ready, parked or stopped, prints
-// their status and closes the host.
-func (a *app) hostOnce(ctx context.Context, h *host.Host, events <-chan host.Event) error {
+// settle waits until every server is ready, parked or stopped.
+func settle(ctx context.Context, h *host.Host, events <-chan host.Event) error {
 	waiting := map[string]bool{}
 	for _, st := range h.Status() {
 		waiting[st.Server] = true
@@ -130,23 +159,124 @@ func (a *app) hostOnce(ctx context.Context, h *host.Host, events <-chan host.Eve
 				delete(waiting, ev.Server)
 			}
 		case <-ctx.Done():
-			_ = h.Close()
 			return &exitError{code: exitFailed, err: errors.New("interrupted while the servers were starting")}
 		}
 	}
-	status := h.Status()
-	_ = h.Close()
-	a.printStatus(status)
-	var parked []string
-	for _, st := range status {
-		if st.State == host.StateParked {
-			parked = append(parked, st.Server)
+	return nil
+}
+
+// hostable completes a command that also runs against the servers of
+// --config (in place of --url or -- COMMAND): viaHost then gets the
+// arguments and a host whose servers are all ready or parked.
+func (a *app) hostable(c *cobra.Command, direct func(cmd *cobra.Command, args, server []string) error, viaHost func(ctx context.Context, args []string, h *host.Host) error) *cobra.Command {
+	c = a.command(c, func(cmd *cobra.Command, args, server []string) error {
+		if a.opts.config == "" {
+			return direct(cmd, args, server)
+		}
+		if a.opts.url != "" || len(server) > 0 {
+			return usagef("give --config FILE, --url URL or -- COMMAND [ARGS...], not several")
+		}
+		return a.withHost(func(h *host.Host, events <-chan host.Event) error {
+			ctx := cmd.Context()
+			if err := settle(ctx, h, events); err != nil {
+				return err
+			}
+			logger := newLogger(a.stderr, a.opts.verbose, a.opts.json)
+			for _, st := range h.Status() {
+				if st.State == host.StateParked {
+					logger.Warn(fmt.Sprintf("server %q is parked: %s", st.Server, plain(st.Err)))
+				}
+			}
+			if err := viaHost(ctx, args, h); err != nil {
+				var ee *exitError
+				if errors.As(err, &ee) {
+					return err
+				}
+				return callFailed(ctx, err)
+			}
+			return nil
+		})
+	})
+	c.Flags().StringVar(&a.opts.config, "config", "", "use the servers of the configuration `FILE` (mcpServers or VS Code servers) in place of --url or -- COMMAND; tools and prompts are named SERVER__NAME")
+	_ = c.Flags().SetAnnotation("config", "group", []string{groupConnection})
+	return c
+}
+
+func (a *app) hostTools(_ context.Context, args []string, h *host.Host) error {
+	if err := noArgs(args); err != nil {
+		return err
+	}
+	tools := h.Tools()
+	if a.opts.json {
+		return a.printJSON(nonNil(tools))
+	}
+	plainTools := make([]conduit.Tool, len(tools))
+	for i, t := range tools {
+		plainTools[i] = t.Tool
+	}
+	return a.table(toolRows(plainTools))
+}
+
+func (a *app) hostResources(ctx context.Context, args []string, h *host.Host) error {
+	if err := noArgs(args); err != nil {
+		return err
+	}
+	resources, err := h.Resources(ctx)
+	if err != nil {
+		return err
+	}
+	if a.opts.json {
+		return a.printJSON(nonNil(resources))
+	}
+	plainResources := make([]conduit.Resource, len(resources))
+	for i, r := range resources {
+		plainResources[i] = r.Resource
+	}
+	return a.table(resourceRows(plainResources))
+}
+
+func (a *app) hostPrompts(ctx context.Context, args []string, h *host.Host) error {
+	if err := noArgs(args); err != nil {
+		return err
+	}
+	prompts, err := h.Prompts(ctx)
+	if err != nil {
+		return err
+	}
+	if a.opts.json {
+		return a.printJSON(nonNil(prompts))
+	}
+	plainPrompts := make([]conduit.Prompt, len(prompts))
+	for i, p := range prompts {
+		plainPrompts[i] = p.Prompt
+	}
+	return a.table(promptRows(plainPrompts))
+}
+
+// hostCall calls SERVER/TOOL, or a namespaced name from the catalog.
+func (a *app) hostCall(ctx context.Context, args []string, h *host.Host) error {
+	switch {
+	case len(args) == 0:
+		return usagef("missing TOOL: conduit call --config FILE [flags] SERVER/TOOL [ARGS_JSON]")
+	case len(args) > 2:
+		return usagef("too many arguments: %q", args[2:])
+	}
+	var toolArgs json.RawMessage
+	if len(args) == 2 {
+		var err error
+		if toolArgs, err = objectArg("ARGS_JSON", args[1]); err != nil {
+			return err
 		}
 	}
-	if len(parked) > 0 {
-		return &exitError{code: exitFailed, err: fmt.Errorf("parked: %s", strings.Join(parked, ", "))}
+	server, tool, ok := strings.Cut(args[0], "/")
+	if !ok {
+		if server, tool, ok = h.Resolve(args[0]); !ok {
+			return &exitError{code: exitFailed, err: fmt.Errorf("no tool %q among the ready servers' tools: give SERVER/TOOL, or a name that conduit tools --config lists", args[0])}
+		}
 	}
-	return nil
+	return a.callTool(ctx, tool, toolArgs, func(ctx context.Context, tool string, args any, opts ...conduit.CallOption) (*conduit.CallToolResult, error) {
+		return h.CallTool(ctx, server, tool, args, opts...)
+	})
 }
 
 // hostEvent is an event as --json prints it.

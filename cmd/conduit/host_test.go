@@ -136,3 +136,49 @@ func (w *watchedBuffer) String() string {
 	defer w.mu.Unlock()
 	return w.b.String()
 }
+
+// --config on tools, prompts, resources and call: the servers of the file
+// in place of --url or -- COMMAND, tools and prompts namespaced, a call
+// given as SERVER/TOOL or by its namespaced name.
+func TestConfigOnServerCommands(t *testing.T) {
+	config := hostConfig(t)
+	parkedWarning := `conduit: warning: server "loop" is parked: server/discover: transport: `
+
+	r := runInProcess(t, "tools", "--config", config)
+	require.Equal(t, exitOK, r.code, r)
+	assert.Regexp(t, `(?m)^every__test_simple_text +Tests simple text content response$`, r.stdout)
+	assert.Contains(t, r.stderr, parkedWarning)
+
+	r = runInProcess(t, "tools", "--config", config, "--json")
+	require.Equal(t, exitOK, r.code, r)
+	var tools []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &tools))
+	assert.Contains(t, tools, map[string]any{"name": "every__test_simple_text", "server": "every", "serverTool": "test_simple_text",
+		"description": "Tests simple text content response", "inputSchema": map[string]any{"type": "object"}})
+
+	r = runInProcess(t, "prompts", "--config", config)
+	require.Equal(t, exitOK, r.code, r)
+	assert.Regexp(t, `(?m)^every__test_prompt_with_arguments +arg1\* arg2\* +A prompt with required arguments$`, r.stdout)
+
+	r = runInProcess(t, "resources", "--config", config)
+	require.Equal(t, exitOK, r.code, r)
+	assert.Regexp(t, `(?m)^test://static-text +static-text +A static text resource for testing$`, r.stdout)
+
+	for _, name := range []string{"every/test_simple_text", "every__test_simple_text"} {
+		r = runInProcess(t, "call", "--config", config, name)
+		require.Equal(t, exitOK, r.code, r)
+		assert.Equal(t, "This is a simple text response for testing.\n", r.stdout)
+	}
+
+	r = runInProcess(t, "call", "--config", config, "loop/anything")
+	assert.Equal(t, exitFailed, r.code)
+	assert.Regexp(t, `conduit: tools/call: transport: server "loop" is parked after 2 restarts: conduit: server/discover: transport: .*exit status 1`, r.stderr)
+
+	r = runInProcess(t, "call", "--config", config, "nope")
+	assert.Equal(t, exitFailed, r.code)
+	assert.Contains(t, r.stderr, `conduit: no tool "nope" among the ready servers' tools: give SERVER/TOOL, or a name that conduit tools --config lists`+"\n")
+
+	r = runInProcess(t, "tools", "--config", config, "--url", "http://127.0.0.1:1/mcp")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, "conduit: give --config FILE, --url URL or -- COMMAND [ARGS...], not several\nRun 'conduit tools --help' for usage.\n", r.stderr)
+}
