@@ -52,7 +52,7 @@ func fast(intensity int) Settings {
 }
 
 // childPID is the pid of our child process running bin.
-func childPID(t *testing.T, bin string) int {
+func childPID(t testing.TB, bin string) int {
 	t.Helper()
 	dirs, err := filepath.Glob("/proc/[0-9]*")
 	require.NoError(t, err)
