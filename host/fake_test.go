@@ -28,6 +28,9 @@ type fakeTransport struct {
 	answered chan json.RawMessage
 	// deaf servers stop answering requests once initialized.
 	deaf bool
+	// listDelay delays each answer to tools/list; lists counts them.
+	listDelay time.Duration
+	lists     int
 }
 
 type fakeServer struct {
@@ -128,6 +131,11 @@ func (s *fakeServer) serve() {
 			}
 			continue
 		case "tools/list":
+			s.t.mu.Lock()
+			delay := s.t.listDelay
+			s.t.lists++
+			s.t.mu.Unlock()
+			time.Sleep(delay)
 			s.t.mu.Lock()
 			var tools []map[string]any
 			for _, name := range s.t.tools {

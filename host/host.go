@@ -135,8 +135,9 @@ type Host struct {
 	mu      sync.Mutex
 	closed  bool
 	servers map[string]*entry
-	// retiring holds, per name, when the last supervisor of a removed
-	// server is done: a server added again under that name waits for it.
+	// retiring holds, per name, when the last supervisor of a server
+	// removed or disabled is done: one started again under that name waits
+	// for it, so that two processes of one server never overlap.
 	retiring map[string]<-chan struct{}
 	subs     map[*subscriber]struct{}
 }
@@ -205,8 +206,7 @@ func (h *Host) Apply(cfg Config) {
 		case e == nil:
 			e = &entry{cfg: s, changed: make(chan struct{})}
 			h.servers[name] = e
-			h.launch(name, e, h.retiring[name])
-			delete(h.retiring, name)
+			h.launch(name, e, nil)
 		case !reflect.DeepEqual(e.cfg, s):
 			e.cfg = s
 			h.relaunch(name, e)
@@ -239,10 +239,18 @@ func (h *Host) relaunch(name string, e *entry) {
 }
 
 // launch starts a supervisor for e (or marks it stopped when disabled),
-// after prev is closed. Called with mu held.
+// once prev, or the last supervisor of a server of that name, is done.
+// Called with mu held.
 func (h *Host) launch(name string, e *entry, prev <-chan struct{}) {
+	if prev == nil {
+		prev = h.retiring[name]
+	}
+	delete(h.retiring, name)
 	e.sup, e.client, e.tools = nil, nil, nil
 	if e.cfg.Conduit.Disabled {
+		if prev != nil {
+			h.retiring[name] = prev
+		}
 		h.set(name, e, Status{State: StateStopped})
 		return
 	}
@@ -706,6 +714,16 @@ func (s *supervisor) serve(c *conduit.Client, reset func()) error {
 	defer uptime.Stop()
 	var listed chan []conduit.Tool // non-nil while a tools/list runs
 	again := false                 // another list_changed came during it
+	list := func() chan []conduit.Tool {
+		return helper(s, func() []conduit.Tool {
+			tools, err := listTools(s.ctx, c)
+			if err != nil {
+				s.opts.Logger.Warn("tools/list after list_changed failed", "err", err)
+				return nil
+			}
+			return tools
+		})
+	}
 	var ticks <-chan time.Time
 	if s.ping.Interval > 0 {
 		ticker := time.NewTicker(s.ping.Interval)
@@ -727,14 +745,7 @@ func (s *supervisor) serve(c *conduit.Client, reset func()) error {
 				again = true
 				break
 			}
-			listed = helper(s, func() []conduit.Tool {
-				tools, err := listTools(s.ctx, c)
-				if err != nil {
-					s.opts.Logger.Warn("tools/list after list_changed failed", "err", err)
-					return nil
-				}
-				return tools
-			})
+			listed = list()
 		case tools := <-listed:
 			listed = nil
 			if tools != nil {
@@ -746,7 +757,7 @@ func (s *supervisor) serve(c *conduit.Client, reset func()) error {
 			}
 			if again {
 				again = false
-				s.refresh <- struct{}{}
+				listed = list()
 			}
 		case <-ticks:
 			if pinged != nil {

@@ -361,3 +361,30 @@ func TestResourcesAndPrompts(t *testing.T) {
 		assert.Equal(t, "a.echo", h.Tools()[0].Name)
 	})
 }
+
+// tools/list_changed notifications that arrive while a tools/list runs
+// are coalesced into one more tools/list, and never block the supervisor.
+func TestListChangedBurst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &fakeTransport{tools: []string{"one"}}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}, map[string]*fakeTransport{"a": a}, Options{})
+		synctest.Wait()
+		a.setTools("one", "two")
+		a.mu.Lock()
+		a.listDelay = time.Second // the next notifications arrive during the first tools/list
+		a.mu.Unlock()
+		for range 3 {
+			a.notify("notifications/tools/list_changed")
+			synctest.Wait()
+		}
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		assert.Len(t, h.Tools(), 2)
+		a.mu.Lock()
+		assert.Equal(t, 3, a.lists, "at start, on the first notification, once more for the two during it")
+		a.mu.Unlock()
+		a.kill() // the supervisor still watches its server
+		synctest.Wait()
+		assert.Equal(t, StateRestarting, h.Status()[0].State)
+	})
+}
