@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -88,6 +89,9 @@ func (a *app) runHost(ctx context.Context) error {
 				return &exitError{code: exitFailed, err: fmt.Errorf("parked: %s", strings.Join(parked, ", "))}
 			}
 			return nil
+		}
+		if f, ok := a.std.out.(*os.File); ok && !a.opts.json && isTerminal(f) {
+			a.liveTable(ctx, h, events)
 		}
 		printed := make(chan struct{})
 		go func() {
@@ -308,8 +312,19 @@ func (a *app) printEvent(ev host.Event) {
 		_ = a.write(append(b, '\n'))
 		return
 	}
+	line := eventLine(ev) + "\n"
+	if ev.State == host.StateParked {
+		for _, l := range ev.Stderr {
+			line += fmt.Sprintf("  | %s\n", oneLine(l))
+		}
+	}
+	_ = a.write([]byte(line))
+}
+
+// eventLine is a state change in words, on one line.
+func eventLine(ev host.Event) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %s", ev.Time.Format("15:04:05.000"), ev.Server, ev.State)
+	fmt.Fprintf(&b, "%s %s %s", ev.Time.Format("15:04:05.000"), oneLine(ev.Server), ev.State)
 	switch ev.State {
 	case host.StateReady:
 		if ev.PID != 0 {
@@ -323,13 +338,53 @@ func (a *app) printEvent(ev host.Event) {
 	if ev.Err != nil && ev.State != host.StateReady {
 		fmt.Fprintf(&b, ": %s", oneLine(plain(ev.Err)))
 	}
-	b.WriteByte('\n')
-	if ev.State == host.StateParked {
-		for _, l := range ev.Stderr {
-			fmt.Fprintf(&b, "  | %s\n", oneLine(l))
+	return b.String()
+}
+
+// liveRecent is how many state changes the live table shows under it.
+const liveRecent = 8
+
+// liveTable redraws, until ctx ends, a status table at each state change
+// and every second, with the last state changes under it.
+func (a *app) liveTable(ctx context.Context, h *host.Host, events <-chan host.Event) {
+	var recent []string
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case ev := <-events:
+			recent = append(recent, eventLine(ev))
+			recent = recent[max(0, len(recent)-liveRecent):]
+		case <-tick.C:
+		case <-ctx.Done():
+			_ = a.write([]byte("\n"))
+			return
+		}
+		_ = a.write([]byte("\x1b[H\x1b[2J")) // home, clear the screen
+		_ = a.table(liveRows(h.Status(), time.Now()))
+		_ = a.write([]byte("\n" + strings.Join(recent, "\n") + "\n"))
+	}
+}
+
+// liveRows are the rows of the live table: state, uptime, restarts,
+// calls, input requests, drops, and what comes next or went wrong.
+func liveRows(status []host.Status, now time.Time) func(io.Writer) {
+	return func(w io.Writer) {
+		fmt.Fprintln(w, "SERVER\tSTATE\tUPTIME\tRESTARTS\tCALLS\tINPUT\tDROPS\tNOTE")
+		for _, st := range status {
+			uptime, note := "-", ""
+			switch st.State {
+			case host.StateReady:
+				uptime = now.Sub(st.Since).Truncate(time.Second).String()
+			case host.StateRestarting:
+				note = fmt.Sprintf("next try in %s (attempt %d)", max(0, st.NextRetry.Sub(now)).Round(100*time.Millisecond), st.Attempt)
+			case host.StateParked:
+				note = firstLine(plain(st.Err))
+			}
+			drops := st.Stats.NotificationsDropped + st.Stats.LogsDropped
+			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", oneLine(st.Server), st.State, uptime, st.Restarts, st.Calls, st.Stats.ServerRequests, drops, note)
 		}
 	}
-	_ = a.write([]byte(b.String()))
 }
 
 // printStatus prints a status table, or one JSON object per server.

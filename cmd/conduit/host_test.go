@@ -4,15 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"text/tabwriter"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/host"
 )
 
 // hostConfig writes a configuration with the everything-server ("every"),
@@ -181,4 +186,23 @@ func TestConfigOnServerCommands(t *testing.T) {
 	r = runInProcess(t, "tools", "--config", config, "--url", "http://127.0.0.1:1/mcp")
 	assert.Equal(t, exitUsage, r.code)
 	assert.Equal(t, "conduit: give --config FILE, --url URL or -- COMMAND [ARGS...], not several\nRun 'conduit tools --help' for usage.\n", r.stderr)
+}
+
+// The live table (a terminal): state, uptime, restarts, calls, input
+// requests, drops, and the next try or the error.
+func TestLiveRows(t *testing.T) {
+	now := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	liveRows([]host.Status{
+		{Server: "files", State: host.StateReady, Since: now.Add(-90500 * time.Millisecond), Restarts: 1, Calls: 12, Stats: conduit.Stats{ServerRequests: 3, NotificationsDropped: 1, LogsDropped: 2}},
+		{Server: "search", State: host.StateRestarting, Attempt: 2, NextRetry: now.Add(1234 * time.Millisecond), Restarts: 1},
+		{Server: "db", State: host.StateParked, Restarts: 5, Err: errors.New("conduit: transport: could not connect\nmore")},
+	}, now)(tw)
+	require.NoError(t, tw.Flush())
+	assert.Equal(t, `SERVER  STATE       UPTIME  RESTARTS  CALLS  INPUT  DROPS  NOTE
+files   ready       1m30s   1         12     3      3
+search  restarting  -       1         0      0      0      next try in 1.2s (attempt 2)
+db      parked      -       5         0      0      0      transport: could not connect
+`, regexp.MustCompile(`(?m) +$`).ReplaceAllString(b.String(), ""))
 }
