@@ -56,10 +56,14 @@ type Options struct {
 	// Separator joins server and tool names in the catalog ("__").
 	Separator string
 	// Transport builds a server's transport; nil builds a
-	// *transport.Command or a *transport.HTTP from its configuration.
+	// *transport.Command or a *transport.HTTP from its configuration. It is
+	// called with the host's lock held: it must not block or call the
+	// Host. A *transport.Command without a Logger gets one that keeps its
+	// last stderr lines for Status.
 	Transport func(name string, s Server) (transport.Transport, error)
 	// Jitter returns a number in [0, 1) that spreads each backoff over
-	// ±20 %; nil draws it from math/rand/v2.
+	// ±20 %; nil draws it from math/rand/v2. Supervisors call it
+	// concurrently.
 	Jitter func() float64
 }
 
