@@ -128,7 +128,7 @@ server that asks for every kind of input.`,
 	root.SetUsageFunc(a.usage)
 
 	root.AddCommand(
-		a.command(&cobra.Command{
+		a.hostable(&cobra.Command{
 			Use:   "call [flags] TOOL [ARGS_JSON] " + serverArgs,
 			Short: "Call a tool, answer its input requests, print the result",
 			Long: `Call the tool TOOL with the arguments ARGS_JSON (a JSON object; none when
@@ -139,22 +139,22 @@ A result with isError is printed and exits 1.`,
 			Example: `  conduit call test_simple_text -- everything-server
   conduit call --answers answers.json --json test_sampling '{"prompt":"hi"}' -- everything-server
   conduit call --url http://127.0.0.1:8080/mcp test_simple_text`,
-		}, a.runCall),
-		a.command(&cobra.Command{
+		}, a.runCall, a.hostCall),
+		a.hostable(&cobra.Command{
 			Use:   "tools [flags] " + serverArgs,
 			Short: "List the server's tools",
 			Long:  "List the server's tools: one per line, name and the first line of its description. With --json, the JSON array of tools.",
-		}, a.runTools),
-		a.command(&cobra.Command{
+		}, a.runTools, a.hostTools),
+		a.hostable(&cobra.Command{
 			Use:   "resources [flags] " + serverArgs,
 			Short: "List the server's resources",
 			Long:  "List the server's resources: one per line, URI, name and the first line of its description. With --json, the JSON array of resources.",
-		}, a.runResources),
-		a.command(&cobra.Command{
+		}, a.runResources, a.hostResources),
+		a.hostable(&cobra.Command{
 			Use:   "prompts [flags] " + serverArgs,
 			Short: "List the server's prompts",
 			Long:  "List the server's prompts: one per line, name, arguments (required ones marked *) and the first line of its description. With --json, the JSON array of prompts.",
-		}, a.runPrompts),
+		}, a.runPrompts, a.hostPrompts),
 		a.command(&cobra.Command{
 			Use:   "read [flags] URI " + serverArgs,
 			Short: "Read a resource",
@@ -165,6 +165,7 @@ A result with isError is printed and exits 1.`,
 			Short: "Get a prompt",
 			Long:  "Get the prompt NAME with the arguments ARGS_JSON (a JSON object of strings) and print its messages, one per line as \"[role] text\". With --json, the whole GetPromptResult.",
 		}, a.runPrompt),
+		a.hostCommand(),
 		a.conformanceCommand(),
 		a.demoCommand(),
 		a.loadCommand(),

@@ -31,29 +31,35 @@ func (a *app) runCall(cmd *cobra.Command, args, server []string) error {
 		}
 	}
 	return a.session(cmd.Context(), server, func(ctx context.Context, c *conduit.Client) error {
-		var res *conduit.CallToolResult
-		var err error
-		// Ask for progress: it is shown as a bar on stderr.
-		opts := []conduit.CallOption{conduit.WithProgressToken("conduit-call")}
-		if a.opts.tasks {
-			opts = append(opts, conduit.WithAwaitTask())
-		}
-		if toolArgs != nil { // a nil RawMessage in an interface would be sent as null
-			res, err = c.CallTool(ctx, tool, toolArgs, opts...)
-		} else {
-			res, err = c.CallTool(ctx, tool, nil, opts...)
-		}
-		if err != nil {
-			return err
-		}
-		if err := a.printCallResult(res); err != nil {
-			return err
-		}
-		if res.IsError {
-			return &exitError{code: exitFailed, err: fmt.Errorf("tool %s reported an error (isError)", tool)}
-		}
-		return nil
+		return a.callTool(ctx, tool, toolArgs, c.CallTool)
 	})
+}
+
+// callTool calls tool with call and prints the result; a result with
+// isError is an error (exit 1).
+func (a *app) callTool(ctx context.Context, tool string, toolArgs json.RawMessage, call func(context.Context, string, any, ...conduit.CallOption) (*conduit.CallToolResult, error)) error {
+	var res *conduit.CallToolResult
+	var err error
+	// Ask for progress: it is shown as a bar on stderr.
+	opts := []conduit.CallOption{conduit.WithProgressToken("conduit-call")}
+	if a.opts.tasks {
+		opts = append(opts, conduit.WithAwaitTask())
+	}
+	if toolArgs != nil { // a nil RawMessage in an interface would be sent as null
+		res, err = call(ctx, tool, toolArgs, opts...)
+	} else {
+		res, err = call(ctx, tool, nil, opts...)
+	}
+	if err != nil {
+		return err
+	}
+	if err := a.printCallResult(res); err != nil {
+		return err
+	}
+	if res.IsError {
+		return &exitError{code: exitFailed, err: fmt.Errorf("tool %s reported an error (isError)", tool)}
+	}
+	return nil
 }
 
 func (a *app) runTools(cmd *cobra.Command, args, server []string) error {
@@ -68,12 +74,17 @@ func (a *app) runTools(cmd *cobra.Command, args, server []string) error {
 		if a.opts.json {
 			return a.printJSON(nonNil(tools))
 		}
-		return a.table(func(w io.Writer) {
-			for _, t := range tools {
-				fmt.Fprintf(w, "%s\t%s\n", oneLine(t.Name), firstLine(t.Description))
-			}
-		})
+		return a.table(toolRows(tools))
 	})
+}
+
+// toolRows are the lines of conduit tools: name and description.
+func toolRows(tools []conduit.Tool) func(io.Writer) {
+	return func(w io.Writer) {
+		for _, t := range tools {
+			fmt.Fprintf(w, "%s\t%s\n", oneLine(t.Name), firstLine(t.Description))
+		}
+	}
 }
 
 func (a *app) runResources(cmd *cobra.Command, args, server []string) error {
@@ -88,12 +99,17 @@ func (a *app) runResources(cmd *cobra.Command, args, server []string) error {
 		if a.opts.json {
 			return a.printJSON(nonNil(resources))
 		}
-		return a.table(func(w io.Writer) {
-			for _, r := range resources {
-				fmt.Fprintf(w, "%s\t%s\t%s\n", oneLine(r.URI), oneLine(r.Name), firstLine(r.Description))
-			}
-		})
+		return a.table(resourceRows(resources))
 	})
+}
+
+// resourceRows are the lines of conduit resources: URI, name, description.
+func resourceRows(resources []conduit.Resource) func(io.Writer) {
+	return func(w io.Writer) {
+		for _, r := range resources {
+			fmt.Fprintf(w, "%s\t%s\t%s\n", oneLine(r.URI), oneLine(r.Name), firstLine(r.Description))
+		}
+	}
 }
 
 func (a *app) runPrompts(cmd *cobra.Command, args, server []string) error {
@@ -108,20 +124,26 @@ func (a *app) runPrompts(cmd *cobra.Command, args, server []string) error {
 		if a.opts.json {
 			return a.printJSON(nonNil(prompts))
 		}
-		return a.table(func(w io.Writer) {
-			for _, p := range prompts {
-				var names []string
-				for _, arg := range p.Arguments {
-					n := oneLine(arg.Name)
-					if arg.Required {
-						n += "*"
-					}
-					names = append(names, n)
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\n", oneLine(p.Name), strings.Join(names, " "), firstLine(p.Description))
-			}
-		})
+		return a.table(promptRows(prompts))
 	})
+}
+
+// promptRows are the lines of conduit prompts: name, arguments (required
+// ones marked *), description.
+func promptRows(prompts []conduit.Prompt) func(io.Writer) {
+	return func(w io.Writer) {
+		for _, p := range prompts {
+			var names []string
+			for _, arg := range p.Arguments {
+				n := oneLine(arg.Name)
+				if arg.Required {
+					n += "*"
+				}
+				names = append(names, n)
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\n", oneLine(p.Name), strings.Join(names, " "), firstLine(p.Description))
+		}
+	}
 }
 
 func (a *app) runRead(cmd *cobra.Command, args, server []string) error {

@@ -44,6 +44,9 @@ type options struct {
 	logLevel          string
 	json              bool
 	scripted          bool // demo: the built-in handler even at a terminal
+	// host
+	config string
+	once   bool
 	// global
 	verbose int
 }
@@ -137,54 +140,9 @@ func (a *app) setup(server []string, interactive bool) (*connection, error) {
 		logger.Warn("--header is only used with --url (HTTP); ignored for a stdio server")
 	}
 
-	var flagRoots []conduit.Root
-	if len(o.roots) > 0 {
-		var err error
-		if flagRoots, err = parseRoots(o.roots); err != nil {
-			return nil, usagef("--roots: %v", err)
-		}
-	}
-	var ans *answers
-	if o.answers != "" {
-		var err error
-		if ans, err = loadAnswers(o.answers); err != nil {
-			return nil, err
-		}
-	}
-	n := &notifier{w: a.stderr, json: o.json, logger: logger}
-	cmd := samplingCommand{command: o.samplingCommand, yes: o.yes}
-	handlers := newHandlers(n, ans, flagRoots, cmd)
-	if interactive && ans == nil && isTerminal(a.std.in) {
-		// At a terminal without --answers, the person answers every kind
-		// of input (interactive.go); the prompts go to stderr, stdout
-		// keeping the result.
-		roots, err := rootsOrCwd(flagRoots)
-		if err != nil {
-			return nil, err
-		}
-		ih := newInteractiveHandler(a.std.in, a.std.err, roots, flagRoots != nil, o.handlerTimeout)
-		ih.samplingCommand = cmd
-		handlers = ih.handlers()
-		handlers.Notification, handlers.Log = n.HandleNotification, n.HandleLog
-	}
-	warnMissingRoots(logger, o.roots)
-	if ans != nil {
-		warnMissingRoots(logger, ans.rootEntries)
-	}
-
-	audit := &auditor{logger: logger}
-	closeAudit := func() {}
-	if o.audit != "" {
-		f, err := os.OpenFile(o.audit, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-		if err != nil {
-			return nil, usagef("--audit: %v", err)
-		}
-		audit.file = f
-		closeAudit = func() {
-			if err := f.Close(); err != nil {
-				logger.Error("audit file", "err", err)
-			}
-		}
+	handlers, audit, closeAudit, err := a.inputHandlers(logger, interactive)
+	if err != nil {
+		return nil, err
 	}
 
 	tail := &stderrTail{}
@@ -282,6 +240,66 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		return sizeHint(callFailed(ctx, err))
 	}
 	return nil
+}
+
+// inputHandlers builds the handler set of the handler flags (the answers
+// file, --roots, --sampling-command, or, with interactive, the person at
+// the terminal) and the audit hook; closeAudit closes the --audit file. Its
+// errors are usage errors.
+func (a *app) inputHandlers(logger *slog.Logger, interactive bool) (conduit.Handlers, *auditor, func(), error) {
+	o := &a.opts
+	var flagRoots []conduit.Root
+	if len(o.roots) > 0 {
+		var err error
+		if flagRoots, err = parseRoots(o.roots); err != nil {
+			return conduit.Handlers{}, nil, nil, usagef("--roots: %v", err)
+		}
+	}
+	var ans *answers
+	if o.answers != "" {
+		var err error
+		if ans, err = loadAnswers(o.answers); err != nil {
+			return conduit.Handlers{}, nil, nil, err
+		}
+	}
+	n := &notifier{w: a.stderr, json: o.json, logger: logger}
+	cmd := samplingCommand{command: o.samplingCommand, yes: o.yes}
+	handlers := newHandlers(n, ans, flagRoots, cmd)
+	if interactive && ans == nil && isTerminal(a.std.in) {
+		// At a terminal without --answers, the person answers every kind
+		// of input (interactive.go); the prompts go to stderr, stdout
+		// keeping the result.
+		roots, err := rootsOrCwd(flagRoots)
+		if err != nil {
+			return conduit.Handlers{}, nil, nil, err
+		}
+		ih := newInteractiveHandler(a.std.in, a.std.err, roots, flagRoots != nil, o.handlerTimeout)
+		ih.samplingCommand = cmd
+		handlers = ih.handlers()
+		handlers.Notification, handlers.Log = n.HandleNotification, n.HandleLog
+	}
+	warnMissingRoots(logger, o.roots)
+	if ans != nil {
+		warnMissingRoots(logger, ans.rootEntries)
+	}
+
+	audit := &auditor{logger: logger}
+	if o.audit != "" {
+		f, err := os.OpenFile(o.audit, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return conduit.Handlers{}, nil, nil, usagef("--audit: %v", err)
+		}
+		audit.file = f
+	}
+	closeAudit := func() {
+		if audit.file == nil {
+			return
+		}
+		if err := audit.file.Close(); err != nil {
+			logger.Error("audit file", "err", err)
+		}
+	}
+	return handlers, audit, closeAudit, nil
 }
 
 // rootsOrCwd is the roots offered by a handler that offers roots even

@@ -1,0 +1,415 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/host"
+)
+
+const hostHelp = `The configuration file is the one most hosts read (Claude Desktop, Cursor's
+.cursor/mcp.json), or VS Code's:
+
+  {"mcpServers": {
+     "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${HOME}/notes"]},
+     "search": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${env:TOKEN}"},
+                "conduit": {"restart": {"backoff": {"initial": "1s", "max": "1m"}, "intensity": 3, "period": "5m"}}}}}
+
+${VAR} and ${env:VAR} are replaced by environment variables. Conduit's own
+settings of a server live under its "conduit" key (era, protocolVersion,
+timeout, maxTotalTimeout, handlerTimeout, maxServerRequests, roots, restart,
+ping, disabled); other hosts ignore it. docs/supervision.md has the details.
+
+A server that exits or loses its connection is restarted after 0.5s, then
+1s, 2s... up to 30s; after 5 restarts within 60s it is parked (stopped, with
+its last error) until its configuration changes.
+
+Exit status: 0 stopped by SIGINT/SIGTERM, or (--once) every server ready;
+1 (--once) a server parked; 2 usage error (bad flags, unreadable or invalid
+configuration).`
+
+func (a *app) hostCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "host --config FILE [flags]",
+		Short: "Run the servers of a configuration file, restarting those that fail",
+		Long: `Run every MCP server of the configuration FILE, each under its own
+supervisor, answering their input requests with the handler flags, until
+SIGINT or SIGTERM. Each state change is printed on stdout (starting, ready,
+restarting, parked, stopped); with --json, one JSON object per line:
+{"time","server","state","pid"?,"restarts","next_retry"?,"error"?}.
+
+With --once, start every server, wait until each is ready or parked, print
+a status table (with --json, one object per server) and exit.`,
+		Example: `  conduit host --config ~/.cursor/mcp.json
+  conduit host --config mcp.json --once
+  conduit host --config mcp.json --json --answers answers.json`,
+		Annotations: map[string]string{"more": hostHelp + "\n\n" + answersHelp},
+		Args:        cobra.NoArgs,
+		RunE:        func(cmd *cobra.Command, _ []string) error { return a.runHost(cmd.Context()) },
+	}
+	c.Flags().SortFlags = false
+	c.Flags().StringVar(&a.opts.config, "config", "", "run the servers of the configuration `FILE` (mcpServers or VS Code servers)")
+	c.Flags().BoolVar(&a.opts.once, "once", false, "start every server, wait until each is ready or parked, print their status and exit (1 if any is parked)")
+	a.handlerFlags(c.Flags())
+	return c
+}
+
+func (a *app) runHost(ctx context.Context) error {
+	if a.opts.config == "" {
+		return usagef("missing --config FILE")
+	}
+	if a.opts.logLevel != "" {
+		newLogger(a.stderr, a.opts.verbose, a.opts.json).Warn("--log-level is not used by conduit host; ignored")
+	}
+	return a.withHost(func(h *host.Host, events <-chan host.Event) error {
+		if a.opts.once {
+			if err := settle(ctx, h, events); err != nil {
+				return err
+			}
+			status := h.Status()
+			_ = h.Close()
+			a.printStatus(status)
+			var parked []string
+			for _, st := range status {
+				if st.State == host.StateParked {
+					parked = append(parked, st.Server)
+				}
+			}
+			if len(parked) > 0 {
+				return &exitError{code: exitFailed, err: fmt.Errorf("parked: %s", strings.Join(parked, ", "))}
+			}
+			return nil
+		}
+		if f, ok := a.std.out.(*os.File); ok && !a.opts.json && isTerminal(f) {
+			a.liveTable(ctx, h, events)
+		}
+		printed := make(chan struct{})
+		go func() {
+			defer close(printed)
+			for ev := range events {
+				a.printEvent(ev)
+			}
+		}()
+		<-ctx.Done()
+		_ = h.Close() // its last events are the servers stopping
+		<-printed
+		return nil
+	})
+}
+
+// withHost starts a host running the servers of --config, with the
+// handler set of the handler flags and the connection flags as defaults,
+// runs do with it and its events, and closes it.
+func (a *app) withHost(do func(*host.Host, <-chan host.Event) error) error {
+	o := &a.opts
+	if err := o.check(); err != nil {
+		return err
+	}
+	logger := newLogger(a.stderr, o.verbose, o.json)
+	cfg, warnings, err := host.Load(o.config)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	for _, w := range warnings {
+		logger.Warn(w)
+	}
+	handlers, audit, closeAudit, err := a.inputHandlers(logger, true)
+	if err != nil {
+		return err
+	}
+	defer closeAudit()
+	h, err := host.New(cfg, host.Options{Client: conduit.Options{
+		Handlers:          handlers,
+		HandlerTimeout:    o.handlerTimeout,
+		MaxServerRequests: o.maxServerRequests,
+		Timeout:           o.timeout,
+		MaxTotalTimeout:   o.maxTotalTimeout,
+		ProtocolVersion:   o.protocolVersion,
+		Era:               eraOption(o.era),
+		Tasks:             o.tasks,
+		Logger:            logger,
+		Audit:             audit.record,
+	}})
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	defer h.Close()
+	events, cancel := h.Subscribe()
+	defer cancel()
+	return do(h, events)
+}
+
+// settle waits until every server is ready, parked or stopped.
+func settle(ctx context.Context, h *host.Host, events <-chan host.Event) error {
+	waiting := map[string]bool{}
+	for _, st := range h.Status() {
+		waiting[st.Server] = true
+	}
+	for len(waiting) > 0 {
+		select {
+		case ev := <-events:
+			switch ev.State {
+			case host.StateReady, host.StateParked, host.StateStopped:
+				delete(waiting, ev.Server)
+			}
+		case <-ctx.Done():
+			return &exitError{code: exitFailed, err: errors.New("interrupted while the servers were starting")}
+		}
+	}
+	return nil
+}
+
+// hostable completes a command that also runs against the servers of
+// --config (in place of --url or -- COMMAND): viaHost then gets the
+// arguments and a host whose servers are all ready or parked.
+func (a *app) hostable(c *cobra.Command, direct func(cmd *cobra.Command, args, server []string) error, viaHost func(ctx context.Context, args []string, h *host.Host) error) *cobra.Command {
+	c = a.command(c, func(cmd *cobra.Command, args, server []string) error {
+		if a.opts.config == "" {
+			return direct(cmd, args, server)
+		}
+		if a.opts.url != "" || len(server) > 0 {
+			return usagef("give --config FILE, --url URL or -- COMMAND [ARGS...], not several")
+		}
+		return a.withHost(func(h *host.Host, events <-chan host.Event) error {
+			ctx := cmd.Context()
+			if err := settle(ctx, h, events); err != nil {
+				return err
+			}
+			logger := newLogger(a.stderr, a.opts.verbose, a.opts.json)
+			for _, st := range h.Status() {
+				if st.State == host.StateParked {
+					logger.Warn(fmt.Sprintf("server %q is parked: %s", st.Server, plain(st.Err)))
+				}
+			}
+			if err := viaHost(ctx, args, h); err != nil {
+				var ee *exitError
+				if errors.As(err, &ee) {
+					return err
+				}
+				return callFailed(ctx, err)
+			}
+			return nil
+		})
+	})
+	c.Flags().StringVar(&a.opts.config, "config", "", "use the servers of the configuration `FILE` (mcpServers or VS Code servers) in place of --url or -- COMMAND; tools and prompts are named SERVER__NAME")
+	_ = c.Flags().SetAnnotation("config", "group", []string{groupConnection})
+	return c
+}
+
+func (a *app) hostTools(_ context.Context, args []string, h *host.Host) error {
+	if err := noArgs(args); err != nil {
+		return err
+	}
+	tools := h.Tools()
+	if a.opts.json {
+		return a.printJSON(nonNil(tools))
+	}
+	plainTools := make([]conduit.Tool, len(tools))
+	for i, t := range tools {
+		plainTools[i] = t.Tool
+	}
+	return a.table(toolRows(plainTools))
+}
+
+func (a *app) hostResources(ctx context.Context, args []string, h *host.Host) error {
+	if err := noArgs(args); err != nil {
+		return err
+	}
+	resources, err := h.Resources(ctx)
+	if err != nil {
+		return err
+	}
+	if a.opts.json {
+		return a.printJSON(nonNil(resources))
+	}
+	plainResources := make([]conduit.Resource, len(resources))
+	for i, r := range resources {
+		plainResources[i] = r.Resource
+	}
+	return a.table(resourceRows(plainResources))
+}
+
+func (a *app) hostPrompts(ctx context.Context, args []string, h *host.Host) error {
+	if err := noArgs(args); err != nil {
+		return err
+	}
+	prompts, err := h.Prompts(ctx)
+	if err != nil {
+		return err
+	}
+	if a.opts.json {
+		return a.printJSON(nonNil(prompts))
+	}
+	plainPrompts := make([]conduit.Prompt, len(prompts))
+	for i, p := range prompts {
+		plainPrompts[i] = p.Prompt
+	}
+	return a.table(promptRows(plainPrompts))
+}
+
+// hostCall calls SERVER/TOOL, or a namespaced name from the catalog.
+func (a *app) hostCall(ctx context.Context, args []string, h *host.Host) error {
+	switch {
+	case len(args) == 0:
+		return usagef("missing TOOL: conduit call --config FILE [flags] SERVER/TOOL [ARGS_JSON]")
+	case len(args) > 2:
+		return usagef("too many arguments: %q", args[2:])
+	}
+	var toolArgs json.RawMessage
+	if len(args) == 2 {
+		var err error
+		if toolArgs, err = objectArg("ARGS_JSON", args[1]); err != nil {
+			return err
+		}
+	}
+	server, tool, ok := strings.Cut(args[0], "/")
+	if !ok {
+		if server, tool, ok = h.Resolve(args[0]); !ok {
+			return &exitError{code: exitFailed, err: fmt.Errorf("no tool %q among the ready servers' tools: give SERVER/TOOL, or a name that conduit tools --config lists", args[0])}
+		}
+	}
+	return a.callTool(ctx, tool, toolArgs, func(ctx context.Context, tool string, args any, opts ...conduit.CallOption) (*conduit.CallToolResult, error) {
+		return h.CallTool(ctx, server, tool, args, opts...)
+	})
+}
+
+// hostEvent is an event as --json prints it.
+type hostEvent struct {
+	Time      time.Time  `json:"time"`
+	Server    string     `json:"server"`
+	State     host.State `json:"state"`
+	PID       int        `json:"pid,omitempty"`
+	Restarts  int        `json:"restarts"`
+	NextRetry *time.Time `json:"next_retry,omitempty"`
+	Error     string     `json:"error,omitempty"`
+}
+
+func eventOf(t time.Time, st host.Status) hostEvent {
+	ev := hostEvent{Time: t.UTC(), Server: st.Server, State: st.State, PID: st.PID, Restarts: st.Restarts}
+	if !st.NextRetry.IsZero() {
+		next := st.NextRetry.UTC()
+		ev.NextRetry = &next
+	}
+	if st.Err != nil {
+		ev.Error = plain(st.Err)
+	}
+	return ev
+}
+
+func (a *app) printEvent(ev host.Event) {
+	if a.opts.json {
+		b, _ := json.Marshal(eventOf(ev.Time, ev.Status))
+		_ = a.write(append(b, '\n'))
+		return
+	}
+	line := eventLine(ev) + "\n"
+	if ev.State == host.StateParked {
+		for _, l := range ev.Stderr {
+			line += fmt.Sprintf("  | %s\n", oneLine(l))
+		}
+	}
+	_ = a.write([]byte(line))
+}
+
+// eventLine is a state change in words, on one line.
+func eventLine(ev host.Event) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s", ev.Time.Format("15:04:05.000"), oneLine(ev.Server), ev.State)
+	switch ev.State {
+	case host.StateReady:
+		if ev.PID != 0 {
+			fmt.Fprintf(&b, " pid %d", ev.PID)
+		}
+	case host.StateRestarting:
+		fmt.Fprintf(&b, " in %s (attempt %d)", ev.NextRetry.Sub(ev.Time).Round(time.Millisecond), ev.Attempt)
+	case host.StateParked:
+		fmt.Fprintf(&b, " after %d restarts", ev.Restarts)
+	}
+	if ev.Err != nil && ev.State != host.StateReady {
+		fmt.Fprintf(&b, ": %s", oneLine(plain(ev.Err)))
+	}
+	return b.String()
+}
+
+// liveRecent is how many state changes the live table shows under it.
+const liveRecent = 8
+
+// liveTable redraws, until ctx ends, a status table at each state change
+// and every second, with the last state changes under it.
+func (a *app) liveTable(ctx context.Context, h *host.Host, events <-chan host.Event) {
+	var recent []string
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case ev := <-events:
+			recent = append(recent, eventLine(ev))
+			recent = recent[max(0, len(recent)-liveRecent):]
+		case <-tick.C:
+		case <-ctx.Done():
+			_ = a.write([]byte("\n"))
+			return
+		}
+		_ = a.write([]byte("\x1b[H\x1b[2J")) // home, clear the screen
+		_ = a.table(liveRows(h.Status(), time.Now()))
+		_ = a.write([]byte("\n" + strings.Join(recent, "\n") + "\n"))
+	}
+}
+
+// liveRows are the rows of the live table: state, uptime, restarts,
+// calls, input requests, drops, and what comes next or went wrong.
+func liveRows(status []host.Status, now time.Time) func(io.Writer) {
+	return func(w io.Writer) {
+		fmt.Fprintln(w, "SERVER\tSTATE\tUPTIME\tRESTARTS\tCALLS\tINPUT\tDROPS\tNOTE")
+		for _, st := range status {
+			uptime, note := "-", ""
+			switch st.State {
+			case host.StateReady:
+				uptime = now.Sub(st.Since).Truncate(time.Second).String()
+			case host.StateRestarting:
+				note = fmt.Sprintf("next try in %s (attempt %d)", max(0, st.NextRetry.Sub(now)).Round(100*time.Millisecond), st.Attempt)
+			case host.StateParked:
+				note = firstLine(plain(st.Err))
+			}
+			drops := st.Stats.NotificationsDropped + st.Stats.LogsDropped
+			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", oneLine(st.Server), st.State, uptime, st.Restarts, st.Calls, st.Stats.ServerRequests, drops, note)
+		}
+	}
+}
+
+// printStatus prints a status table, or one JSON object per server.
+func (a *app) printStatus(status []host.Status) {
+	if a.opts.json {
+		var b bytes.Buffer
+		for _, st := range status {
+			line, _ := json.Marshal(eventOf(time.Now(), st))
+			b.Write(append(line, '\n'))
+		}
+		_ = a.write(b.Bytes())
+		return
+	}
+	_ = a.table(func(w io.Writer) {
+		fmt.Fprintln(w, "SERVER\tSTATE\tPID\tRESTARTS\tTOOLS\tCALLS\tINPUT\tDROPS\tERROR")
+		for _, st := range status {
+			pid, errText := "-", ""
+			if st.PID != 0 {
+				pid = fmt.Sprint(st.PID)
+			}
+			if st.Err != nil {
+				errText = firstLine(plain(st.Err))
+			}
+			drops := st.Stats.NotificationsDropped + st.Stats.LogsDropped
+			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", oneLine(st.Server), st.State, pid, st.Restarts, st.Tools, st.Calls, st.Stats.ServerRequests, drops, errText)
+		}
+	})
+}

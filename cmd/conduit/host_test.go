@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/host"
+)
+
+// hostConfig writes a configuration with the everything-server ("every"),
+// a server that always exits ("loop", parked after 2 restarts) and a
+// disabled one.
+func hostConfig(t *testing.T) string {
+	_, server := binaries(t)
+	return writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers": {
+		"every": {"command": %q, "conduit": {"era": "legacy"}},
+		"loop": {"command": "sh", "args": ["-c", "echo boom >&2; exit 1"],
+		         "conduit": {"restart": {"backoff": {"initial": "10ms", "max": "10ms"}, "intensity": 2}}},
+		"off": {"command": "nothing", "conduit": {"disabled": true}, "colour": "red"}}}`, server))
+}
+
+// --once starts everything, waits until each server is ready or parked,
+// prints the table and exits 1 when one is parked.
+func TestHostOnce(t *testing.T) {
+	config := hostConfig(t)
+	r := runInProcess(t, "host", "--config", config, "--once")
+	require.Equal(t, exitFailed, r.code, r)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, lines, 4, r)
+	assert.Regexp(t, `^SERVER +STATE +PID +RESTARTS +TOOLS +CALLS +INPUT +DROPS +ERROR$`, lines[0])
+	assert.Regexp(t, `^every +ready +- +0 +[1-9][0-9]* +0 +0 +0$`, lines[1])
+	assert.Regexp(t, `^loop +parked +- +2 +0 +0 +0 +0 +server/discover: transport: .*the server exited \(exit status 1\); its last stderr: boom`, lines[2])
+	assert.Regexp(t, `^off +stopped +- +0 +0 +0 +0 +0$`, lines[3])
+	assert.Equal(t, "conduit: warning: "+config+`: server "off": key "colour": unknown key, ignored`+"\nconduit: parked: loop\n", r.stderr)
+
+	r = runInProcess(t, "host", "--config", config, "--once", "--json")
+	require.Equal(t, exitFailed, r.code, r)
+	var states []string
+	for line := range strings.Lines(r.stdout) {
+		var ev map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
+		states = append(states, fmt.Sprint(ev["server"], " ", ev["state"], " ", ev["restarts"]))
+		assert.Contains(t, ev, "time")
+	}
+	assert.Equal(t, []string{"every ready 0", "loop parked 2", "off stopped 0"}, states)
+}
+
+// Without --once the host runs until interrupted, printing every state
+// change, then stops every server.
+func TestHostRunsUntilInterrupted(t *testing.T) {
+	config := hostConfig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out := &watchedBuffer{match: regexp.MustCompile(`(?m)loop parked.*\n  \| boom\n`), matched: make(chan struct{})}
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"host", "--config", config}, streams{in: bytes.NewReader(nil), out: out, err: &stderr})
+	}()
+	select {
+	case <-out.matched:
+	case <-ctx.Done():
+		t.Fatalf("loop never parked:\n%s", out)
+	}
+	cancel()
+	require.Equal(t, exitOK, <-done, stderr.String())
+	text := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d\.\d{3} `).ReplaceAllString(out.String(), "")
+	text = regexp.MustCompile(`in \d+ms`).ReplaceAllString(text, "in Nms")
+	var every, loop []string
+	for line := range strings.Lines(text) {
+		switch {
+		case strings.HasPrefix(line, "every "):
+			every = append(every, strings.TrimSpace(line))
+		case strings.HasPrefix(line, "loop "), strings.HasPrefix(line, "  |"):
+			loop = append(loop, regexp.MustCompile(`: server/discover: .*`).ReplaceAllString(strings.TrimSpace(line), ": …"))
+		}
+	}
+	assert.Equal(t, []string{"every starting", "every ready", "every stopped"}, every)
+	assert.Equal(t, []string{
+		"loop starting", "loop restarting in Nms (attempt 1): …",
+		"loop starting", "loop restarting in Nms (attempt 2): …",
+		"loop starting", "loop parked after 2 restarts: …", "| boom", "| boom", "| boom",
+		"loop stopped",
+	}, loop)
+	assert.Contains(t, out.String(), "off stopped\n")
+}
+
+// A configuration that cannot be used is a usage error (exit 2) naming
+// the file, the server and the key.
+func TestHostConfigErrors(t *testing.T) {
+	bad := writeFile(t, "bad.json", `{"servers": {"x": {"type": "tcp", "url": "http://h"}}}`)
+	r := runInProcess(t, "host", "--config", bad)
+	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, "conduit: "+bad+`: server "x": key "type": unknown type "tcp": want "stdio" or "http"`+"\nRun 'conduit host --help' for usage.\n", r.stderr)
+
+	notJSON := writeFile(t, "bad.json", `{"mcpServers": `)
+	r = runInProcess(t, "host", "--config", notJSON)
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.stderr, notJSON+": not JSON: line 1, column 15: unexpected end of JSON input\n")
+
+	r = runInProcess(t, "host")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, "conduit: missing --config FILE\nRun 'conduit host --help' for usage.\n", r.stderr)
+}
+
+// watchedBuffer is a concurrent buffer that closes matched once its
+// content matches.
+type watchedBuffer struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	match   *regexp.Regexp
+	matched chan struct{}
+	once    sync.Once
+}
+
+func (w *watchedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.b.Write(p)
+	if w.match.Match(w.b.Bytes()) {
+		w.once.Do(func() { close(w.matched) })
+	}
+	return n, err
+}
+
+func (w *watchedBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// --config on tools, prompts, resources and call: the servers of the file
+// in place of --url or -- COMMAND, tools and prompts namespaced, a call
+// given as SERVER/TOOL or by its namespaced name.
+func TestConfigOnServerCommands(t *testing.T) {
+	config := hostConfig(t)
+	parkedWarning := `conduit: warning: server "loop" is parked: server/discover: transport: `
+
+	r := runInProcess(t, "tools", "--config", config)
+	require.Equal(t, exitOK, r.code, r)
+	assert.Regexp(t, `(?m)^every__test_simple_text +Tests simple text content response$`, r.stdout)
+	assert.Contains(t, r.stderr, parkedWarning)
+
+	r = runInProcess(t, "tools", "--config", config, "--json")
+	require.Equal(t, exitOK, r.code, r)
+	var tools []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &tools))
+	assert.Contains(t, tools, map[string]any{"name": "every__test_simple_text", "server": "every", "serverTool": "test_simple_text",
+		"description": "Tests simple text content response", "inputSchema": map[string]any{"type": "object"}})
+
+	r = runInProcess(t, "prompts", "--config", config)
+	require.Equal(t, exitOK, r.code, r)
+	assert.Regexp(t, `(?m)^every__test_prompt_with_arguments +arg1\* arg2\* +A prompt with required arguments$`, r.stdout)
+
+	r = runInProcess(t, "resources", "--config", config)
+	require.Equal(t, exitOK, r.code, r)
+	assert.Regexp(t, `(?m)^test://static-text +static-text +A static text resource for testing$`, r.stdout)
+
+	for _, name := range []string{"every/test_simple_text", "every__test_simple_text"} {
+		r = runInProcess(t, "call", "--config", config, name)
+		require.Equal(t, exitOK, r.code, r)
+		assert.Equal(t, "This is a simple text response for testing.\n", r.stdout)
+	}
+
+	r = runInProcess(t, "call", "--config", config, "loop/anything")
+	assert.Equal(t, exitFailed, r.code)
+	assert.Regexp(t, `conduit: tools/call: transport: server "loop" is parked after 2 restarts: conduit: server/discover: transport: .*exit status 1`, r.stderr)
+
+	r = runInProcess(t, "call", "--config", config, "nope")
+	assert.Equal(t, exitFailed, r.code)
+	assert.Contains(t, r.stderr, `conduit: no tool "nope" among the ready servers' tools: give SERVER/TOOL, or a name that conduit tools --config lists`+"\n")
+
+	r = runInProcess(t, "tools", "--config", config, "--url", "http://127.0.0.1:1/mcp")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, "conduit: give --config FILE, --url URL or -- COMMAND [ARGS...], not several\nRun 'conduit tools --help' for usage.\n", r.stderr)
+}
+
+// The live table (a terminal): state, uptime, restarts, calls, input
+// requests, drops, and the next try or the error.
+func TestLiveRows(t *testing.T) {
+	now := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	liveRows([]host.Status{
+		{Server: "files", State: host.StateReady, Since: now.Add(-90500 * time.Millisecond), Restarts: 1, Calls: 12, Stats: conduit.Stats{ServerRequests: 3, NotificationsDropped: 1, LogsDropped: 2}},
+		{Server: "search", State: host.StateRestarting, Attempt: 2, NextRetry: now.Add(1234 * time.Millisecond), Restarts: 1},
+		{Server: "db", State: host.StateParked, Restarts: 5, Err: errors.New("conduit: transport: could not connect\nmore")},
+	}, now)(tw)
+	require.NoError(t, tw.Flush())
+	assert.Equal(t, `SERVER  STATE       UPTIME  RESTARTS  CALLS  INPUT  DROPS  NOTE
+files   ready       1m30s   1         12     3      3
+search  restarting  -       1         0      0      0      next try in 1.2s (attempt 2)
+db      parked      -       5         0      0      0      transport: could not connect
+`, regexp.MustCompile(`(?m) +$`).ReplaceAllString(b.String(), ""))
+}

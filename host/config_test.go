@@ -1,0 +1,147 @@
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit"
+)
+
+func env(vars map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+}
+
+func TestParseFormats(t *testing.T) {
+	lookup := env(map[string]string{"TOKEN": "s3cret", "HOME": "/home/ada"})
+	tests := []struct {
+		name     string
+		json     string
+		want     Config
+		warnings []string
+	}{{
+		name: "mcpServers stdio and http",
+		json: `{"mcpServers": {
+			"fs": {"command": "npx", "args": ["-y", "server-fs", "${HOME}/notes"], "env": {"TOKEN": "${env:TOKEN}"}, "cwd": "/tmp"},
+			"web": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}}`,
+		want: Config{Servers: map[string]Server{
+			"fs":  {Command: "npx", Args: []string{"-y", "server-fs", "/home/ada/notes"}, Env: map[string]string{"TOKEN": "s3cret"}, Cwd: "/tmp"},
+			"web": {URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer s3cret"}},
+		}},
+	}, {
+		name: "VS Code servers with type",
+		json: `{"inputs": [], "servers": {
+			"fs": {"type": "stdio", "command": "server-fs"},
+			"web": {"type": "http", "url": "http://127.0.0.1:8080/mcp"}}}`,
+		want: Config{Servers: map[string]Server{
+			"fs":  {Command: "server-fs"},
+			"web": {URL: "http://127.0.0.1:8080/mcp"},
+		}},
+		warnings: []string{`c.json: key "inputs": unknown key, ignored`},
+	}, {
+		name: "conduit settings",
+		json: `{"mcpServers": {"fs": {"command": "s", "conduit": {
+			"era": "legacy", "protocolVersion": "2025-06-18", "timeout": "10s", "maxTotalTimeout": "5m",
+			"handlerTimeout": "1m", "maxServerRequests": 4, "roots": ["/srv"], "disabled": true,
+			"ping": {"interval": "15s", "failures": 2},
+			"restart": {"backoff": {"initial": "100ms", "max": "2s"}, "intensity": 3, "period": "10s", "resetAfter": "20s"}}}}}`,
+		want: Config{Servers: map[string]Server{"fs": {Command: "s", Conduit: Settings{
+			Era: conduit.EraLegacy, ProtocolVersion: "2025-06-18", Timeout: 10 * time.Second, MaxTotalTimeout: 5 * time.Minute,
+			HandlerTimeout: time.Minute, MaxServerRequests: 4, Roots: []string{"/srv"}, Disabled: true,
+			Ping:    PingPolicy{Interval: 15 * time.Second, Failures: 2},
+			Restart: RestartPolicy{InitialBackoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second, Intensity: 3, Period: 10 * time.Second, ResetAfter: 20 * time.Second},
+		}}}},
+	}, {
+		name: "unknown keys and unset variables warn",
+		json: `{"mcpServers": {"a": {"command": "s", "url2": 1, "headers": {"X": "y"}, "args": ["${NOPE}", "${input:x}"],
+			"conduit": {"colour": "red", "restart": {"backoff": {"min": "1s"}, "tries": 3}}}}, "globalShortcut": "x"}`,
+		want: Config{Servers: map[string]Server{"a": {Command: "s", Args: []string{"", "${input:x}"}}}},
+		warnings: []string{
+			`c.json: key "globalShortcut": unknown key, ignored`,
+			`c.json: server "a": key "args[0]": ${NOPE} is not set; replaced by an empty string`,
+			`c.json: server "a": key "conduit.colour": unknown key, ignored`,
+			`c.json: server "a": key "conduit.restart.backoff.min": unknown key, ignored`,
+			`c.json: server "a": key "conduit.restart.tries": unknown key, ignored`,
+			`c.json: server "a": key "headers": only used by http servers, ignored`,
+			`c.json: server "a": key "url2": unknown key, ignored`,
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, warnings, err := Parse("c.json", []byte(tt.json), lookup)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, cfg)
+			assert.Equal(t, tt.warnings, warnings)
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct{ json, err string }{
+		{`{"mcpServers": {`, `c.json: not JSON: line 1, column 16: unexpected end of JSON input`},
+		{"{\n\"mcpServers\": {,}}", `c.json: not JSON: line 2, column 16: invalid character ',' looking for beginning of object key string`},
+		{`[1]`, `c.json: not a JSON object`},
+		{`{}`, `c.json: no "mcpServers" (or VS Code's "servers") object`},
+		{`{"mcpServers": {}, "servers": {}}`, `c.json: has both "mcpServers" and "servers"; give one`},
+		{`{"mcpServers": []}`, `c.json: key "mcpServers": want an object, got an array`},
+		{`{"mcpServers": {"a": "npx"}}`, `c.json: server "a": want an object, got a string`},
+		{`{"mcpServers": {"a": {}}}`, `c.json: server "a": needs "command" (stdio) or "url" (HTTP)`},
+		{`{"mcpServers": {"a": {"command": "s", "url": "http://x"}}}`, `c.json: server "a": has both "command" and "url"; give one`},
+		{`{"servers": {"a": {"type": "sse", "url": "http://x"}}}`, `c.json: server "a": key "type": unknown type "sse": want "stdio" or "http"`},
+		{`{"servers": {"a": {"type": "stdio"}}}`, `c.json: server "a": key "command": missing: a "stdio" server needs a command`},
+		{`{"servers": {"a": {"type": "http"}}}`, `c.json: server "a": key "url": missing: an "http" server needs a url`},
+		{`{"servers": {"a": {"type": "http", "command": "s"}}}`, `c.json: server "a": key "type": "http" does not match the server's command`},
+		{`{"servers": {"a": {"type": 1, "command": "s"}}}`, `c.json: server "a": key "type": want a string, got a number`},
+		{`{"mcpServers": {"a": {"command": ["s"]}}}`, `c.json: server "a": key "command": want a string, got an array`},
+		{`{"mcpServers": {"a": {"command": ""}}}`, `c.json: server "a": key "command": empty`},
+		{`{"mcpServers": {"a": {"command": "s", "args": "-v"}}}`, `c.json: server "a": key "args": want an array of strings, got a string`},
+		{`{"mcpServers": {"a": {"command": "s", "args": ["-v", 2]}}}`, `c.json: server "a": key "args[1]": want a string, got a number`},
+		{`{"mcpServers": {"a": {"command": "s", "env": {"A": true}}}}`, `c.json: server "a": key "env.A": want a string, got a boolean`},
+		{`{"mcpServers": {"a": {"command": "s", "env": []}}}`, `c.json: server "a": key "env": want an object of strings, got an array`},
+		{`{"mcpServers": {"a": {"url": "ftp://x"}}}`, `c.json: server "a": key "url": want an http:// or https:// URL, got "ftp://x"`},
+		{`{"mcpServers": {"a": {"command": "s", "conduit": 1}}}`, `c.json: server "a": key "conduit": want an object, got a number`},
+		{`{"mcpServers": {"a": {"command": "s", "conduit": {"era": "old"}}}}`, `c.json: server "a": key "conduit.era": want "legacy" or "modern", got "old"`},
+		{`{"mcpServers": {"a": {"command": "s", "conduit": {"protocolVersion": "1999-01-01"}}}}`, `c.json: server "a": key "conduit.protocolVersion": unknown protocol version "1999-01-01"`},
+		{`{"mcpServers": {"a": {"command": "s", "conduit": {"timeout": 30}}}}`, `c.json: server "a": key "conduit.timeout": want a duration such as "500ms" or "30s", got a number`},
+		{`{"mcpServers": {"a": {"command": "s", "conduit": {"timeout": "-1s"}}}}`, `c.json: server "a": key "conduit.timeout": want a positive duration such as "500ms" or "30s", got "-1s"`},
+		{`{"mcpServers": {"a": {"command": "s", "conduit": {"maxServerRequests": 0}}}}`, `c.json: server "a": key "conduit.maxServerRequests": want a positive integer, got 0`},
+		{`{"mcpServers": {"a": {"command": "s", "conduit": {"disabled": "yes"}}}}`, `c.json: server "a": key "conduit.disabled": want true or false, got a string`},
+		{`{"mcpServers": {"a": {"command": "s", "conduit": {"restart": {"intensity": 1.5}}}}}`, `c.json: server "a": key "conduit.restart.intensity": want a positive integer, got 1.5`},
+		{`{"mcpServers": {"a": {"command": "s", "conduit": {"restart": {"backoff": {"max": "soon"}}}}}}`, `c.json: server "a": key "conduit.restart.backoff.max": want a positive duration such as "500ms" or "30s", got "soon"`},
+		{`{"mcpServers": {"a": {"command": "s", "conduit": {"ping": {"failures": -1}}}}}`, `c.json: server "a": key "conduit.ping.failures": want a positive integer, got -1`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.err, func(t *testing.T) {
+			_, _, err := Parse("c.json", []byte(tt.json), env(nil))
+			require.Error(t, err)
+			assert.Equal(t, tt.err, err.Error())
+			var ce *ConfigError
+			assert.ErrorAs(t, err, &ce)
+		})
+	}
+}
+
+func TestLoad(t *testing.T) {
+	t.Setenv("CONDUIT_TEST_ARG", "from-env")
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"mcpServers": {"a": {"command": "s", "args": ["${CONDUIT_TEST_ARG}"]}}}`), 0o600))
+	cfg, warnings, err := Load(path)
+	require.NoError(t, err)
+	assert.Empty(t, warnings)
+	assert.Equal(t, []string{"from-env"}, cfg.Servers["a"].Args)
+
+	missing := filepath.Join(filepath.Dir(path), "missing.json")
+	_, _, err = Load(missing)
+	assert.EqualError(t, err, missing+": cannot read it: no such file or directory")
+}
+
+func TestRestartPolicyDefaults(t *testing.T) {
+	assert.Equal(t, RestartPolicy{InitialBackoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second, Intensity: 5, Period: time.Minute, ResetAfter: time.Minute},
+		RestartPolicy{}.withDefaults())
+	// A max below the initial backoff is raised to it.
+	assert.Equal(t, 2*time.Second, RestartPolicy{InitialBackoff: 2 * time.Second, MaxBackoff: time.Second}.withDefaults().MaxBackoff)
+}

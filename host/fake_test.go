@@ -1,0 +1,255 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// fakeTransport starts in-memory MCP servers whose connections a test can
+// kill. Each Connect is one "process": it gets a pid (1000, 1001, ...).
+type fakeTransport struct {
+	mu       sync.Mutex
+	fail     error    // Connect fails with this
+	tools    []string // what tools/list answers
+	connects int
+	live     []*fakeServer
+	// asks, when set, is a server request the server sends once the
+	// client is initialized (roots/list, for example).
+	asks string
+	// answered receives the client's answers to asks.
+	answered chan json.RawMessage
+	// deaf servers stop answering requests once initialized.
+	deaf bool
+	// listDelay delays each answer to tools/list; lists counts them.
+	listDelay time.Duration
+	lists     int
+}
+
+type fakeServer struct {
+	t    *fakeTransport
+	conn transport.Conn
+	pid  int
+}
+
+func (f *fakeTransport) Connect(ctx context.Context) (transport.Conn, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.connects++
+	if f.fail != nil {
+		return nil, f.fail
+	}
+	client, server := transport.NewMemoryPair()
+	s := &fakeServer{t: f, conn: server, pid: 999 + f.connects}
+	f.live = append(f.live, s)
+	go s.serve()
+	return pidConn{Conn: client, pid: s.pid}, nil
+}
+
+// pidConn is a connection that reports a process id.
+type pidConn struct {
+	transport.Conn
+	pid int
+}
+
+func (c pidConn) Pid() int { return c.pid }
+
+// kill ends the newest live server, as a crash would.
+func (f *fakeTransport) kill() {
+	f.mu.Lock()
+	s := f.live[len(f.live)-1]
+	f.live = f.live[:len(f.live)-1]
+	f.mu.Unlock()
+	_ = s.conn.Close()
+}
+
+// notify sends a notification from the newest live server.
+func (f *fakeTransport) notify(method string) {
+	f.mu.Lock()
+	s := f.live[len(f.live)-1]
+	f.mu.Unlock()
+	_ = s.conn.Write(context.Background(), []byte(`{"jsonrpc":"2.0","method":"`+method+`"}`))
+}
+
+func (f *fakeTransport) setTools(tools ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tools = tools
+}
+
+func (f *fakeTransport) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.connects
+}
+
+// serve answers initialize, tools/list, ping and tools/call: "echo"
+// answers with the server's pid, "block" never answers.
+func (s *fakeServer) serve() {
+	defer s.conn.Close()
+	for {
+		msg, err := s.conn.Read(context.Background())
+		if err != nil {
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(msg.Data, &m) != nil {
+			continue
+		}
+		s.t.mu.Lock()
+		deaf := s.t.deaf
+		s.t.mu.Unlock()
+		if deaf && m.ID != nil {
+			continue
+		}
+		var result any
+		switch m.Method {
+		case "":
+			if s.t.answered != nil {
+				s.t.answered <- m.Result
+			}
+			continue
+		case "initialize":
+			result = map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{"listChanged": true}, "resources": map[string]any{}, "prompts": map[string]any{}}, "serverInfo": map[string]any{"name": "fake", "version": "1"}}
+		case "notifications/initialized":
+			if s.t.asks != "" {
+				_ = s.conn.Write(context.Background(), []byte(`{"jsonrpc":"2.0","id":"ask","method":"`+s.t.asks+`"}`))
+			}
+			continue
+		case "tools/list":
+			s.t.mu.Lock()
+			delay := s.t.listDelay
+			s.t.lists++
+			s.t.mu.Unlock()
+			time.Sleep(delay)
+			s.t.mu.Lock()
+			var tools []map[string]any
+			for _, name := range s.t.tools {
+				tools = append(tools, map[string]any{"name": name, "inputSchema": map[string]any{"type": "object"}})
+			}
+			s.t.mu.Unlock()
+			result = map[string]any{"tools": tools}
+		case "tools/call":
+			if m.Params.Name == "block" {
+				continue
+			}
+			b, _ := json.Marshal(s.pid)
+			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": string(b)}}}
+		case "ping":
+			result = map[string]any{}
+		case "resources/list":
+			result = map[string]any{"resources": []any{map[string]any{"uri": "file:///a.txt", "name": "a"}}}
+		case "prompts/list":
+			result = map[string]any{"prompts": []any{map[string]any{"name": "greet"}}}
+		default:
+			continue
+		}
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": result})
+		if s.conn.Write(context.Background(), b) != nil {
+			return
+		}
+	}
+}
+
+// fakeHost starts a host whose servers are the given fake transports, all
+// legacy, with a jitter of 0 (each wait is exactly the backoff).
+func fakeHost(t *testing.T, cfg Config, fakes map[string]*fakeTransport, opts Options) *Host {
+	t.Helper()
+	for name, s := range cfg.Servers {
+		s.Conduit.Era = conduit.EraLegacy
+		cfg.Servers[name] = s
+	}
+	if opts.Jitter == nil {
+		opts.Jitter = func() float64 { return 0.5 }
+	}
+	opts.Transport = func(name string, _ Server) (transport.Transport, error) {
+		f := fakes[name]
+		if f == nil {
+			return nil, errors.New("no fake for " + name)
+		}
+		return f, nil
+	}
+	h, err := New(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	return h
+}
+
+// stdio is a server configuration with a restart policy.
+func stdio(p RestartPolicy) Server {
+	return Server{Command: "fake", Conduit: Settings{Restart: p}}
+}
+
+// recorder collects a host's events, with their time since start.
+type recorder struct {
+	start  time.Time
+	mu     sync.Mutex
+	events []Event
+	done   chan struct{}
+}
+
+func record(h *Host) *recorder {
+	r := &recorder{start: time.Now(), done: make(chan struct{})}
+	ch, _ := h.Subscribe()
+	go func() {
+		defer close(r.done)
+		for ev := range ch {
+			r.mu.Lock()
+			r.events = append(r.events, ev)
+			r.mu.Unlock()
+		}
+	}()
+	return r
+}
+
+// step is an event as tests compare it.
+type step struct {
+	At       time.Duration
+	Server   string
+	State    State
+	Restarts int
+	Attempt  int
+	Retry    time.Duration // NextRetry - time of the event
+	PID      int
+}
+
+func (r *recorder) steps() []step {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []step
+	for _, ev := range r.events {
+		s := step{At: ev.Time.Sub(r.start), Server: ev.Server, State: ev.State, Restarts: ev.Restarts, Attempt: ev.Attempt, PID: ev.PID}
+		if !ev.NextRetry.IsZero() {
+			s.Retry = ev.NextRetry.Sub(ev.Time)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// states are the states of server's events, in order.
+func (r *recorder) states(server string) []State {
+	var out []State
+	for _, s := range r.steps() {
+		if s.Server == server {
+			out = append(out, s.State)
+		}
+	}
+	return slices.Clip(out)
+}

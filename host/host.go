@@ -1,0 +1,823 @@
+package host
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"reflect"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// State is where a server is in its life under the host.
+type State string
+
+// States of a server.
+const (
+	// StateStarting: its process is being started, or its connection
+	// opened, and the handshake and first tools/list are under way.
+	StateStarting State = "starting"
+	// StateReady: it answers calls and its tools are in the catalog.
+	StateReady State = "ready"
+	// StateRestarting: it failed and waits for its next try
+	// (Status.NextRetry).
+	StateRestarting State = "restarting"
+	// StateParked: it failed more often than its restart policy allows. It
+	// stays stopped, with its last error, until Restart or a change of its
+	// configuration.
+	StateParked State = "parked"
+	// StateStopped: disabled in the configuration, removed, or the host
+	// closed.
+	StateStopped State = "stopped"
+)
+
+// DefaultSeparator joins a server's name and its tool's name in the
+// catalog.
+const DefaultSeparator = "__"
+
+// Options configure a Host. The zero value is valid.
+type Options struct {
+	// Client is the base of every server's conduit.Options: the handler set
+	// (each server's input requests reach it with the server's name as
+	// ServerID), Name, Logger, Audit, defaults. A server's "conduit"
+	// settings override the fields they name.
+	Client conduit.Options
+	// Separator joins server and tool names in the catalog ("__").
+	Separator string
+	// Transport builds a server's transport; nil builds a
+	// *transport.Command or a *transport.HTTP from its configuration. It is
+	// called with the host's lock held: it must not block or call the
+	// Host. A *transport.Command without a Logger gets one that keeps its
+	// last stderr lines for Status.
+	Transport func(name string, s Server) (transport.Transport, error)
+	// Jitter returns a number in [0, 1) that spreads each backoff over
+	// ±20 %; nil draws it from math/rand/v2. Supervisors call it
+	// concurrently.
+	Jitter func() float64
+}
+
+// Status is a snapshot of one server.
+type Status struct {
+	Server string
+	State  State
+	// Since is when it entered State.
+	Since time.Time
+	// PID is its process id while it runs, when its transport connection
+	// reports one (a Pid() int method); 0 otherwise.
+	PID int
+	// Restarts counts its restarts since its supervisor started: at the
+	// host's start, at Restart, or when its configuration changed.
+	Restarts int
+	// Attempt counts its failures since its backoff was last reset.
+	Attempt int
+	// NextRetry is when a restarting server tries again.
+	NextRetry time.Time
+	// Err is its last failure; Stderr the last lines of its stderr (stdio).
+	Err    error
+	Stderr []string
+	// Tools is the number of its tools in the catalog (ready only).
+	Tools int
+	// Calls counts the tool calls sent to it through the host.
+	Calls int64
+	// Stats are the counters of its current connection (ready only).
+	Stats conduit.Stats
+}
+
+// Event is a state change of one server.
+type Event struct {
+	Time time.Time
+	Status
+}
+
+// Tool is a tool in the host's catalog.
+type Tool struct {
+	// Tool is the tool as its server lists it, but with Name namespaced:
+	// the server's name, the separator, the tool's name.
+	conduit.Tool
+	// Server is the server offering it; ServerTool its name there.
+	Server     string `json:"server"`
+	ServerTool string `json:"serverTool"`
+}
+
+// Errors a call to a server can wrap, besides the server's own.
+var (
+	// ErrUnknownServer: no server of that name is configured.
+	ErrUnknownServer = errors.New("host: unknown server")
+	// ErrParked: the server is parked.
+	ErrParked = errors.New("host: server parked")
+	// ErrNotReady: the caller asked not to wait (NoWait) and the server is
+	// not ready.
+	ErrNotReady = errors.New("host: server not ready")
+	// ErrStopped: the server is stopped.
+	ErrStopped = errors.New("host: server stopped")
+)
+
+// Host runs many MCP servers, one supervisor each. Its methods are safe
+// for concurrent use.
+//
+// Concurrency: each server has one supervisor goroutine, the only one that
+// connects, watches and closes that server's clients; it publishes what
+// changes under mu, which is only ever held briefly (never across a dial, a
+// call or a Close). So a server that hangs or crash-loops blocks only its
+// own supervisor. Callers read the published state under mu and wait on
+// the server's changed channel, closed and replaced at each change.
+type Host struct {
+	opts Options
+	wg   sync.WaitGroup // supervisors and their helpers, retired ones included
+
+	mu      sync.Mutex
+	closed  bool
+	servers map[string]*entry
+	// retiring holds, per name, when the last supervisor of a server
+	// removed or disabled is done: one started again under that name waits
+	// for it, so that two processes of one server never overlap.
+	retiring map[string]<-chan struct{}
+	subs     map[*subscriber]struct{}
+}
+
+// entry is one configured server; it outlives its supervisors. Guarded by
+// Host.mu, except calls.
+type entry struct {
+	cfg     Server
+	sup     *supervisor // nil when stopped
+	status  Status
+	client  *conduit.Client // while ready
+	tools   []conduit.Tool  // while ready
+	changed chan struct{}
+	calls   atomic.Int64
+}
+
+// New starts a host running the servers of cfg. Each starts at once, in
+// the background; Status, Subscribe and the calls follow them.
+func New(cfg Config, opts Options) (*Host, error) {
+	if opts.Separator == "" {
+		opts.Separator = DefaultSeparator
+	}
+	if opts.Jitter == nil {
+		opts.Jitter = rand.Float64
+	}
+	if opts.Client.Logger == nil {
+		opts.Client.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Client.Handler != nil {
+		h, err := conduit.HandlersOf(opts.Client.Handler)
+		if err != nil {
+			return nil, err
+		}
+		opts.Client.Handler, opts.Client.Handlers = nil, h
+	}
+	h := &Host{opts: opts, servers: map[string]*entry{}, retiring: map[string]<-chan struct{}{}, subs: map[*subscriber]struct{}{}}
+	h.Apply(cfg)
+	return h, nil
+}
+
+// Apply changes the configuration: servers added are started, removed
+// ones stopped, changed ones restarted; an unchanged server keeps its
+// connection (and process). It returns at once.
+func (h *Host) Apply(cfg Config) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(h.servers)) {
+		if _, ok := cfg.Servers[name]; !ok {
+			e := h.servers[name]
+			if e.sup != nil {
+				h.retiring[name] = e.sup.done
+				e.sup.cancel()
+			}
+			delete(h.servers, name)
+			h.emit(name, Status{Server: name, State: StateStopped, Since: time.Now()})
+			close(e.changed)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
+		s := cfg.Servers[name]
+		e := h.servers[name]
+		switch {
+		case e == nil:
+			e = &entry{cfg: s, changed: make(chan struct{})}
+			h.servers[name] = e
+			h.launch(name, e, nil)
+		case !reflect.DeepEqual(e.cfg, s):
+			e.cfg = s
+			h.relaunch(name, e)
+		}
+	}
+}
+
+// Restart starts a server again now, whatever its state (a parked one
+// included), with a fresh restart history.
+func (h *Host) Restart(name string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.servers[name]
+	if e == nil || h.closed {
+		return fmt.Errorf("%w %q", ErrUnknownServer, name)
+	}
+	h.relaunch(name, e)
+	return nil
+}
+
+// relaunch replaces e's supervisor: the new one starts once the old one
+// has closed its connection. Called with mu held.
+func (h *Host) relaunch(name string, e *entry) {
+	var prev <-chan struct{}
+	if e.sup != nil {
+		prev = e.sup.done
+		e.sup.cancel()
+	}
+	h.launch(name, e, prev)
+}
+
+// launch starts a supervisor for e (or marks it stopped when disabled),
+// once prev, or the last supervisor of a server of that name, is done.
+// Called with mu held.
+func (h *Host) launch(name string, e *entry, prev <-chan struct{}) {
+	if prev == nil {
+		prev = h.retiring[name]
+	}
+	delete(h.retiring, name)
+	e.sup, e.client, e.tools = nil, nil, nil
+	if e.cfg.Conduit.Disabled {
+		if prev != nil {
+			h.retiring[name] = prev
+		}
+		h.set(name, e, Status{State: StateStopped})
+		return
+	}
+	s, err := h.newSupervisor(name, e.cfg)
+	if err != nil {
+		h.set(name, e, Status{State: StateParked, Err: err})
+		return
+	}
+	e.sup = s
+	h.set(name, e, Status{State: StateStarting})
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		s.run(prev)
+	}()
+}
+
+// update applies change to the entry of s, if s is still its supervisor;
+// a stale supervisor (replaced or removed) changes nothing.
+func (h *Host) update(s *supervisor, change func(e *entry)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.servers[s.name]
+	if e == nil || e.sup != s {
+		return
+	}
+	change(e)
+	close(e.changed)
+	e.changed = make(chan struct{})
+}
+
+// set gives e a new state, publishing it. Called with mu held.
+func (h *Host) set(name string, e *entry, st Status) {
+	st.Server, st.Since = name, time.Now()
+	e.status = st
+	h.emit(name, st)
+	close(e.changed)
+	e.changed = make(chan struct{})
+}
+
+// Status returns a snapshot of every server, by name.
+func (h *Host) Status() []Status {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]Status, 0, len(h.servers))
+	for _, name := range slices.Sorted(maps.Keys(h.servers)) {
+		out = append(out, h.snapshot(h.servers[name]))
+	}
+	return out
+}
+
+// snapshot is e's status with its live counters. Called with mu held.
+func (h *Host) snapshot(e *entry) Status {
+	st := e.status
+	st.Stderr = slices.Clone(st.Stderr)
+	st.Calls = e.calls.Load()
+	if e.client != nil {
+		st.Tools = len(e.tools)
+		st.Stats = e.client.Stats()
+	}
+	return st
+}
+
+// Tools returns the catalog: the tools of every ready server, namespaced,
+// sorted by server, then by the server's order.
+func (h *Host) Tools() []Tool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []Tool
+	for _, name := range slices.Sorted(maps.Keys(h.servers)) {
+		e := h.servers[name]
+		if e.client == nil {
+			continue
+		}
+		for _, t := range e.tools {
+			nt := Tool{Tool: t, Server: name, ServerTool: t.Name}
+			nt.Name = name + h.opts.Separator + t.Name
+			out = append(out, nt)
+		}
+	}
+	return out
+}
+
+// Resolve finds a namespaced tool name in the catalog and returns its
+// server and its name there.
+func (h *Host) Resolve(name string) (server, tool string, ok bool) {
+	for _, t := range h.Tools() {
+		if t.Name == name {
+			return t.Server, t.ServerTool, true
+		}
+	}
+	return "", "", false
+}
+
+type noWaitKey struct{}
+
+// NoWait returns a context under which a call to a server that is not
+// ready fails at once (ErrNotReady) instead of waiting for it.
+func NoWait(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noWaitKey{}, true)
+}
+
+// CallTool calls tool on server. A server starting or restarting is waited
+// for within ctx (unless NoWait); a parked or stopped one fails at once. A
+// call in flight when its server dies fails at once with KindTransport,
+// saying how the server ended and when it restarts.
+func (h *Host) CallTool(ctx context.Context, server, tool string, args any, opts ...conduit.CallOption) (*conduit.CallToolResult, error) {
+	const method = "tools/call"
+	e, c, err := h.ready(ctx, server, method)
+	if err != nil {
+		return nil, err
+	}
+	e.calls.Add(1)
+	res, err := c.CallTool(ctx, tool, args, opts...)
+	if err != nil {
+		return nil, h.explain(ctx, server, e, c, method, err)
+	}
+	return res, nil
+}
+
+// ready waits until server is ready and returns its client.
+func (h *Host) ready(ctx context.Context, server, method string) (*entry, *conduit.Client, error) {
+	for {
+		h.mu.Lock()
+		e := h.servers[server]
+		if e == nil {
+			h.mu.Unlock()
+			return nil, nil, &conduit.Error{Kind: conduit.KindClosed, Method: method, Message: fmt.Sprintf("no server %q", server), Err: ErrUnknownServer}
+		}
+		st, c, changed := e.status, e.client, e.changed
+		h.mu.Unlock()
+		switch st.State {
+		case StateReady:
+			return e, c, nil
+		case StateParked:
+			return nil, nil, &conduit.Error{Kind: conduit.KindTransport, Method: method, Message: fmt.Sprintf("server %q is %s", server, describe(st)), Err: &stateError{ErrParked, st.Err}}
+		case StateStopped:
+			return nil, nil, &conduit.Error{Kind: conduit.KindClosed, Method: method, Message: fmt.Sprintf("server %q is stopped", server), Err: ErrStopped}
+		}
+		if ctx.Value(noWaitKey{}) != nil {
+			return nil, nil, &conduit.Error{Kind: conduit.KindTransport, Method: method, Message: fmt.Sprintf("server %q is %s", server, describe(st)), Err: &stateError{ErrNotReady, st.Err}}
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			kind := conduit.KindCancelled
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				kind = conduit.KindTimeout
+			}
+			return nil, nil, &conduit.Error{Kind: kind, Method: method, Message: fmt.Sprintf("server %q was not ready in time: %s", server, describe(st)), Err: ctx.Err()}
+		}
+	}
+}
+
+// lostGrace bounds how long a failed call waits to learn whether its
+// client ended (the client ends just after failing its calls).
+const lostGrace = time.Second
+
+// explain turns the failure of a call on client c into one that says the
+// server exited and when it restarts, when that is what happened.
+func (h *Host) explain(ctx context.Context, server string, e *entry, c *conduit.Client, method string, err error) error {
+	var ce *conduit.Error
+	var status *transport.HTTPStatusError
+	if !errors.As(err, &ce) || (ce.Kind != conduit.KindTransport && ce.Kind != conduit.KindClosed) || errors.As(err, &status) {
+		return err // the server answered, or only this request failed
+	}
+	grace := time.NewTimer(lostGrace)
+	defer grace.Stop()
+	select {
+	case <-c.Done():
+	case <-ctx.Done():
+		return err
+	case <-grace.C:
+		return err
+	}
+	// Wait for the supervisor to decide what comes next.
+	for {
+		h.mu.Lock()
+		cur, st, changed := h.servers[server], e.status, e.changed
+		moved := cur != e || e.client != c
+		h.mu.Unlock()
+		if moved {
+			how := "lost its connection"
+			var exit *transport.ServerExitError
+			if errors.As(err, &exit) {
+				how = fmt.Sprintf("exited (%s)", exit.State)
+			}
+			msg := fmt.Sprintf("server %q %s", server, how)
+			if cur == e {
+				msg += "; " + describe(st)
+			}
+			return &conduit.Error{Kind: conduit.KindTransport, Method: method, Message: msg, Err: ce.Err}
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return err
+		case <-grace.C:
+			return err
+		}
+	}
+}
+
+// describe says what a server is doing, for an error message.
+func describe(st Status) string {
+	switch st.State {
+	case StateRestarting:
+		return fmt.Sprintf("restarting in %s (attempt %d)", time.Until(st.NextRetry).Round(time.Millisecond), st.Attempt)
+	case StateParked:
+		return fmt.Sprintf("parked after %d restarts", st.Restarts)
+	}
+	return string(st.State)
+}
+
+// stateError is why a call could not reach a server: a sentinel
+// (ErrParked, ErrNotReady) for errors.Is, and the server's last failure,
+// which it reads as.
+type stateError struct {
+	sentinel, last error
+}
+
+func (e *stateError) Error() string {
+	if e.last == nil {
+		return e.sentinel.Error()
+	}
+	return e.last.Error()
+}
+
+func (e *stateError) Unwrap() []error { return []error{e.sentinel, e.last} }
+
+// Close stops every server and waits until all are stopped. Subscriptions
+// end after the last event.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		h.wg.Wait()
+		return nil
+	}
+	h.closed = true
+	for _, e := range h.servers {
+		if e.sup != nil {
+			e.sup.cancel()
+		}
+	}
+	h.mu.Unlock()
+	h.wg.Wait()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, name := range slices.Sorted(maps.Keys(h.servers)) {
+		e := h.servers[name]
+		if e.status.State != StateStopped {
+			e.sup = nil
+			h.set(name, e, Status{State: StateStopped, Restarts: e.status.Restarts})
+		}
+	}
+	for s := range h.subs {
+		s.end()
+		delete(h.subs, s)
+	}
+	return nil
+}
+
+// supervisor keeps one server running: connect, watch, restart with
+// backoff, park. One goroutine runs it (run); it alone touches its clients.
+type supervisor struct {
+	h       *Host
+	name    string
+	policy  RestartPolicy
+	ping    PingPolicy
+	t       transport.Transport
+	opts    conduit.Options
+	tail    *stderrTail // nil when the transport keeps no stderr
+	ctx     context.Context
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when run returns
+	refresh chan struct{} // a tools/list_changed arrived
+}
+
+func (h *Host) newSupervisor(name string, cfg Server) (*supervisor, error) {
+	s := &supervisor{
+		h: h, name: name,
+		policy:  cfg.Conduit.Restart.withDefaults(),
+		ping:    cfg.Conduit.Ping,
+		done:    make(chan struct{}),
+		refresh: make(chan struct{}, 1),
+	}
+	if s.ping.Interval > 0 && s.ping.Failures <= 0 {
+		s.ping.Failures = DefaultPingFailures
+	}
+	logger := h.opts.Client.Logger.With("server", name)
+	var err error
+	if h.opts.Transport != nil {
+		s.t, err = h.opts.Transport(name, cfg)
+	} else {
+		s.t, err = defaultTransport(cfg, logger), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cmd, ok := s.t.(*transport.Command); ok && cmd.Logger == nil {
+		// Keep the last stderr lines for Status; they also reach logger, as
+		// conduit.Connect would send them there.
+		withTail := *cmd
+		s.tail = &stderrTail{}
+		withTail.Logger = slog.New(&tailHandler{next: logger.Handler(), tail: s.tail})
+		s.t = &withTail
+	}
+	s.opts, err = clientOptions(h.opts.Client, name, cfg.Conduit, logger, s.refresh)
+	if err != nil {
+		return nil, err
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// defaultTransport builds the transport cfg describes.
+func defaultTransport(cfg Server, logger *slog.Logger) transport.Transport {
+	if cfg.URL != "" {
+		header := http.Header{}
+		for k, v := range cfg.Headers {
+			header.Set(k, v)
+		}
+		return &transport.HTTP{URL: cfg.URL, Header: header, Logger: logger}
+	}
+	var env []string
+	if len(cfg.Env) > 0 {
+		env = os.Environ()
+		for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
+			env = append(env, k+"="+cfg.Env[k])
+		}
+	}
+	return &transport.Command{Path: cfg.Command, Args: cfg.Args, Env: env, Dir: cfg.Cwd}
+}
+
+// clientOptions are the options of one server's clients: the host's,
+// with the server's name as ServerID, its settings, and a notification
+// hook that asks for a fresh tools/list on tools/list_changed.
+func clientOptions(base conduit.Options, name string, set Settings, logger *slog.Logger, refresh chan<- struct{}) (conduit.Options, error) {
+	o := base
+	o.ServerID, o.Logger = name, logger
+	if set.Era != "" {
+		o.Era = set.Era
+	}
+	if set.ProtocolVersion != "" {
+		o.ProtocolVersion = set.ProtocolVersion
+	}
+	o.Timeout = cmp.Or(set.Timeout, o.Timeout)
+	o.MaxTotalTimeout = cmp.Or(set.MaxTotalTimeout, o.MaxTotalTimeout)
+	o.HandlerTimeout = cmp.Or(set.HandlerTimeout, o.HandlerTimeout)
+	o.MaxServerRequests = cmp.Or(set.MaxServerRequests, o.MaxServerRequests)
+	if set.Roots != nil {
+		roots, err := rootsOf(set.Roots)
+		if err != nil {
+			return conduit.Options{}, err
+		}
+		o.Handlers.Roots = func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+			return &conduit.ListRootsResult{Roots: slices.Clone(roots)}, nil
+		}
+	}
+	next := o.Handlers.Notification
+	o.Handlers.Notification = func(ctx context.Context, nc conduit.NotificationContext, n *conduit.Notification) {
+		if n.Method == "notifications/tools/list_changed" {
+			select {
+			case refresh <- struct{}{}:
+			default: // one is pending already
+			}
+		}
+		if next != nil {
+			next(ctx, nc, n)
+		}
+	}
+	return o, nil
+}
+
+// errManual ends serve when the server is stopped on purpose.
+var errManual = errors.New("stopped")
+
+// run supervises the server until its ctx ends, after prev (the previous
+// supervisor of the same server) is done.
+func (s *supervisor) run(prev <-chan struct{}) {
+	defer close(s.done)
+	if prev != nil {
+		select {
+		case <-prev:
+		case <-s.ctx.Done():
+			return
+		}
+	}
+	backoff := s.policy.InitialBackoff
+	var restarts, attempt int
+	var failures []time.Time // the restarts within the last Period
+	for {
+		c, err := s.start(restarts)
+		if err == nil {
+			err = s.serve(c, func() { backoff, attempt = s.policy.InitialBackoff, 0 })
+		}
+		if s.ctx.Err() != nil {
+			return
+		}
+		attempt++
+		now := time.Now()
+		failures = slices.DeleteFunc(failures, func(t time.Time) bool { return now.Sub(t) >= s.policy.Period })
+		if len(failures) >= s.policy.Intensity {
+			s.set(Status{State: StateParked, Restarts: restarts, Attempt: attempt, Err: err})
+			<-s.ctx.Done()
+			return
+		}
+		failures = append(failures, now)
+		wait := time.Duration(float64(backoff) * (0.8 + 0.4*s.h.opts.Jitter()))
+		backoff = min(2*backoff, s.policy.MaxBackoff)
+		s.set(Status{State: StateRestarting, Restarts: restarts, Attempt: attempt, NextRetry: now.Add(wait), Err: err})
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-s.ctx.Done():
+			t.Stop()
+			return
+		}
+		restarts++
+	}
+}
+
+// set publishes a new state, with the stderr tail.
+func (s *supervisor) set(st Status) {
+	st.Stderr = s.tail.lines()
+	s.h.update(s, func(e *entry) {
+		e.client, e.tools = nil, nil
+		s.h.set(s.name, e, st)
+	})
+}
+
+// start connects and lists the tools; the server is then ready.
+func (s *supervisor) start(restarts int) (*conduit.Client, error) {
+	if restarts > 0 { // launch published the first start
+		s.set(Status{State: StateStarting, Restarts: restarts})
+	}
+	pt := &pidTransport{Transport: s.t}
+	c, err := conduit.Connect(s.ctx, pt, s.opts)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := listTools(s.ctx, c)
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	s.h.update(s, func(e *entry) {
+		s.h.set(s.name, e, Status{State: StateReady, Restarts: restarts, PID: int(pt.pid.Load()), Stderr: s.tail.lines()})
+		e.client, e.tools = c, tools
+	})
+	return c, nil
+}
+
+// serve watches the ready server on c until c ends (its error) or the
+// supervisor is stopped (errManual), and closes c. reset is called once it
+// has been ready for ResetAfter.
+func (s *supervisor) serve(c *conduit.Client, reset func()) error {
+	defer c.Close()
+	uptime := time.NewTimer(s.policy.ResetAfter)
+	defer uptime.Stop()
+	var listed chan []conduit.Tool // non-nil while a tools/list runs
+	again := false                 // another list_changed came during it
+	list := func() chan []conduit.Tool {
+		return helper(s, func() []conduit.Tool {
+			tools, err := listTools(s.ctx, c)
+			if err != nil {
+				s.opts.Logger.Warn("tools/list after list_changed failed", "err", err)
+				return nil
+			}
+			return tools
+		})
+	}
+	var ticks <-chan time.Time
+	if s.ping.Interval > 0 {
+		ticker := time.NewTicker(s.ping.Interval)
+		defer ticker.Stop()
+		ticks = ticker.C
+	}
+	var pinged chan error // non-nil while a ping runs
+	failedPings := 0
+	for {
+		select {
+		case <-c.Done():
+			return c.Err()
+		case <-s.ctx.Done():
+			return errManual
+		case <-uptime.C:
+			reset()
+		case <-s.refresh:
+			if listed != nil {
+				again = true
+				break
+			}
+			listed = list()
+		case tools := <-listed:
+			listed = nil
+			if tools != nil {
+				s.h.update(s, func(e *entry) {
+					if e.client == c {
+						e.tools = tools
+					}
+				})
+			}
+			if again {
+				again = false
+				listed = list()
+			}
+		case <-ticks:
+			if pinged != nil {
+				break
+			}
+			pinged = helper(s, func() error { return c.Ping(s.ctx, conduit.WithTimeout(s.ping.Interval/2)) })
+		case err := <-pinged:
+			pinged = nil
+			if err == nil {
+				failedPings = 0
+				break
+			}
+			if failedPings++; failedPings >= s.ping.Failures {
+				return fmt.Errorf("%d pings in a row failed: %w", failedPings, err)
+			}
+		}
+	}
+}
+
+// helper runs fn in a goroutine the host waits for, and delivers its
+// result on the returned channel (buffered: the helper never blocks).
+func helper[T any](s *supervisor, fn func() T) chan T {
+	ch := make(chan T, 1)
+	s.h.wg.Add(1)
+	go func() {
+		defer s.h.wg.Done()
+		ch <- fn()
+	}()
+	return ch
+}
+
+// listTools lists c's tools; a server without the tools capability has
+// none, and one that refuses tools/list (an RPC error) is served without.
+func listTools(ctx context.Context, c *conduit.Client) ([]conduit.Tool, error) {
+	if !hasCapability(c.ServerCapabilities(), "tools") {
+		return nil, nil
+	}
+	tools, err := c.ListTools(ctx)
+	var ce *conduit.Error
+	if errors.As(err, &ce) && ce.Kind == conduit.KindRPC {
+		return nil, nil
+	}
+	return tools, err
+}
+
+// pidTransport records the process id of the connections it opens, when
+// they report one.
+type pidTransport struct {
+	transport.Transport
+	pid atomic.Int64
+}
+
+func (t *pidTransport) Connect(ctx context.Context) (transport.Conn, error) {
+	conn, err := t.Transport.Connect(ctx)
+	if p, ok := conn.(interface{ Pid() int }); ok && err == nil {
+		t.pid.Store(int64(p.Pid()))
+	}
+	return conn, err
+}

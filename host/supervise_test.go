@@ -1,0 +1,390 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit"
+)
+
+const ms = time.Millisecond
+
+// A server that never starts is restarted after 0.5 s, 1 s, 2 s, 4 s, 8 s
+// (the backoff doubles), then parked on its sixth failure: 5 restarts in
+// 60 s is the limit. Six connects, no more.
+func TestBackoffDoublesThenParks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTransport{fail: errors.New("exec: no such file")}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}, map[string]*fakeTransport{"a": f}, Options{})
+		r := record(h)
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		assert.Equal(t, []step{
+			{At: 0, Server: "a", State: StateStarting},
+			{At: 0, Server: "a", State: StateRestarting, Attempt: 1, Retry: 500 * ms},
+			{At: 500 * ms, Server: "a", State: StateStarting, Restarts: 1},
+			{At: 500 * ms, Server: "a", State: StateRestarting, Restarts: 1, Attempt: 2, Retry: time.Second},
+			{At: 1500 * ms, Server: "a", State: StateStarting, Restarts: 2},
+			{At: 1500 * ms, Server: "a", State: StateRestarting, Restarts: 2, Attempt: 3, Retry: 2 * time.Second},
+			{At: 3500 * ms, Server: "a", State: StateStarting, Restarts: 3},
+			{At: 3500 * ms, Server: "a", State: StateRestarting, Restarts: 3, Attempt: 4, Retry: 4 * time.Second},
+			{At: 7500 * ms, Server: "a", State: StateStarting, Restarts: 4},
+			{At: 7500 * ms, Server: "a", State: StateRestarting, Restarts: 4, Attempt: 5, Retry: 8 * time.Second},
+			{At: 15500 * ms, Server: "a", State: StateStarting, Restarts: 5},
+			{At: 15500 * ms, Server: "a", State: StateParked, Restarts: 5, Attempt: 6},
+		}, r.steps())
+		assert.Equal(t, 6, f.count())
+		st := h.Status()[0]
+		assert.Equal(t, StateParked, st.State)
+		assert.EqualError(t, st.Err, "conduit: transport: could not connect: exec: no such file")
+
+		// A parked server's calls fail at once.
+		_, err := h.CallTool(context.Background(), "a", "echo", nil)
+		assert.EqualError(t, err, `conduit: tools/call: transport: server "a" is parked after 5 restarts: conduit: transport: could not connect: exec: no such file`)
+		assert.ErrorIs(t, err, ErrParked)
+
+		// Restart by hand starts it again, with a fresh history.
+		f.mu.Lock()
+		f.fail = nil
+		f.mu.Unlock()
+		require.NoError(t, h.Restart("a"))
+		synctest.Wait()
+		assert.Equal(t, StateReady, h.Status()[0].State)
+		assert.Equal(t, 0, h.Status()[0].Restarts)
+		assert.Equal(t, 7, f.count())
+	})
+}
+
+// The backoff is capped by MaxBackoff, and the jitter spreads each wait
+// over ±20 %.
+func TestBackoffCapAndJitter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTransport{fail: errors.New("down")}
+		jitters := []float64{0, 0.999999, 0.5, 0.5}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{InitialBackoff: time.Second, MaxBackoff: 3 * time.Second, Intensity: 100, Period: time.Hour})}},
+			map[string]*fakeTransport{"a": f}, Options{Jitter: func() float64 { j := jitters[0]; jitters = jitters[1:]; return j }})
+		r := record(h)
+		time.Sleep(8 * time.Second)
+		synctest.Wait()
+		var waits []time.Duration
+		for _, s := range r.steps() {
+			if s.State == StateRestarting {
+				waits = append(waits, s.Retry.Round(ms))
+			}
+		}
+		// 1 s -20 %, 2 s +20 %, 3 s (capped, no jitter), 3 s.
+		assert.Equal(t, []time.Duration{800 * ms, 2400 * ms, 3 * time.Second, 3 * time.Second}, waits)
+	})
+}
+
+// Restarts older than Period no longer count: a server that fails every
+// 4 s with a limit of 2 in 5 s restarts forever; with 2 in 10 s it is
+// parked on its third failure.
+func TestIntensityWindowSlides(t *testing.T) {
+	for _, tt := range []struct {
+		period   time.Duration
+		connects int
+		state    State
+	}{
+		{period: 5 * time.Second, connects: 16, state: StateRestarting}, // a try at 0, 4, ... 60 s
+		{period: 10 * time.Second, connects: 3, state: StateParked},
+	} {
+		t.Run(tt.period.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeTransport{fail: errors.New("down")}
+				h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{InitialBackoff: 4 * time.Second, MaxBackoff: 4 * time.Second, Intensity: 2, Period: tt.period})}},
+					map[string]*fakeTransport{"a": f}, Options{})
+				time.Sleep(61 * time.Second)
+				synctest.Wait()
+				assert.Equal(t, tt.connects, f.count())
+				assert.Equal(t, tt.state, h.Status()[0].State)
+			})
+		})
+	}
+}
+
+// The backoff starts again from its initial value only after the server
+// stayed ready for ResetAfter; a server that dies sooner keeps doubling.
+func TestBackoffResetsAfterSustainedUptime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTransport{tools: []string{"echo"}}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{Intensity: 100})}}, map[string]*fakeTransport{"a": f}, Options{})
+		r := record(h)
+		synctest.Wait()
+		f.kill() // ready for 0 s
+		time.Sleep(10 * time.Second)
+		f.kill() // ready for 9.5 s: under a minute
+		time.Sleep(59 * time.Second)
+		f.kill() // ready for 58 s (from 11 s to 69 s)
+		time.Sleep(62 * time.Second)
+		f.kill() // ready for 60 s (from 71 s to 131 s): the backoff is reset
+		time.Sleep(time.Second)
+		synctest.Wait()
+		var waits []time.Duration
+		var attempts []int
+		for _, s := range r.steps() {
+			if s.State == StateRestarting {
+				waits, attempts = append(waits, s.Retry), append(attempts, s.Attempt)
+			}
+		}
+		assert.Equal(t, []time.Duration{500 * ms, time.Second, 2 * time.Second, 500 * ms}, waits)
+		assert.Equal(t, []int{1, 2, 3, 1}, attempts)
+		assert.Equal(t, StateReady, h.Status()[0].State)
+	})
+}
+
+// A call in flight when its server dies fails at once, with KindTransport
+// and a message saying when it restarts; a call to a restarting server
+// waits for it (or fails at once under NoWait); the server comes back
+// with its tools.
+func TestCallsAcrossACrash(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTransport{tools: []string{"echo", "block"}}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}, map[string]*fakeTransport{"a": f}, Options{})
+		ctx := context.Background()
+		synctest.Wait()
+		res, err := h.CallTool(ctx, "a", "echo", nil)
+		require.NoError(t, err)
+		assert.Equal(t, "1000", res.Content[0].Text)
+		assert.Equal(t, 1000, h.Status()[0].PID)
+
+		failed := make(chan error, 1)
+		go func() {
+			_, err := h.CallTool(ctx, "a", "block", nil)
+			failed <- err
+		}()
+		synctest.Wait()
+		start := time.Now()
+		f.kill()
+		err = <-failed
+		assert.Equal(t, time.Duration(0), time.Since(start), "the call fails at once")
+		var ce *conduit.Error
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, conduit.KindTransport, ce.Kind)
+		assert.Equal(t, `server "a" lost its connection; restarting in 500ms (attempt 1)`, ce.Message)
+		assert.Empty(t, h.Tools(), "a restarting server's tools are withdrawn")
+
+		_, err = h.CallTool(NoWait(ctx), "a", "echo", nil)
+		assert.ErrorIs(t, err, ErrNotReady)
+		assert.EqualError(t, err, `conduit: tools/call: transport: server "a" is restarting in 500ms (attempt 1): conduit: transport: connection to the server lost: EOF`)
+
+		// A call with too short a deadline gives up waiting.
+		short, cancel := context.WithTimeout(ctx, 100*ms)
+		_, err = h.CallTool(short, "a", "echo", nil)
+		cancel()
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, conduit.KindTimeout, ce.Kind)
+		assert.EqualError(t, err, `conduit: tools/call: timeout: server "a" was not ready in time: restarting in 400ms (attempt 1): context deadline exceeded`)
+
+		res, err = h.CallTool(ctx, "a", "echo", nil) // waits for the restart
+		require.NoError(t, err)
+		assert.Equal(t, "1001", res.Content[0].Text)
+		assert.Equal(t, 500*ms, time.Since(start))
+		assert.Len(t, h.Tools(), 2)
+		assert.Equal(t, int64(3), h.Status()[0].Calls)
+
+		_, err = h.CallTool(ctx, "nope", "echo", nil)
+		assert.ErrorIs(t, err, ErrUnknownServer)
+	})
+}
+
+// The catalog holds the tools of ready servers under SERVER__TOOL, is
+// refreshed on tools/list_changed, and loses a parked server's tools.
+func TestCatalog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &fakeTransport{tools: []string{"echo", "sum"}}
+		b := &fakeTransport{tools: []string{"echo"}}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{}), "b": stdio(RestartPolicy{Intensity: 1})}},
+			map[string]*fakeTransport{"a": a, "b": b}, Options{})
+		synctest.Wait()
+		names := func() []string {
+			var out []string
+			for _, t := range h.Tools() {
+				out = append(out, t.Name)
+			}
+			return out
+		}
+		assert.Equal(t, []string{"a__echo", "a__sum", "b__echo"}, names())
+		server, tool, ok := h.Resolve("a__sum")
+		assert.True(t, ok)
+		assert.Equal(t, []string{"a", "sum"}, []string{server, tool})
+
+		a.setTools("echo", "sum", "more")
+		a.notify("notifications/tools/list_changed")
+		synctest.Wait()
+		assert.Equal(t, []string{"a__echo", "a__sum", "a__more", "b__echo"}, names())
+
+		b.mu.Lock()
+		b.fail = errors.New("gone")
+		b.mu.Unlock()
+		b.kill()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		assert.Equal(t, StateParked, h.Status()[1].State)
+		assert.Equal(t, []string{"a__echo", "a__sum", "a__more"}, names())
+	})
+}
+
+// Input requests from every server reach the one handler set, with the
+// server's name as ServerID; a server's configured roots answer for it.
+func TestInputRequestsCarryTheServerName(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &fakeTransport{asks: "roots/list", answered: make(chan json.RawMessage, 1)}
+		b := &fakeTransport{asks: "roots/list", answered: make(chan json.RawMessage, 1)}
+		asked := make(chan string, 2)
+		opts := Options{Client: conduit.Options{Handlers: conduit.Handlers{Roots: func(_ context.Context, r *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+			asked <- r.ServerID
+			return &conduit.ListRootsResult{Roots: []conduit.Root{{URI: "file:///shared"}}}, nil
+		}}}}
+		bCfg := stdio(RestartPolicy{})
+		bCfg.Conduit.Roots = []string{"file:///only/b"}
+		fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{}), "b": bCfg}}, map[string]*fakeTransport{"a": a, "b": b}, opts)
+		synctest.Wait()
+		assert.Equal(t, "a", <-asked)
+		assert.Empty(t, asked)
+		assert.JSONEq(t, `{"roots":[{"uri":"file:///shared"}]}`, string(<-a.answered))
+		assert.JSONEq(t, `{"roots":[{"uri":"file:///only/b"}]}`, string(<-b.answered))
+	})
+}
+
+// Apply starts added servers, stops removed ones, restarts changed ones
+// and leaves unchanged ones alone (same process); Events delivers each
+// change in order.
+func TestApply(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fakes := map[string]*fakeTransport{"keep": {}, "change": {}, "drop": {}, "add": {}, "off": {}}
+		h := fakeHost(t, Config{Servers: map[string]Server{"keep": stdio(RestartPolicy{}), "change": stdio(RestartPolicy{}), "drop": stdio(RestartPolicy{})}}, fakes, Options{})
+		synctest.Wait()
+		r := record(h)
+		changed := stdio(RestartPolicy{Intensity: 9})
+		off := stdio(RestartPolicy{})
+		off.Conduit.Disabled = true
+		cfg := Config{Servers: map[string]Server{"keep": stdio(RestartPolicy{}), "change": changed, "add": stdio(RestartPolicy{}), "off": off}}
+		for name, s := range cfg.Servers {
+			s.Conduit.Era = conduit.EraLegacy
+			cfg.Servers[name] = s
+		}
+		h.Apply(cfg)
+		synctest.Wait()
+		steps := r.steps()
+		require.Len(t, steps, 9)
+		assert.Equal(t, []step{
+			{Server: "change", State: StateReady, PID: 1000},
+			{Server: "drop", State: StateReady, PID: 1000},
+			{Server: "keep", State: StateReady, PID: 1000},
+			{Server: "drop", State: StateStopped},
+			{Server: "add", State: StateStarting},
+			{Server: "change", State: StateStarting},
+			{Server: "off", State: StateStopped},
+		}, steps[:7])
+		// The two start concurrently: either may be ready first.
+		assert.ElementsMatch(t, []step{
+			{Server: "add", State: StateReady, PID: 1000},
+			{Server: "change", State: StateReady, PID: 1001},
+		}, steps[7:])
+		assert.Equal(t, 1, fakes["keep"].count())
+		assert.Equal(t, 0, fakes["off"].count())
+		var states []State
+		for _, st := range h.Status() {
+			states = append(states, st.State)
+		}
+		assert.Equal(t, []State{StateReady, StateReady, StateReady, StateStopped}, states) // add, change, keep, off
+		require.NoError(t, h.Close())
+		<-r.done
+		assert.Equal(t, []State{StateReady, StateStopped}, r.states("keep"))
+	})
+}
+
+// With a keep-alive, a server that stops answering is restarted once
+// Failures pings in a row have failed (each bounded by half the interval);
+// one that answers is left alone.
+func TestPingKeepAlive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		deaf, fine := &fakeTransport{}, &fakeTransport{}
+		ping := stdio(RestartPolicy{})
+		ping.Conduit.Ping = PingPolicy{Interval: 10 * time.Second, Failures: 2}
+		h := fakeHost(t, Config{Servers: map[string]Server{"deaf": ping, "fine": ping}}, map[string]*fakeTransport{"deaf": deaf, "fine": fine}, Options{})
+		r := record(h)
+		synctest.Wait()
+		deaf.mu.Lock()
+		deaf.deaf = true // pings at 10 s and 20 s time out at 15 s and 25 s
+		deaf.mu.Unlock()
+		time.Sleep(100 * time.Second)
+		synctest.Wait()
+		var restarts []step
+		for _, s := range r.steps() {
+			if s.State == StateRestarting {
+				restarts = append(restarts, s)
+			}
+		}
+		require.NotEmpty(t, restarts)
+		assert.Equal(t, step{At: 25 * time.Second, Server: "deaf", State: StateRestarting, Attempt: 1, Retry: 500 * ms}, restarts[0])
+		for _, s := range restarts {
+			assert.Equal(t, "deaf", s.Server)
+		}
+		assert.Equal(t, 1, fine.count())
+		var failed error
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for _, ev := range r.events {
+			if ev.State == StateRestarting {
+				failed = ev.Err
+				break
+			}
+		}
+		assert.EqualError(t, failed, "2 pings in a row failed: conduit: ping: timeout: no response within the timeout of 5s: active 5s, paused for input 0s")
+	})
+}
+
+// Resources and prompts are listed live from the ready servers that offer
+// them, prompts namespaced as tools are.
+func TestResourcesAndPrompts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &fakeTransport{tools: []string{"echo"}}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}, map[string]*fakeTransport{"a": a}, Options{Separator: "."})
+		synctest.Wait()
+		res, err := h.Resources(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, []Resource{{Resource: conduit.Resource{URI: "file:///a.txt", Name: "a"}, Server: "a"}}, res)
+		prompts, err := h.Prompts(context.Background())
+		require.NoError(t, err)
+		require.Len(t, prompts, 1)
+		assert.Equal(t, "a.greet", prompts[0].Name)
+		assert.Equal(t, "greet", prompts[0].ServerPrompt)
+		assert.Equal(t, "a.echo", h.Tools()[0].Name)
+	})
+}
+
+// tools/list_changed notifications that arrive while a tools/list runs
+// are coalesced into one more tools/list, and never block the supervisor.
+func TestListChangedBurst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &fakeTransport{tools: []string{"one"}}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}, map[string]*fakeTransport{"a": a}, Options{})
+		synctest.Wait()
+		a.setTools("one", "two")
+		a.mu.Lock()
+		a.listDelay = time.Second // the next notifications arrive during the first tools/list
+		a.mu.Unlock()
+		for range 3 {
+			a.notify("notifications/tools/list_changed")
+			synctest.Wait()
+		}
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		assert.Len(t, h.Tools(), 2)
+		a.mu.Lock()
+		assert.Equal(t, 3, a.lists, "at start, on the first notification, once more for the two during it")
+		a.mu.Unlock()
+		a.kill() // the supervisor still watches its server
+		synctest.Wait()
+		assert.Equal(t, StateRestarting, h.Status()[0].State)
+	})
+}
