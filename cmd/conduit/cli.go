@@ -190,8 +190,10 @@ func (a *app) connectionFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.protocolVersion, "protocol-version", "", fmt.Sprintf("pin protocol version `V`: %s (modern), %s (legacy)",
 		strings.Join(era.ModernVersions, " or "), strings.Join(era.LegacyVersions, " or ")))
 	group("protocol-version")
-	fs.BoolVar(&o.tasks, "tasks", false, "accept tasks (modern): a tool call the server turns into a task is awaited, its input requests answered")
+	fs.BoolVar(&o.tasks, "tasks", false, "run the call as a task whenever the tool allows it (2025-11-25: taskSupport optional); a tool that requires a task, or a call the server turns into one, runs as a task without it")
 	group("tasks")
+	fs.BoolVar(&o.noTasks, "no-tasks", false, "never run a call as a task: tasks are not declared to the server, and a tool that requires one fails with the server's error")
+	group("no-tasks")
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up on each request after `D`, paused while the server waits for input (default 60s)")
 	group("timeout")
 	fs.DurationVar(&o.maxTotalTimeout, "max-total-timeout", 0, "give up on each request after `D` in all, pauses included (default 30m)")

@@ -34,9 +34,11 @@ func (a *app) runCall(cmd *cobra.Command, args, server []string) error {
 		var res *conduit.CallToolResult
 		var err error
 		// Ask for progress: it is shown as a bar on stderr.
-		opts := []conduit.CallOption{conduit.WithProgressToken("conduit-call")}
+		// A task's status is shown the same way.
+		opts := []conduit.CallOption{conduit.WithProgressToken("conduit-call"), conduit.WithAwaitTask(),
+			conduit.WithTaskStatus(a.showTaskStatus)}
 		if a.opts.tasks {
-			opts = append(opts, conduit.WithAwaitTask())
+			opts = append(opts, conduit.WithTask())
 		}
 		if toolArgs != nil { // a nil RawMessage in an interface would be sent as null
 			res, err = c.CallTool(ctx, tool, toolArgs, opts...)

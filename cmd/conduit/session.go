@@ -27,7 +27,8 @@ type options struct {
 	serverID        string
 	era             string
 	protocolVersion string
-	tasks           bool
+	tasks           bool // --tasks: run a call as a task whenever the tool allows
+	noTasks         bool // --no-tasks: never run a call as a task
 	timeout         time.Duration
 	maxTotalTimeout time.Duration
 	headers         []string
@@ -71,8 +72,8 @@ func (o *options) check() error {
 			return usagef("--protocol-version %s is not of the %s era", v, o.era)
 		}
 	}
-	if o.tasks && o.era == "legacy" {
-		return usagef("--tasks needs the modern era")
+	if o.tasks && o.noTasks {
+		return usagef("give --tasks or --no-tasks, not both")
 	}
 	for _, d := range []struct {
 		name string
@@ -195,7 +196,7 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		MaxTotalTimeout:   o.maxTotalTimeout,
 		ProtocolVersion:   o.protocolVersion,
 		Era:               eraOption(o.era),
-		Tasks:             o.tasks,
+		Tasks:             !o.noTasks,
 		Logger:            logger,
 		Audit:             audit.record,
 	})

@@ -344,7 +344,7 @@ func TestOptionsCheck(t *testing.T) {
 		o    options
 		want string
 	}{
-		"tasks legacy":               {options{era: "legacy", tasks: true}, "--tasks needs the modern era"},
+		"tasks and no tasks":         {options{era: "auto", tasks: true, noTasks: true}, "give --tasks or --no-tasks, not both"},
 		"unknown era":                {options{era: "new"}, "want auto, legacy or modern"},
 		"modern version, legacy era": {options{era: "legacy", protocolVersion: "2026-07-28"}, "is not of the legacy era"},
 		"legacy version, modern era": {options{era: "modern", protocolVersion: "2025-06-18"}, "--protocol-version 2025-06-18 is not of the modern era"},

@@ -1,0 +1,407 @@
+package conduit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/conduitmcp/conduit/actors"
+	"github.com/conduitmcp/conduit/era"
+	"github.com/conduitmcp/conduit/messages"
+)
+
+// Task types. One Task type serves both eras: a 2025-11-25 task's ttl and
+// pollInterval are read into TTLMs and PollIntervalMs.
+type (
+	Task          = messages.Task
+	DetailedTask  = messages.DetailedTask
+	ToolExecution = messages.ToolExecution
+)
+
+// Task statuses.
+const (
+	TaskWorking       = messages.TaskWorking
+	TaskInputRequired = messages.TaskInputRequired
+	TaskCompleted     = messages.TaskCompleted
+	TaskFailed        = messages.TaskFailed
+	TaskCancelled     = messages.TaskCancelled
+)
+
+// Task support of a tool (Tool.Execution.TaskSupport, 2025-11-25).
+const (
+	TaskSupportForbidden = messages.TaskSupportForbidden
+	TaskSupportOptional  = messages.TaskSupportOptional
+	TaskSupportRequired  = messages.TaskSupportRequired
+)
+
+// DefaultPollInterval is how often a task is polled when the server names
+// no interval.
+const DefaultPollInterval = time.Second
+
+// minTaskPoll is the shortest time between two polls of a task that
+// notifications/tasks/status may cause: a server flooding them does not
+// turn into a flood of tasks/get.
+const minTaskPoll = 100 * time.Millisecond
+
+// WithTask asks for the call to run as a task where the tool allows it
+// but does not require it (2025-11-25: execution.taskSupport "optional").
+// A tool whose taskSupport is "required" always runs as a task, and in the
+// modern era the server alone decides. Needs Options.Tasks.
+func WithTask() CallOption { return func(o *callOptions) { o.task = true } }
+
+// WithTaskTTL is the lifetime asked for a task the call creates
+// (2025-11-25 params.task.ttl; default: the call's MaxTotalTimeout, beyond
+// which nobody awaits it).
+func WithTaskTTL(d time.Duration) CallOption { return func(o *callOptions) { o.taskTTL = d } }
+
+// WithTaskStatus calls fn, on the awaiting goroutine, with the task each
+// time its status or status message changes while it is awaited: first
+// the task as created, then what each poll of tasks/get says.
+func WithTaskStatus(fn func(Task)) CallOption { return func(o *callOptions) { o.taskStatus = fn } }
+
+// legacyTask is a 2025-11-25 task on the wire: ttl and pollInterval where
+// the modern era has ttlMs and pollIntervalMs.
+type legacyTask struct {
+	Task
+	TTL          *int64 `json:"ttl"`
+	PollInterval *int64 `json:"pollInterval"`
+}
+
+func (t legacyTask) task() *Task {
+	out := t.Task
+	out.TTLMs, out.PollIntervalMs = t.TTL, t.PollInterval
+	return &out
+}
+
+// legacyTasks reports whether tools/call may be task-augmented on s: the
+// client declared tasks, the session speaks 2025-11-25 and the server
+// offers task-augmented tools/call (tasks.requests.tools.call).
+func (c *Client) legacyTasks(s *session) bool {
+	if !c.opts.Tasks || s.rt.Era() != EraLegacy || s.rt.Version() != messages.Version20251125 {
+		return false
+	}
+	var caps struct {
+		Tasks *struct {
+			Requests *struct {
+				Tools *struct {
+					Call json.RawMessage `json:"call"`
+				} `json:"tools"`
+			} `json:"requests"`
+		} `json:"tasks"`
+	}
+	if json.Unmarshal(s.init.Capabilities, &caps) != nil || caps.Tasks == nil || caps.Tasks.Requests == nil || caps.Tasks.Requests.Tools == nil {
+		return false
+	}
+	return len(caps.Tasks.Requests.Tools.Call) > 0 && string(caps.Tasks.Requests.Tools.Call) != "null"
+}
+
+// taskSupport is a tool's execution.taskSupport on s, from the last
+// tools/list of the session; the first call that needs it lists the tools
+// when nobody has. A list that fails leaves the call a plain one.
+func (c *Client) taskSupport(ctx context.Context, s *session, name string) string {
+	m := s.taskSupport.Load()
+	if m == nil {
+		if _, err := c.ListTools(ctx); err != nil {
+			c.opts.Logger.Warn("tools/list failed: the tool's task support is unknown", "tool", name, "err", err)
+			return ""
+		}
+		if m = s.taskSupport.Load(); m == nil {
+			return ""
+		}
+	}
+	return (*m)[name]
+}
+
+// rememberTools records the task support of each tool s listed.
+func rememberTools(s *session, tools []Tool) {
+	m := make(map[string]string, len(tools))
+	for _, t := range tools {
+		if t.Execution != nil {
+			m[t.Name] = t.Execution.TaskSupport
+		}
+	}
+	s.taskSupport.Store(&m)
+}
+
+// callToolAsTask sends a task-augmented tools/call (2025-11-25). Its
+// deadline spans the task: the call's Timeout (paused while the task's
+// input is answered) and MaxTotalTimeout bound it until the task's result.
+func (c *Client) callToolAsTask(ctx context.Context, s *session, p messages.CallToolParams, o callOptions) (*CallToolResult, error) {
+	method := messages.MethodCallTool
+	raw, err := encodeParams(method, p)
+	if err != nil {
+		return nil, err
+	}
+	ttl := o.taskTTL
+	if ttl <= 0 {
+		ttl = o.maxTotal
+	}
+	var meta map[string]any
+	if o.progressToken != nil {
+		meta = map[string]any{era.MetaProgressToken: o.progressToken}
+	}
+	task := json.RawMessage(`{"ttl":` + strconv.FormatInt(ttl.Milliseconds(), 10) + `}`)
+	if raw, err = era.WithMeta(raw, map[string]json.RawMessage{"task": task}, meta); err != nil {
+		return nil, &Error{Kind: KindProtocol, Method: method, Err: err}
+	}
+	l, err := s.rt.StartLogical(method, actors.CallOptions{Timeout: o.timeout, MaxTotalTimeout: o.maxTotal, Assigns: o.assigns})
+	if err != nil {
+		return nil, err
+	}
+	defer l.End()
+	res, err := l.Open(ctx, method, raw)
+	if err != nil {
+		return nil, err
+	}
+	var created struct {
+		Task *legacyTask `json:"task"`
+	}
+	if err := json.Unmarshal(res, &created); err != nil {
+		return nil, &Error{Kind: KindProtocol, Method: method, Message: "malformed result", Err: err}
+	}
+	if created.Task == nil {
+		// A server that does not take tasks for this call runs it
+		// normally: its answer is the tool's result.
+		return decodeToolResult(method, res)
+	}
+	if created.Task.TaskID == "" {
+		return nil, &Error{Kind: KindProtocol, Method: method, Message: "malformed task result: no taskId"}
+	}
+	t := created.Task.task()
+	if !o.awaitTask {
+		return &CallToolResult{Task: t}, nil
+	}
+	return c.await(ctx, s, l, t, o)
+}
+
+// toolResult decodes a tools/call answer; a task is awaited when asked.
+func (c *Client) toolResult(ctx context.Context, raw json.RawMessage, o callOptions) (*CallToolResult, error) {
+	s := c.sess()
+	if s.rt.Era() == EraModern && c.opts.Tasks {
+		if kind, _ := era.ResultType(raw, messages.MethodCallTool, true); kind == era.ResultTask {
+			var t Task
+			if err := json.Unmarshal(raw, &t); err != nil || t.TaskID == "" {
+				return nil, &Error{Kind: KindProtocol, Method: messages.MethodCallTool, Message: "malformed task result", Err: err}
+			}
+			if o.awaitTask {
+				return c.awaitNew(ctx, s, &t, o)
+			}
+			return &CallToolResult{Task: &t}, nil
+		}
+	}
+	return decodeToolResult(messages.MethodCallTool, raw)
+}
+
+func decodeToolResult(method string, raw json.RawMessage) (*CallToolResult, error) {
+	var r CallToolResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, &Error{Kind: KindProtocol, Method: method, Message: "malformed result", Err: err}
+	}
+	return &r, nil
+}
+
+// AwaitTask waits for a task a tools/call created (CallToolResult.Task) to
+// end, in either era, and returns the tool's result: completed returns it
+// (a result with isError included), failed the task's JSON-RPC error
+// (KindRPC) or its isError result, cancelled a KindCancelled error.
+//
+// It polls tasks/get at the server's poll interval (DefaultPollInterval
+// when none); a 2025-11-25 notifications/tasks/status polls at once. The
+// task's input goes through the same capability check, guards, budget,
+// handler and audit as any other input, its deadline paused meanwhile:
+// modern input requests from tasks/get, each key once, answered with
+// tasks/update; 2025-11-25 server requests carrying the task's
+// related-task metadata, which arrive while tasks/result is awaited.
+// tasks/result gives a 2025-11-25 task's result.
+//
+// The wait is one call: the call options' Timeout (paused while input is
+// gathered) and MaxTotalTimeout bound it, as does ctx. When the task is
+// given up before it ends (the deadline, ctx, input that could not be
+// given), tasks/cancel is sent.
+func (c *Client) AwaitTask(ctx context.Context, t *Task, opts ...CallOption) (*CallToolResult, error) {
+	if !c.opts.Tasks {
+		return nil, &Error{Kind: KindProtocol, Method: messages.MethodGetTask, Message: "tasks need Options.Tasks"}
+	}
+	return c.awaitNew(ctx, c.sess(), t, c.callOptions(opts))
+}
+
+// awaitNew awaits t under a logical call of its own.
+func (c *Client) awaitNew(ctx context.Context, s *session, t *Task, o callOptions) (*CallToolResult, error) {
+	l, err := s.rt.StartLogical(messages.MethodCallTool, actors.CallOptions{Timeout: o.timeout, MaxTotalTimeout: o.maxTotal, Assigns: o.assigns})
+	if err != nil {
+		return nil, err
+	}
+	defer l.End()
+	return c.await(ctx, s, l, t, o)
+}
+
+// await polls t under the logical call l until it ends (see AwaitTask).
+func (c *Client) await(ctx context.Context, s *session, l *actors.Logical, t *Task, o callOptions) (*CallToolResult, error) {
+	legacy := s.rt.Era() != EraModern
+	if legacy {
+		l.BindTask(t.TaskID)
+	}
+	wake, stop := s.rt.WatchTask(t.TaskID)
+	defer stop()
+	last := *t
+	if o.taskStatus != nil {
+		o.taskStatus(last)
+	}
+	answered := map[string]bool{}
+	interval := pollInterval(t.PollIntervalMs)
+	id := map[string]any{"taskId": t.TaskID}
+	for {
+		polled := time.Now()
+		var d DetailedTask
+		if legacy {
+			var lt legacyTask
+			if err := c.taskRound(ctx, s, l, messages.MethodGetTask, id, &lt); err != nil {
+				return nil, c.taskEnded(ctx, t.TaskID, err)
+			}
+			d.Task = *lt.task()
+		} else if err := c.taskRound(ctx, s, l, messages.MethodGetTask, id, &d); err != nil {
+			return nil, c.taskEnded(ctx, t.TaskID, err)
+		}
+		if d.PollIntervalMs != nil {
+			interval = pollInterval(d.PollIntervalMs)
+		}
+		if o.taskStatus != nil && (d.Status != last.Status || d.StatusMessage != last.StatusMessage) {
+			o.taskStatus(d.Task)
+		}
+		last = d.Task
+		switch d.Status {
+		case messages.TaskCancelled:
+			return nil, &Error{Kind: KindCancelled, Method: messages.MethodCallTool, Message: "task cancelled by the server"}
+		case messages.TaskCompleted, messages.TaskFailed:
+			if legacy {
+				return c.legacyTaskResult(ctx, s, l, t.TaskID, false)
+			}
+			return modernTaskEnd(&d)
+		case messages.TaskInputRequired:
+			if legacy {
+				// The server sends its requests for input while
+				// tasks/result is awaited; they are answered as they come.
+				return c.legacyTaskResult(ctx, s, l, t.TaskID, true)
+			}
+			fresh := map[string]json.RawMessage{}
+			for k, v := range d.InputRequests {
+				if !answered[k] {
+					fresh[k] = v
+				}
+			}
+			if len(fresh) > 0 {
+				answers, err := l.Answer(ctx, actors.Modern{Method: messages.MethodCallTool, Version: s.rt.Version(), Declared: c.declared, Tasks: true}, fresh)
+				if err != nil {
+					return nil, c.taskEnded(ctx, t.TaskID, err)
+				}
+				if err := c.taskRound(ctx, s, l, messages.MethodUpdateTask, map[string]any{"taskId": t.TaskID, "inputResponses": answers}, nil); err != nil {
+					return nil, c.taskEnded(ctx, t.TaskID, err)
+				}
+				for k := range fresh {
+					answered[k] = true
+				}
+				continue // poll again at once: the answers may have moved it on
+			}
+		}
+		woke, err := l.Wait(ctx, interval, wake)
+		if err == nil && woke {
+			if gap := minTaskPoll - time.Since(polled); gap > 0 {
+				_, err = l.Wait(ctx, gap, nil)
+			}
+		}
+		if err != nil {
+			return nil, c.taskEnded(ctx, t.TaskID, err)
+		}
+	}
+}
+
+// modernTaskEnd is the outcome of a modern task that completed or failed.
+func modernTaskEnd(d *DetailedTask) (*CallToolResult, error) {
+	if d.Status == messages.TaskCompleted {
+		var r CallToolResult
+		if err := json.Unmarshal(d.Result, &r); err != nil {
+			return nil, &Error{Kind: KindProtocol, Method: messages.MethodGetTask, Message: "malformed task result", Err: err}
+		}
+		return &r, nil
+	}
+	rpc := d.Error
+	if rpc == nil {
+		rpc = &RPCError{Code: messages.CodeInternalError, Message: d.StatusMessage}
+	}
+	return nil, &Error{Kind: KindRPC, Method: messages.MethodCallTool, Message: "task failed", RPC: rpc}
+}
+
+// legacyTaskResult asks tasks/result for a 2025-11-25 task's outcome: the
+// tool's result, or the JSON-RPC error the call would have had. It blocks
+// until the task ends; live says the task had not ended when asked, so
+// giving up on it cancels it.
+func (c *Client) legacyTaskResult(ctx context.Context, s *session, l *actors.Logical, taskID string, live bool) (*CallToolResult, error) {
+	var raw json.RawMessage
+	if err := c.taskRound(ctx, s, l, messages.MethodTaskResult, map[string]any{"taskId": taskID}, &raw); err != nil {
+		var ce *Error
+		if live && !(errors.As(err, &ce) && ce.Kind == KindRPC) {
+			// Given up on (deadline, ctx, connection), not answered.
+			return nil, c.taskEnded(ctx, taskID, err)
+		}
+		return nil, err
+	}
+	return decodeToolResult(messages.MethodTaskResult, raw)
+}
+
+// taskRound sends one tasks/* request of the logical call l (with the
+// modern _meta in the modern era) and decodes its answer into out.
+func (c *Client) taskRound(ctx context.Context, s *session, l *actors.Logical, method string, params, out any) error {
+	raw, err := encodeParams(method, params)
+	if err != nil {
+		return err
+	}
+	modern := s.rt.Era() == EraModern
+	if modern {
+		if raw, err = era.WithMeta(raw, nil, c.meta(s.rt.Version(), nil)); err != nil {
+			return &Error{Kind: KindProtocol, Method: method, Err: err}
+		}
+	}
+	res, err := l.Round(ctx, method, raw)
+	if err != nil {
+		return err
+	}
+	if modern {
+		if _, err := era.ResultType(res, method, true); err != nil {
+			return &Error{Kind: KindProtocol, Method: method, Message: err.Error()}
+		}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(res, out); err != nil {
+		return &Error{Kind: KindProtocol, Method: method, Message: "malformed result", Err: err}
+	}
+	return nil
+}
+
+// taskEnded is how a task that has not ended is given up on: the caller's
+// context or the call's deadline ended, or its input could not be
+// answered. The server is told with tasks/cancel (best effort, bounded),
+// so no task is left waiting for input nobody will send, unless it said
+// it does not know the task (-32602: unknown or expired); err is returned.
+func (c *Client) taskEnded(ctx context.Context, taskID string, err error) error {
+	var ce *Error
+	if errors.As(err, &ce) && ce.Kind == KindRPC && ce.RPC != nil && ce.RPC.Code == messages.CodeInvalidParams {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if cerr := c.Call(cctx, messages.MethodCancelTask, map[string]any{"taskId": taskID}, nil); cerr != nil {
+		c.opts.Logger.Warn("tasks/cancel failed", "task", taskID, "err", cerr)
+	}
+	return err
+}
+
+func pollInterval(ms *int64) time.Duration {
+	if ms == nil || *ms <= 0 {
+		return DefaultPollInterval
+	}
+	return time.Duration(*ms) * time.Millisecond
+}
