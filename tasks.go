@@ -252,8 +252,20 @@ func (c *Client) await(ctx context.Context, s *session, l *actors.Logical, t *Ta
 	answered := map[string]bool{}
 	interval := pollInterval(t.PollIntervalMs)
 	id := map[string]any{"taskId": t.TaskID}
+	polled, pollNow := time.Now(), true // the first poll at once: the task may have moved already
 	for {
-		polled := time.Now()
+		if !pollNow {
+			woke, err := l.Wait(ctx, interval, wake)
+			if err == nil && woke {
+				if gap := minTaskPoll - time.Since(polled); gap > 0 {
+					_, err = l.Wait(ctx, gap, nil)
+				}
+			}
+			if err != nil {
+				return nil, c.taskEnded(ctx, t.TaskID, err)
+			}
+		}
+		polled, pollNow = time.Now(), false
 		var d DetailedTask
 		if legacy {
 			var lt legacyTask
@@ -302,17 +314,8 @@ func (c *Client) await(ctx context.Context, s *session, l *actors.Logical, t *Ta
 				for k := range fresh {
 					answered[k] = true
 				}
-				continue // poll again at once: the answers may have moved it on
+				pollNow = true // the answers may have moved it on
 			}
-		}
-		woke, err := l.Wait(ctx, interval, wake)
-		if err == nil && woke {
-			if gap := minTaskPoll - time.Since(polled); gap > 0 {
-				_, err = l.Wait(ctx, gap, nil)
-			}
-		}
-		if err != nil {
-			return nil, c.taskEnded(ctx, t.TaskID, err)
 		}
 	}
 }
@@ -340,9 +343,8 @@ func modernTaskEnd(d *DetailedTask) (*CallToolResult, error) {
 func (c *Client) legacyTaskResult(ctx context.Context, s *session, l *actors.Logical, taskID string, live bool) (*CallToolResult, error) {
 	var raw json.RawMessage
 	if err := c.taskRound(ctx, s, l, messages.MethodTaskResult, map[string]any{"taskId": taskID}, &raw); err != nil {
-		var ce *Error
-		if live && !(errors.As(err, &ce) && ce.Kind == KindRPC) {
-			// Given up on (deadline, ctx, connection), not answered.
+		if live {
+			// Nothing more comes of this task here: not left running.
 			return nil, c.taskEnded(ctx, taskID, err)
 		}
 		return nil, err
