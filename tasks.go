@@ -295,7 +295,10 @@ func (c *Client) await(ctx context.Context, s *session, l *actors.Logical, t *Ta
 			if legacy {
 				// The server sends its requests for input while
 				// tasks/result is awaited; they are answered as they come.
-				return c.legacyTaskResult(ctx, s, l, t.TaskID, true)
+				if o.taskStatus == nil {
+					return c.legacyTaskResult(ctx, s, l, t.TaskID, true)
+				}
+				return c.legacyTaskResultShown(ctx, s, l, last, interval, wake, o.taskStatus)
 			}
 			fresh := map[string]json.RawMessage{}
 			for k, v := range d.InputRequests {
@@ -339,7 +342,7 @@ func modernTaskEnd(d *DetailedTask) (*CallToolResult, error) {
 // legacyTaskResult asks tasks/result for a 2025-11-25 task's outcome: the
 // tool's result, or the JSON-RPC error the call would have had. It blocks
 // until the task ends; live says the task had not ended when asked, so
-// giving up on it cancels it.
+// that a failure of tasks/result cancels it.
 func (c *Client) legacyTaskResult(ctx context.Context, s *session, l *actors.Logical, taskID string, live bool) (*CallToolResult, error) {
 	var raw json.RawMessage
 	if err := c.taskRound(ctx, s, l, messages.MethodTaskResult, map[string]any{"taskId": taskID}, &raw); err != nil {
@@ -350,6 +353,55 @@ func (c *Client) legacyTaskResult(ctx context.Context, s *session, l *actors.Log
 		return nil, err
 	}
 	return decodeToolResult(messages.MethodTaskResult, raw)
+}
+
+// legacyTaskResultShown is legacyTaskResult for a live task whose status
+// is shown: tasks/result is awaited on another goroutine while this one
+// goes on polling tasks/get (the revision allows it) and reports each
+// change. These polls are plain requests, outside the call's deadline;
+// their failures are only logged.
+func (c *Client) legacyTaskResultShown(ctx context.Context, s *session, l *actors.Logical, last Task, interval time.Duration, wake <-chan struct{}, report func(Task)) (*CallToolResult, error) {
+	type outcome struct {
+		res *CallToolResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := c.legacyTaskResult(ctx, s, l, last.TaskID, true)
+		done <- outcome{res, err}
+	}()
+	polled := time.Now()
+	for {
+		timer := time.NewTimer(interval)
+		select {
+		case out := <-done:
+			timer.Stop()
+			return out.res, out.err
+		case <-timer.C:
+		case <-wake:
+			timer.Stop()
+			if time.Since(polled) < minTaskPoll {
+				continue
+			}
+		}
+		polled = time.Now()
+		var lt legacyTask
+		pctx, cancel := context.WithTimeout(ctx, max(interval, time.Second))
+		err := c.Call(pctx, messages.MethodGetTask, map[string]any{"taskId": last.TaskID}, &lt)
+		cancel()
+		if err != nil {
+			c.opts.Logger.Debug("tasks/get while tasks/result is awaited failed", "task", last.TaskID, "err", err)
+			continue
+		}
+		d := lt.task()
+		if d.PollIntervalMs != nil {
+			interval = pollInterval(d.PollIntervalMs)
+		}
+		if d.Status != last.Status || d.StatusMessage != last.StatusMessage {
+			report(*d)
+		}
+		last = *d
+	}
 }
 
 // taskRound sends one tasks/* request of the logical call l (with the

@@ -220,7 +220,7 @@ func TestLegacyTaskOnlyWhereTheToolAndServerAllow(t *testing.T) {
 func TestLegacyTaskInputIsRelatedToTheTaskCallAndPausesItsDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &handler{elicit: func(ctx context.Context, r *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
-			time.Sleep(20 * time.Second) // twice the call's timeout: the deadline must be paused
+			time.Sleep(20500 * time.Millisecond) // twice the call's timeout: the deadline must be paused
 			return &conduit.ElicitResult{Action: "accept", Content: map[string]any{"interpretation": "technical"}}, nil
 		}}
 		audits := make(chan conduit.AuditRecord, 4)
@@ -236,27 +236,47 @@ func TestLegacyTaskInputIsRelatedToTheTaskCallAndPausesItsDeadline(t *testing.T)
 		call := startTask(t, srv, "t-7", 1000)
 		m := expectGet(t, srv, "t-7")
 		srv.reply(m["id"], legacyTask("t-7", "input_required", "Requesting clarification", 1000))
-		res := srv.next()
+		// While tasks/result is awaited, tasks/get goes on every second to
+		// show the status: polled answers them with status.
+		status := legacyTask("t-7", "input_required", "Requesting clarification", 1000)
+		polls := 0
+		next := func() map[string]any {
+			for {
+				m := srv.next()
+				if m["method"] != "tasks/get" {
+					return m
+				}
+				polls++
+				srv.reply(m["id"], status)
+			}
+		}
+		res := next()
 		require.Equal(t, "tasks/result", res["method"], "input_required: tasks/result at once, to receive the requests")
 		// The request comes on no stream of the call (stdio), while another
 		// call is in flight: only its related-task names the call.
 		other := callAsync(c, "plain")
-		otherCall := srv.next()
+		otherCall := next()
 		require.Equal(t, "tools/call", otherCall["method"])
 		srv.request(50, "elicitation/create", map[string]any{"message": "Which one?", "requestedSchema": map[string]any{"type": "object",
 			"properties": map[string]any{"interpretation": map[string]any{"type": "string"}}},
 			"_meta": map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": "t-7"}}})
-		answer := srv.expectResponse(50)
+		answer := next()
+		assert.EqualValues(t, 50, answer["id"])
 		assert.Equal(t, map[string]any{"action": "accept", "content": map[string]any{"interpretation": "technical"}}, answer["result"])
+		assert.Equal(t, 20, polls, "polled every second meanwhile, at 1, 2, …, 20 s")
 		rec := <-audits
 		assert.Equal(t, conduit.OutcomeAnswered, rec.Outcome)
 		assert.Equal(t, fmt.Sprint(call["id"]), rec.RelatedRequestID.String(), "audited with the tools/call that created the task")
 		assert.Equal(t, map[string]any{"who": "call"}, h.seen[0].Assigns, "the task call's assigns")
+		status = legacyTask("t-7", "working", "Continuing", 1000)
+		m = expectGet(t, srv, "t-7")
+		srv.reply(m["id"], status)
+		synctest.Wait()
 		srv.reply(res["id"], map[string]any{"content": []any{map[string]any{"type": "text", "text": "report"}}})
 		r := <-d
 		require.NoError(t, r.err, "20 s of input did not count against the 10 s deadline")
 		assert.Equal(t, "report", r.res.Content[0].Text)
-		assert.Equal(t, []string{"working queued", "input_required Requesting clarification"}, st.list())
+		assert.Equal(t, []string{"working queued", "input_required Requesting clarification", "working Continuing"}, st.list())
 		assert.Equal(t, 1, h.count())
 		srv.reply(otherCall["id"], map[string]any{"content": []any{}})
 		require.NoError(t, (<-other).err)
