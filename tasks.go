@@ -358,8 +358,8 @@ func (c *Client) legacyTaskResult(ctx context.Context, s *session, l *actors.Log
 // legacyTaskResultShown is legacyTaskResult for a live task whose status
 // is shown: tasks/result is awaited on another goroutine while this one
 // goes on polling tasks/get (the revision allows it) and reports each
-// change. These polls are plain requests, outside the call's deadline;
-// their failures are only logged.
+// change, the last once the result is in. These polls are plain requests,
+// outside the call's deadline; their failures are only logged.
 func (c *Client) legacyTaskResultShown(ctx context.Context, s *session, l *actors.Logical, last Task, interval time.Duration, wake <-chan struct{}, report func(Task)) (*CallToolResult, error) {
 	type outcome struct {
 		res *CallToolResult
@@ -370,28 +370,13 @@ func (c *Client) legacyTaskResultShown(ctx context.Context, s *session, l *actor
 		res, err := c.legacyTaskResult(ctx, s, l, last.TaskID, true)
 		done <- outcome{res, err}
 	}()
-	polled := time.Now()
-	for {
-		timer := time.NewTimer(interval)
-		select {
-		case out := <-done:
-			timer.Stop()
-			return out.res, out.err
-		case <-timer.C:
-		case <-wake:
-			timer.Stop()
-			if time.Since(polled) < minTaskPoll {
-				continue
-			}
-		}
-		polled = time.Now()
+	poll := func() {
 		var lt legacyTask
 		pctx, cancel := context.WithTimeout(ctx, max(interval, time.Second))
-		err := c.Call(pctx, messages.MethodGetTask, map[string]any{"taskId": last.TaskID}, &lt)
-		cancel()
-		if err != nil {
+		defer cancel()
+		if err := c.Call(pctx, messages.MethodGetTask, map[string]any{"taskId": last.TaskID}, &lt); err != nil {
 			c.opts.Logger.Debug("tasks/get while tasks/result is awaited failed", "task", last.TaskID, "err", err)
-			continue
+			return
 		}
 		d := lt.task()
 		if d.PollIntervalMs != nil {
@@ -401,6 +386,26 @@ func (c *Client) legacyTaskResultShown(ctx context.Context, s *session, l *actor
 			report(*d)
 		}
 		last = *d
+	}
+	polled := time.Now()
+	for {
+		timer := time.NewTimer(interval)
+		select {
+		case out := <-done:
+			timer.Stop()
+			if out.err == nil {
+				poll() // the status it ended with, shown last
+			}
+			return out.res, out.err
+		case <-timer.C:
+		case <-wake:
+			timer.Stop()
+			if time.Since(polled) < minTaskPoll {
+				continue
+			}
+		}
+		polled = time.Now()
+		poll()
 	}
 }
 

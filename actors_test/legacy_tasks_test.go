@@ -273,10 +273,12 @@ func TestLegacyTaskInputIsRelatedToTheTaskCallAndPausesItsDeadline(t *testing.T)
 		srv.reply(m["id"], status)
 		synctest.Wait()
 		srv.reply(res["id"], map[string]any{"content": []any{map[string]any{"type": "text", "text": "report"}}})
+		m = expectGet(t, srv, "t-7") // the status it ended with
+		srv.reply(m["id"], legacyTask("t-7", "completed", "Done", 1000))
 		r := <-d
 		require.NoError(t, r.err, "20 s of input did not count against the 10 s deadline")
 		assert.Equal(t, "report", r.res.Content[0].Text)
-		assert.Equal(t, []string{"working queued", "input_required Requesting clarification", "working Continuing"}, st.list())
+		assert.Equal(t, []string{"working queued", "input_required Requesting clarification", "working Continuing", "completed Done"}, st.list())
 		assert.Equal(t, 1, h.count())
 		srv.reply(otherCall["id"], map[string]any{"content": []any{}})
 		require.NoError(t, (<-other).err)

@@ -51,8 +51,7 @@ func TestE2ETaskToolRunsWithNoFlag(t *testing.T) {
 		}
 	}
 	assert.Contains(t, shown, `input_required: Found multiple interpretations for "go". Requesting clarification...`, r.stderr)
-	assert.Contains(t, shown, `working: Continuing with interpretation: "current"...`, r.stderr)
-	assert.True(t, strings.HasPrefix(shown[len(shown)-1], "completed"), r.stderr)
+	assert.True(t, strings.HasPrefix(shown[len(shown)-1], "completed"), "the status it ended with, last: %s", r.stderr)
 	recs := readAudit(t, audit)
 	require.Len(t, recs, 1)
 	assert.Equal(t, "elicitation/create", recs[0]["method"])
