@@ -76,9 +76,9 @@ func (t *tracker) Receive(ctx actor.Context) {
 		}
 		ctx.Respond(grant)
 	case *taskBound:
-		if _, ok := t.calls[m.id]; ok {
-			t.tasks[m.task] = m.id
-		}
+		// It may come before the call's callStarted, which goes through
+		// the connection; the call's end removes it in any case.
+		t.tasks[m.task] = m.id
 	case *inputEnded:
 		id, ok := t.inputs[m.token]
 		if !ok {

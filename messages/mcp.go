@@ -50,7 +50,6 @@ const (
 	MethodCancelTask = "tasks/cancel"
 	MethodTaskResult = "tasks/result"
 	MethodTaskStatus = "notifications/tasks/status"
-	MetaRelatedTask  = "io.modelcontextprotocol/related-task"
 )
 
 // Implementation names a client or server.
