@@ -473,3 +473,43 @@ func TestLegacyTaskGivenUpByTheCallerIsCancelled(t *testing.T) {
 		assert.Equal(t, conduit.KindCancelled, ce.Kind)
 	})
 }
+
+// A task awaited later (AwaitTask) is one call of its own: its input is
+// tied to it, not to another call in flight, and pauses its deadline.
+func TestLegacyTaskAwaitedLaterOwnsItsInput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &handler{elicit: func(ctx context.Context, r *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
+			time.Sleep(10 * time.Second)
+			return &conduit.ElicitResult{Action: "decline"}, nil
+		}}
+		audits := make(chan conduit.AuditRecord, 4)
+		c, srv, _ := connectTasks(t, conduit.Options{Tasks: true, Handler: h, Audit: func(r conduit.AuditRecord) { audits <- r }}, taskServerCaps)
+		d := callAsync(c, "research")
+		startTask(t, srv, "t-l", 1000)
+		r := <-d
+		require.NoError(t, r.err)
+		other := callAsync(c, "plain")
+		otherCall := srv.next()
+		require.Equal(t, "tools/call", otherCall["method"])
+
+		errc := make(chan error, 1)
+		go func() {
+			_, err := c.AwaitTask(context.Background(), r.res.Task, conduit.WithTimeout(5*time.Second))
+			errc <- err
+		}()
+		m := expectGet(t, srv, "t-l")
+		srv.reply(m["id"], legacyTask("t-l", "input_required", "", 1000))
+		res := srv.next()
+		require.Equal(t, "tasks/result", res["method"])
+		srv.request("e-1", "elicitation/create", map[string]any{"message": "Sure?", "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{}},
+			"_meta": map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": "t-l"}}})
+		srv.expectResponse("e-1")
+		rec := <-audits
+		assert.False(t, rec.RelatedRequestID.IsZero(), "tied to the await")
+		assert.NotEqual(t, fmt.Sprint(otherCall["id"]), rec.RelatedRequestID.String())
+		srv.reply(res["id"], map[string]any{"content": []any{}})
+		require.NoError(t, <-errc, "10 s of input did not count against the 5 s deadline")
+		srv.reply(otherCall["id"], map[string]any{"content": []any{}})
+		require.NoError(t, (<-other).err)
+	})
+}
