@@ -121,7 +121,13 @@ server that asks for every kind of input.`,
 omitted), answering the server's input requests, and print the result: each
 text block's text on its own line, any other block as compact JSON, then the
 structured content as JSON. With --json, the whole CallToolResult as JSON.
-A result with isError is printed and exits 1.`,
+A result with isError is printed and exits 1.
+
+A tool that runs as a task (2025-11-25: execution.taskSupport "required"; modern:
+the server's choice) runs as one with no flag: the task is awaited, its input
+requests answered like any other, its status shown on stderr like progress
+("task ID STATUS: message"). --tasks also runs "optional" ones as tasks;
+--no-tasks runs none (a tool that requires a task then fails).`,
 			Example: `  conduit call test_simple_text -- everything-server
   conduit call --answers answers.json --json test_sampling '{"prompt":"hi"}' -- everything-server
   conduit call --url http://127.0.0.1:8080/mcp test_simple_text`,
