@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/era"
 )
 
 func (a *app) runCall(cmd *cobra.Command, args, server []string) error {
@@ -46,6 +47,9 @@ func (a *app) runCall(cmd *cobra.Command, args, server []string) error {
 			res, err = c.CallTool(ctx, tool, nil, opts...)
 		}
 		if err != nil {
+			if a.opts.noTasks && needsTasks(err) {
+				return &exitError{code: exitFailed, msg: plain(err) + " (the tool runs only as a task: drop --no-tasks)", err: err}
+			}
 			return err
 		}
 		if err := a.printCallResult(res); err != nil {
@@ -56,6 +60,25 @@ func (a *app) runCall(cmd *cobra.Command, args, server []string) error {
 		}
 		return nil
 	})
+}
+
+// needsTasks reports whether err is a modern server's -32021 whose
+// requiredCapabilities name the tasks extension.
+func needsTasks(err error) bool {
+	var rpc *conduit.RPCError
+	if !errors.As(err, &rpc) || rpc.Code != conduit.CodeMissingClientCapability {
+		return false
+	}
+	var data struct {
+		Required struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		} `json:"requiredCapabilities"`
+	}
+	if json.Unmarshal(rpc.Data, &data) != nil {
+		return false
+	}
+	_, ok := data.Required.Extensions[era.TasksExtension]
+	return ok
 }
 
 func (a *app) runTools(cmd *cobra.Command, args, server []string) error {

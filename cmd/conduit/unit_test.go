@@ -554,3 +554,13 @@ conduit: error: boom component=x g.k=1
 	assert.Equal(t, "WARN", m["level"])
 	assert.Equal(t, "v", m["k"])
 }
+
+func TestNeedsTasks(t *testing.T) {
+	rpc := func(code int, data string) error {
+		return &conduit.Error{Kind: conduit.KindRPC, Method: "tools/call", RPC: &conduit.RPCError{Code: code, Message: "Missing capability", Data: json.RawMessage(data)}}
+	}
+	assert.True(t, needsTasks(rpc(-32021, `{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`)))
+	assert.False(t, needsTasks(rpc(-32021, `{"requiredCapabilities":{"elicitation":{}}}`)), "another capability")
+	assert.False(t, needsTasks(rpc(-32601, `{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`)), "another code")
+	assert.False(t, needsTasks(errors.New("boom")))
+}
