@@ -164,6 +164,11 @@ func (t *tracker) expire(ctx actor.Context, c *trackedCall, total bool) {
 }
 
 func (t *tracker) remove(id messages.ID) {
+	for task, cid := range t.tasks {
+		if cid == id {
+			delete(t.tasks, task) // even when the call is gone: bound after it expired
+		}
+	}
 	c, ok := t.calls[id]
 	if !ok {
 		return
@@ -178,11 +183,6 @@ func (t *tracker) remove(id messages.ID) {
 	for tok, cid := range t.inputs {
 		if cid == id {
 			delete(t.inputs, tok)
-		}
-	}
-	for task, cid := range t.tasks {
-		if cid == id {
-			delete(t.tasks, task)
 		}
 	}
 }
