@@ -774,15 +774,8 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 		p.Arguments = raw
 	}
 	o := c.callOptions(opts)
-	if s := c.sess(); c.legacyTasks(s) {
-		switch c.taskSupport(ctx, s, name) {
-		case TaskSupportRequired:
-			return c.callToolAsTask(ctx, s, p, o)
-		case TaskSupportOptional:
-			if o.task {
-				return c.callToolAsTask(ctx, s, p, o)
-			}
-		}
+	if res, ok, err := c.callToolAsTask(ctx, p, o); ok {
+		return res, err
 	}
 	var raw json.RawMessage
 	err := c.Call(ctx, messages.MethodCallTool, p, &raw, opts...)

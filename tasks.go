@@ -10,6 +10,7 @@ import (
 	"github.com/conduitmcp/conduit/actors"
 	"github.com/conduitmcp/conduit/era"
 	"github.com/conduitmcp/conduit/messages"
+	"github.com/conduitmcp/conduit/transport"
 )
 
 // Task types. One Task type serves both eras: a 2025-11-25 task's ttl and
@@ -125,14 +126,53 @@ func rememberTools(s *session, tools []Tool) {
 	s.taskSupport.Store(&m)
 }
 
-// callToolAsTask sends a task-augmented tools/call (2025-11-25). Its
-// deadline spans the task: the call's Timeout (paused while the task's
-// input is answered) and MaxTotalTimeout bound it until the task's result.
-func (c *Client) callToolAsTask(ctx context.Context, s *session, p messages.CallToolParams, o callOptions) (*CallToolResult, error) {
+// callToolAsTask runs a tools/call as a task when it is one to run so
+// (2025-11-25: see CallTool), and reports whether it was. A session the
+// server forgot before the task was created is renewed, and the call tried
+// once more on the fresh one, as any call is.
+func (c *Client) callToolAsTask(ctx context.Context, p messages.CallToolParams, o callOptions) (*CallToolResult, bool, error) {
+	for attempt := 0; ; attempt++ {
+		s := c.sess()
+		if !c.legacyTasks(s) {
+			return nil, false, nil
+		}
+		support := c.taskSupport(ctx, s, p.Name)
+		if s != c.sess() && attempt == 0 {
+			continue // listing the tools renewed the session: decide on the fresh one
+		}
+		if support != TaskSupportRequired && (support != TaskSupportOptional || !o.task) {
+			return nil, false, nil
+		}
+		l, t, res, err := c.createTask(ctx, s, p, o)
+		if errors.Is(err, transport.ErrSessionTerminated) && attempt == 0 {
+			if _, err := c.renew(ctx, s, messages.MethodCallTool); err != nil {
+				return nil, true, err
+			}
+			continue
+		}
+		if l == nil {
+			return res, true, err
+		}
+		defer l.End()
+		if !o.awaitTask {
+			return &CallToolResult{Task: t}, true, nil
+		}
+		res, err = c.await(ctx, s, l, t, o)
+		return res, true, err
+	}
+}
+
+// createTask sends a task-augmented tools/call on s. Its deadline spans
+// the task: the call's Timeout (paused while the task's input is answered)
+// and MaxTotalTimeout bound it until the task's result, so the logical
+// call that sent it is returned with the task, for the caller to end. A
+// server that runs the call normally instead answers with the tool's
+// result: res, and no logical call.
+func (c *Client) createTask(ctx context.Context, s *session, p messages.CallToolParams, o callOptions) (*actors.Logical, *Task, *CallToolResult, error) {
 	method := messages.MethodCallTool
 	raw, err := encodeParams(method, p)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	ttl := o.taskTTL
 	if ttl <= 0 {
@@ -144,36 +184,39 @@ func (c *Client) callToolAsTask(ctx context.Context, s *session, p messages.Call
 	}
 	task := json.RawMessage(`{"ttl":` + strconv.FormatInt(ttl.Milliseconds(), 10) + `}`)
 	if raw, err = era.WithMeta(raw, map[string]json.RawMessage{"task": task}, meta); err != nil {
-		return nil, &Error{Kind: KindProtocol, Method: method, Err: err}
+		return nil, nil, nil, &Error{Kind: KindProtocol, Method: method, Err: err}
 	}
 	l, err := s.rt.StartLogical(method, actors.CallOptions{Timeout: o.timeout, MaxTotalTimeout: o.maxTotal, Assigns: o.assigns})
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	defer l.End()
-	res, err := l.Open(ctx, method, raw)
+	created := false
+	defer func() {
+		if !created {
+			l.End()
+		}
+	}()
+	answer, err := l.Open(ctx, method, raw)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	var created struct {
+	var r struct {
 		Task *legacyTask `json:"task"`
 	}
-	if err := json.Unmarshal(res, &created); err != nil {
-		return nil, &Error{Kind: KindProtocol, Method: method, Message: "malformed result", Err: err}
+	if err := json.Unmarshal(answer, &r); err != nil {
+		return nil, nil, nil, &Error{Kind: KindProtocol, Method: method, Message: "malformed result", Err: err}
 	}
-	if created.Task == nil {
+	if r.Task == nil {
 		// A server that does not take tasks for this call runs it
 		// normally: its answer is the tool's result.
-		return decodeToolResult(method, res)
+		res, err := decodeToolResult(method, answer)
+		return nil, nil, res, err
 	}
-	if created.Task.TaskID == "" {
-		return nil, &Error{Kind: KindProtocol, Method: method, Message: "malformed task result: no taskId"}
+	if r.Task.TaskID == "" {
+		return nil, nil, nil, &Error{Kind: KindProtocol, Method: method, Message: "malformed task result: no taskId"}
 	}
-	t := created.Task.task()
-	if !o.awaitTask {
-		return &CallToolResult{Task: t}, nil
-	}
-	return c.await(ctx, s, l, t, o)
+	created = true
+	return l, r.Task.task(), nil, nil
 }
 
 // toolResult decodes a tools/call answer; a task is awaited when asked.

@@ -513,3 +513,51 @@ func TestLegacyTaskAwaitedLaterOwnsItsInput(t *testing.T) {
 		require.NoError(t, (<-other).err)
 	})
 }
+
+// A session the server forgot (legacy HTTP 404) is renewed before a task
+// is created, as for any call: the fresh session lists its tools and
+// creates the task.
+func TestLegacyTaskCallRenewsAForgottenSession(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newSessionTransport(t)
+		handshake := func(s *memSession) {
+			s.refuseDiscover()
+			init := s.next()
+			require.Equal(t, "initialize", init["method"])
+			s.reply(init["id"], map[string]any{"protocolVersion": "2025-11-25", "capabilities": taskServerCaps, "serverInfo": map[string]any{"name": "fake", "version": "1"}})
+			require.Equal(t, "notifications/initialized", s.next()["method"])
+		}
+		connected := make(chan *conduit.Client, 1)
+		go func() {
+			c, err := conduit.Connect(context.Background(), st, conduit.Options{Tasks: true})
+			assert.NoError(t, err)
+			connected <- c
+		}()
+		s1 := st.next()
+		handshake(s1)
+		c := <-connected
+		defer c.Close()
+		listed := make(chan error, 1)
+		go func() { _, err := c.ListTools(context.Background()); listed <- err }()
+		m := s1.next()
+		s1.reply(m["id"], taskTools)
+		require.NoError(t, <-listed, "the first session's tools are known")
+		s1.lose()
+		synctest.Wait()
+
+		d := callAsync(c, "research")
+		s2 := st.next()
+		handshake(s2)
+		m = s2.next()
+		require.Equal(t, "tools/list", m["method"], "the fresh session's tools")
+		s2.reply(m["id"], taskTools)
+		m = s2.next()
+		require.Equal(t, "tools/call", m["method"])
+		require.Contains(t, m["params"], "task")
+		s2.reply(m["id"], map[string]any{"task": legacyTask("t-r", "working", "", 1000)})
+		r := <-d
+		require.NoError(t, r.err)
+		require.NotNil(t, r.res.Task)
+		assert.Equal(t, "t-r", r.res.Task.TaskID)
+	})
+}
