@@ -83,20 +83,30 @@ func (c *Client) legacyTasks(s *session) bool {
 	if !c.opts.Tasks || s.rt.Era() != EraLegacy || s.rt.Version() != messages.Version20251125 {
 		return false
 	}
-	var caps struct {
-		Tasks *struct {
-			Requests *struct {
-				Tools *struct {
-					Call json.RawMessage `json:"call"`
-				} `json:"tools"`
-			} `json:"requests"`
-		} `json:"tasks"`
-	}
-	if json.Unmarshal(s.init.Capabilities, &caps) != nil || caps.Tasks == nil || caps.Tasks.Requests == nil || caps.Tasks.Requests.Tools == nil {
-		return false
-	}
-	return len(caps.Tasks.Requests.Tools.Call) > 0 && string(caps.Tasks.Requests.Tools.Call) != "null"
+	caps := serverTasks(s)
+	return caps.Requests != nil && caps.Requests.Tools != nil && declared(caps.Requests.Tools.Call)
 }
+
+// serverTaskCaps is a 2025-11-25 server's tasks capability.
+type serverTaskCaps struct {
+	Cancel   json.RawMessage `json:"cancel"`
+	Requests *struct {
+		Tools *struct {
+			Call json.RawMessage `json:"call"`
+		} `json:"tools"`
+	} `json:"requests"`
+}
+
+func serverTasks(s *session) serverTaskCaps {
+	var caps struct {
+		Tasks serverTaskCaps `json:"tasks"`
+	}
+	_ = json.Unmarshal(s.init.Capabilities, &caps) // malformed: nothing offered
+	return caps.Tasks
+}
+
+// declared reports whether a capability is present (an object, not null).
+func declared(v json.RawMessage) bool { return len(v) > 0 && string(v) != "null" }
 
 // taskSupport is a tool's execution.taskSupport on s, from the last
 // tools/list of the session; the first call that needs it lists the tools
@@ -487,11 +497,15 @@ func (c *Client) taskRound(ctx context.Context, s *session, l *actors.Logical, m
 // context or the call's deadline ended, or its input could not be
 // answered. The server is told with tasks/cancel (best effort, bounded),
 // so no task is left waiting for input nobody will send, unless it said
-// it does not know the task (-32602: unknown or expired); err is returned.
+// it does not know the task (-32602: unknown or expired) or, in 2025-11-25,
+// does not offer tasks/cancel (tasks.cancel); err is returned.
 func (c *Client) taskEnded(ctx context.Context, taskID string, err error) error {
 	var ce *Error
 	if errors.As(err, &ce) && ce.Kind == KindRPC && ce.RPC != nil && ce.RPC.Code == messages.CodeInvalidParams {
 		return err
+	}
+	if s := c.sess(); s.rt.Era() == EraLegacy && !declared(serverTasks(s).Cancel) {
+		return err // a 2025-11-25 server without tasks.cancel would refuse it
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()

@@ -561,3 +561,27 @@ func TestLegacyTaskCallRenewsAForgottenSession(t *testing.T) {
 		assert.Equal(t, "t-r", r.res.Task.TaskID)
 	})
 }
+
+// A 2025-11-25 server that does not offer tasks.cancel is not sent
+// tasks/cancel when the call's deadline gives up on its task.
+func TestLegacyTaskNotCancelledWithoutTasksCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		caps := map[string]any{"tools": map[string]any{}, "tasks": map[string]any{"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}}
+		c, srv, _ := connectTasks(t, conduit.Options{Tasks: true}, caps)
+		d := callAsync(c, "research", conduit.WithAwaitTask(), conduit.WithTimeout(3*time.Second))
+		startTask(t, srv, "t-x", 2000)
+		for range 2 { // at 0 and 2 s
+			m := expectGet(t, srv, "t-x")
+			srv.reply(m["id"], legacyTask("t-x", "working", "", 2000))
+		}
+		var ce *conduit.Error
+		require.ErrorAs(t, (<-d).err, &ce)
+		assert.Equal(t, conduit.KindTimeout, ce.Kind)
+		synctest.Wait()
+		select {
+		case f := <-srv.in:
+			t.Fatalf("unexpected frame: %s", f.raw)
+		default:
+		}
+	})
+}
