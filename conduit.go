@@ -229,8 +229,9 @@ type Options struct {
 	// DiscoverTimeout bounds the server/discover probe (3 s); no answer
 	// means a legacy server.
 	DiscoverTimeout time.Duration
-	// Tasks declares the tasks extension (modern): a tools/call may then
-	// be answered with a task (see CallToolResult.Task, AwaitTask).
+	// Tasks lets tool calls run as tasks (see CallTool, AwaitTask): the
+	// client declares the tasks extension (modern) or the tasks capability
+	// (2025-11-25).
 	Tasks bool
 	// MaxRounds caps the input_required rounds of one modern call (10).
 	MaxRounds int
@@ -302,6 +303,9 @@ type session struct {
 	rt   *actors.Runtime
 	conn transport.Conn
 	init messages.InitializeResult
+	// taskSupport is each tool's execution.taskSupport from the session's
+	// last tools/list (legacy), nil before one.
+	taskSupport atomic.Pointer[map[string]string]
 }
 
 func (c *Client) sess() *session { return c.cur.Load() }
@@ -334,7 +338,9 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{t: t, opts: opts, handlers: h, declared: era.Declare(h, opts.Sampling.Context), done: make(chan struct{})}
+	declared := era.Declare(h, opts.Sampling.Context)
+	declared.Tasks = opts.Tasks
+	c := &Client{t: t, opts: opts, handlers: h, declared: declared, done: make(chan struct{})}
 	s, err := c.dial(ctx)
 	if err != nil {
 		return nil, err
@@ -605,6 +611,18 @@ type callOptions struct {
 	assigns           map[string]any
 	progressToken     any
 	awaitTask         bool
+	task              bool          // WithTask
+	taskTTL           time.Duration // WithTaskTTL
+	taskStatus        func(Task)    // WithTaskStatus
+}
+
+// callOptions applies opts to the client's defaults.
+func (c *Client) callOptions(opts []CallOption) callOptions {
+	o := callOptions{timeout: c.opts.Timeout, maxTotal: c.opts.MaxTotalTimeout, assigns: c.opts.Assigns}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
 }
 
 // WithTimeout sets the call's deadline (paused while input is gathered).
@@ -621,18 +639,14 @@ func WithAssigns(a map[string]any) CallOption { return func(o *callOptions) { o.
 // under token (a string or an integer); they reach HandleNotification.
 func WithProgressToken(token any) CallOption { return func(o *callOptions) { o.progressToken = token } }
 
-// WithAwaitTask makes CallTool wait for a task the server answers with
-// (modern, Options.Tasks) and return its result.
+// WithAwaitTask makes CallTool wait for a task the call became
+// (Options.Tasks) and return its result, as AwaitTask does.
 func WithAwaitTask() CallOption { return func(o *callOptions) { o.awaitTask = true } }
 
 // Call sends method with params and decodes the result into result (which
 // may be nil). It is the primitive under the typed methods.
 func (c *Client) Call(ctx context.Context, method string, params, result any, opts ...CallOption) error {
-	o := callOptions{timeout: c.opts.Timeout, maxTotal: c.opts.MaxTotalTimeout, assigns: c.opts.Assigns}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	raw, err := c.call(ctx, method, params, o)
+	raw, err := c.call(ctx, method, params, c.callOptions(opts))
 	if err != nil {
 		return err
 	}
@@ -670,8 +684,12 @@ func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOpti
 func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]Tool, error) {
 	tools, err := listAll(ctx, c, messages.MethodListTools, opts, func(r *messages.ListToolsResult) ([]Tool, string) { return r.Tools, r.NextCursor })
 	s := c.sess()
-	if err != nil || s.rt.Era() != EraModern {
-		return tools, err
+	if err != nil {
+		return nil, err
+	}
+	if s.rt.Era() != EraModern {
+		rememberTools(s, tools)
+		return tools, nil
 	}
 	kept := tools[:0]
 	headers := map[string]map[string]string{}
@@ -728,6 +746,12 @@ func listAll[R, T any](ctx context.Context, c *Client, method string, opts []Cal
 // CallTool calls a tool. args is marshalled as the arguments object (nil
 // sends none). A tool result with IsError is returned as a result, not an
 // error.
+//
+// With Options.Tasks the call may become a task: in the modern era when
+// the server decides so; in 2025-11-25 when the tool's
+// execution.taskSupport is "required", or "optional" and WithTask is given
+// (the tools are listed first when nobody has). The result then carries
+// the Task, to await with AwaitTask, unless WithAwaitTask awaits it here.
 func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*CallToolResult, error) {
 	p := messages.CallToolParams{Name: name}
 	if args != nil {
@@ -736,6 +760,10 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 			return nil, &Error{Kind: KindProtocol, Method: messages.MethodCallTool, Message: "arguments could not be encoded", Err: err}
 		}
 		p.Arguments = raw
+	}
+	o := c.callOptions(opts)
+	if res, ok, err := c.callToolAsTask(ctx, p, o); ok {
+		return res, err
 	}
 	var raw json.RawMessage
 	err := c.Call(ctx, messages.MethodCallTool, p, &raw, opts...)
@@ -749,7 +777,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 	if err != nil {
 		return nil, err
 	}
-	return c.toolResult(ctx, raw, opts)
+	return c.toolResult(ctx, raw, o)
 }
 
 // ReadResource reads a resource.

@@ -237,6 +237,9 @@ func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame) {
 		}
 		return
 	}
+	if f.Method == messages.MethodTaskStatus {
+		c.shared.taskWatch.notified(f.Params) // wakes the task's poller; the host gets it too
+	}
 	ctx.Send(c.mailbox, &enqueue{method: f.Method, params: f.Params})
 }
 

@@ -120,6 +120,15 @@ type (
 		quiet
 		token any
 		hint  string
+		// task is the related-task id the request carries (2025-11-25),
+		// "" when none: the call bound to that task (taskBound) is its call.
+		task string
+	}
+	// taskBound: server requests related to task belong to call id.
+	taskBound struct {
+		quiet
+		task string
+		id   messages.ID
 	}
 	inputGrant struct {
 		quiet

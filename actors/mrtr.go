@@ -141,7 +141,11 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 
 // round sends one request of a logical call and waits for its answer.
 func (rt *Runtime) round(ctx context.Context, logical messages.ID, method string, params json.RawMessage, expired chan error) (json.RawMessage, error) {
-	id := messages.IntID(rt.nextID.Add(1))
+	return rt.roundAs(ctx, messages.IntID(rt.nextID.Add(1)), logical, method, params, expired)
+}
+
+// roundAs is round with the request's id given.
+func (rt *Runtime) roundAs(ctx context.Context, id, logical messages.ID, method string, params json.RawMessage, expired chan error) (json.RawMessage, error) {
 	reply := make(chan callOutcome, 1)
 	rt.system.Root.Send(rt.pid, &callRequest{id: id, method: method, params: params, logical: logical, reply: reply})
 	select {
@@ -287,15 +291,4 @@ func (rt *Runtime) answerInput(ctx context.Context, m Modern, r inputRequest, g 
 			Message: fmt.Sprintf("input request %q: handler timed out after %s", r.key, in.timeout)}
 	}
 	return nil, context.Cause(ctx) // cancelled: the call, a sibling or Close
-}
-
-// AnswerTaskInputs answers the input requests a task reported, through the
-// same capability check and input pipeline as MRTR. A task has no
-// deadline of its own here: ctx bounds it.
-func (rt *Runtime) AnswerTaskInputs(ctx context.Context, m Modern, reqs map[string]json.RawMessage) (map[string]any, error) {
-	logical := messages.IntID(rt.nextID.Add(1))
-	expired := make(chan error, 1)
-	rt.system.Root.Send(rt.pid, &logicalStart{id: logical, method: m.Method, assigns: rt.cfg.Assigns, expired: expired})
-	defer rt.system.Root.Send(rt.pid, &logicalEnd{id: logical})
-	return rt.gather(ctx, logical, m, reqs, expired)
 }

@@ -51,7 +51,7 @@ func (r *request) Receive(ctx actor.Context) {
 		rc := s.base
 		rc.RequestID = s.id
 		r.in = s.shared.newInput(guards.Input{Method: s.method, Params: s.params, Context: rc, Version: s.version, Origin: s.origin}, "", s.timeout)
-		ctx.Request(s.tracker, &inputStarted{token: ctx.Self(), hint: s.hint})
+		ctx.Request(s.tracker, &inputStarted{token: ctx.Self(), hint: s.hint, task: relatedTask(s.params)})
 	case *inputGrant:
 		self, root := ctx.Self(), ctx.ActorSystem().Root
 		o, ended := r.in.start(r.spec.shared.ctx, m, func(out supervisor.Outcome) { root.Send(self, &handlerDone{out: out}) })

@@ -78,6 +78,7 @@ type shared struct {
 	auditMu   sync.Mutex // the hook is called from several actors: one at a time
 	abandoned supervisor.Gauge
 	counters  counters
+	taskWatch taskWatch // the pollers of tasks, woken by notifications/tasks/status
 }
 
 // session is a negotiated protocol version and its era.

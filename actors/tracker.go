@@ -19,7 +19,8 @@ import (
 type tracker struct {
 	conn   *actor.PID
 	calls  map[messages.ID]*trackedCall
-	inputs map[any]messages.ID // input token → the call it paused
+	inputs map[any]messages.ID    // input token → the call it paused
+	tasks  map[string]messages.ID // task id → the call awaiting it
 }
 
 type trackedCall struct {
@@ -39,7 +40,7 @@ type trackedCall struct {
 }
 
 func newTracker(conn *actor.PID) *tracker {
-	return &tracker{conn: conn, calls: map[messages.ID]*trackedCall{}, inputs: map[any]messages.ID{}}
+	return &tracker{conn: conn, calls: map[messages.ID]*trackedCall{}, inputs: map[any]messages.ID{}, tasks: map[string]messages.ID{}}
 }
 
 func (t *tracker) Receive(ctx actor.Context) {
@@ -65,7 +66,7 @@ func (t *tracker) Receive(ctx actor.Context) {
 		t.expire(ctx, c, m.total)
 	case *inputStarted:
 		grant := &inputGrant{inFlight: len(t.calls)}
-		if c := t.relate(m.hint); c != nil {
+		if c := t.relate(m.hint, m.task); c != nil {
 			grant.related, grant.assigns, grant.hasCall = c.id, c.assigns, true
 			t.inputs[m.token] = c.id
 			if c.open == 0 {
@@ -74,6 +75,10 @@ func (t *tracker) Receive(ctx actor.Context) {
 			c.open++
 		}
 		ctx.Respond(grant)
+	case *taskBound:
+		// It may come before the call's callStarted, which goes through
+		// the connection; the call's end removes it in any case.
+		t.tasks[m.task] = m.id
 	case *inputEnded:
 		id, ok := t.inputs[m.token]
 		if !ok {
@@ -93,9 +98,15 @@ func (t *tracker) Receive(ctx actor.Context) {
 	}
 }
 
-// relate finds the call an input belongs to: the one whose stream carried
-// it, else the only call in flight, else none.
-func (t *tracker) relate(hint string) *trackedCall {
+// relate finds the call an input belongs to: the one awaiting the task it
+// names, else the one whose stream carried it, else the only call in
+// flight, else none.
+func (t *tracker) relate(hint, task string) *trackedCall {
+	if id, ok := t.tasks[task]; ok && task != "" {
+		if c, ok := t.calls[id]; ok {
+			return c
+		}
+	}
 	if hint != "" {
 		for id, c := range t.calls {
 			if id.String() == hint {
@@ -153,6 +164,11 @@ func (t *tracker) expire(ctx actor.Context, c *trackedCall, total bool) {
 }
 
 func (t *tracker) remove(id messages.ID) {
+	for task, cid := range t.tasks {
+		if cid == id {
+			delete(t.tasks, task) // even when the call is gone: bound after it expired
+		}
+	}
 	c, ok := t.calls[id]
 	if !ok {
 		return

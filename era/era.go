@@ -41,6 +41,10 @@ type Declared struct {
 	SamplingContext bool // sampling.context (2025-11-25+)
 	ElicitModes     []string
 	Roots           bool
+	// Tasks: the client runs task-augmented tools/call (Options.Tasks).
+	// In 2025-11-25 it declares the tasks capability; in the modern era
+	// the tasks extension (ModernCapabilities).
+	Tasks bool
 }
 
 // Declare derives a Declared from a handler set. samplingContext is the
@@ -127,6 +131,12 @@ func (d Declared) Capabilities(version string) map[string]any {
 		// Conduit never sends notifications/roots/list_changed, so it
 		// does not claim listChanged.
 		caps["roots"] = map[string]any{}
+	}
+	if d.Tasks && version == messages.Version20251125 {
+		// The client only sends task-augmented requests: it hosts no task
+		// (no tasks/list, no tasks/cancel, no augmentable request types;
+		// the requests list is exhaustive), so the capability is empty.
+		caps["tasks"] = map[string]any{}
 	}
 	return caps
 }

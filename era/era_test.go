@@ -83,3 +83,16 @@ func TestCheckInitialize(t *testing.T) {
 		assert.Equal(t, `server answered initialize with protocol version "`+v+`"; Conduit offered 2025-11-25 and accepts 2025-11-25, 2025-06-18`, err.Error())
 	}
 }
+
+func TestTasksCapabilityPerRevision(t *testing.T) {
+	d := Declare(messages.Handlers{}, false)
+	d.Tasks = true
+	assert.Equal(t, map[string]any{"tasks": map[string]any{}}, d.Capabilities(messages.Version20251125),
+		"a client that only sends task-augmented requests hosts no task: empty")
+	assert.Equal(t, map[string]any{}, d.Capabilities(messages.Version20250618), "no tasks in 2025-06-18")
+	assert.Equal(t, map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}, d.ModernCapabilities(messages.Version20260728),
+		"the modern era has the extension, no tasks member")
+	d.Tasks = false
+	assert.Equal(t, map[string]any{}, d.Capabilities(messages.Version20251125))
+	assert.Equal(t, map[string]any{}, d.ModernCapabilities(messages.Version20260728))
+}

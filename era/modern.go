@@ -32,9 +32,9 @@ const (
 
 // ModernCapabilities is Capabilities in the 2026 shape, with the tasks
 // extension when tasks were accepted.
-func (d Declared) ModernCapabilities(version string, tasks bool) map[string]any {
+func (d Declared) ModernCapabilities(version string) map[string]any {
 	caps := d.Capabilities(version)
-	if tasks {
+	if d.Tasks {
 		caps["extensions"] = map[string]any{TasksExtension: map[string]any{}}
 	}
 	return caps

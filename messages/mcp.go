@@ -44,6 +44,13 @@ const (
 	MethodListPrompts         = "prompts/list"
 	MethodGetPrompt           = "prompts/get"
 	MethodDiscover            = "server/discover"
+	// Tasks: tasks/get, tasks/cancel in both eras; tasks/update (modern);
+	// tasks/result and notifications/tasks/status (2025-11-25).
+	MethodGetTask    = "tasks/get"
+	MethodUpdateTask = "tasks/update"
+	MethodCancelTask = "tasks/cancel"
+	MethodTaskResult = "tasks/result"
+	MethodTaskStatus = "notifications/tasks/status"
 )
 
 // Implementation names a client or server.
@@ -240,8 +247,24 @@ type Tool struct {
 	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
-	Meta         json.RawMessage `json:"_meta,omitempty"`
+	// Execution says how the tool may be called (2025-11-25).
+	Execution *ToolExecution  `json:"execution,omitempty"`
+	Meta      json.RawMessage `json:"_meta,omitempty"`
 }
+
+// ToolExecution is a tool's execution properties (2025-11-25).
+type ToolExecution struct {
+	// TaskSupport is "forbidden" (the default when absent), "optional" or
+	// "required": whether tools/call may, or must, run the tool as a task.
+	TaskSupport string `json:"taskSupport,omitempty"`
+}
+
+// Task support of a tool (ToolExecution.TaskSupport).
+const (
+	TaskSupportForbidden = "forbidden"
+	TaskSupportOptional  = "optional"
+	TaskSupportRequired  = "required"
+)
 
 // ListParams are the params of the paginated list methods.
 type ListParams struct {

@@ -135,7 +135,13 @@ server that asks for every kind of input.`,
 omitted), answering the server's input requests, and print the result: each
 text block's text on its own line, any other block as compact JSON, then the
 structured content as JSON. With --json, the whole CallToolResult as JSON.
-A result with isError is printed and exits 1.`,
+A result with isError is printed and exits 1.
+
+A tool that runs as a task (2025-11-25: execution.taskSupport "required"; modern:
+the server's choice) runs as one with no flag: the task is awaited, its input
+requests answered like any other, its status shown on stderr like progress
+("task ID STATUS: message"). --tasks also runs "optional" ones as tasks;
+--no-tasks runs none (a tool that requires a task then fails).`,
 			Example: `  conduit call test_simple_text -- everything-server
   conduit call --answers answers.json --json test_sampling '{"prompt":"hi"}' -- everything-server
   conduit call --url http://127.0.0.1:8080/mcp test_simple_text`,
@@ -206,8 +212,10 @@ func (a *app) connectionFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.protocolVersion, "protocol-version", "", fmt.Sprintf("pin protocol version `V`: %s (modern), %s (legacy)",
 		strings.Join(era.ModernVersions, " or "), strings.Join(era.LegacyVersions, " or ")))
 	group("protocol-version")
-	fs.BoolVar(&o.tasks, "tasks", false, "accept tasks (modern): a tool call the server turns into a task is awaited, its input requests answered")
+	fs.BoolVar(&o.tasks, "tasks", false, "run the call as a task whenever the tool allows it (2025-11-25: taskSupport optional); a tool that requires a task, or a call the server turns into one, runs as a task without it")
 	group("tasks")
+	fs.BoolVar(&o.noTasks, "no-tasks", false, "never run a call as a task: tasks are not declared to the server, and a tool that requires one fails with the server's error")
+	group("no-tasks")
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up on each request after `D`, paused while the server waits for input (default 60s)")
 	group("timeout")
 	fs.DurationVar(&o.maxTotalTimeout, "max-total-timeout", 0, "give up on each request after `D` in all, pauses included (default 30m)")

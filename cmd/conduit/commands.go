@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/era"
 )
 
 func (a *app) runCall(cmd *cobra.Command, args, server []string) error {
@@ -36,14 +37,17 @@ func (a *app) runCall(cmd *cobra.Command, args, server []string) error {
 }
 
 // callTool calls tool with call and prints the result; a result with
-// isError is an error (exit 1).
+// isError is an error (exit 1). A tool that runs as a task is awaited, its
+// status shown like progress.
 func (a *app) callTool(ctx context.Context, tool string, toolArgs json.RawMessage, call func(context.Context, string, any, ...conduit.CallOption) (*conduit.CallToolResult, error)) error {
 	var res *conduit.CallToolResult
 	var err error
-	// Ask for progress: it is shown as a bar on stderr.
-	opts := []conduit.CallOption{conduit.WithProgressToken("conduit-call")}
+	// Ask for progress: it is shown as a bar on stderr. A task's status is
+	// shown the same way.
+	opts := []conduit.CallOption{conduit.WithProgressToken("conduit-call"), conduit.WithAwaitTask(),
+		conduit.WithTaskStatus(a.showTaskStatus)}
 	if a.opts.tasks {
-		opts = append(opts, conduit.WithAwaitTask())
+		opts = append(opts, conduit.WithTask())
 	}
 	if toolArgs != nil { // a nil RawMessage in an interface would be sent as null
 		res, err = call(ctx, tool, toolArgs, opts...)
@@ -51,6 +55,9 @@ func (a *app) callTool(ctx context.Context, tool string, toolArgs json.RawMessag
 		res, err = call(ctx, tool, nil, opts...)
 	}
 	if err != nil {
+		if a.opts.noTasks && needsTasks(err) {
+			return &exitError{code: exitFailed, msg: plain(err) + " (the tool runs only as a task: drop --no-tasks)", err: err}
+		}
 		return err
 	}
 	if err := a.printCallResult(res); err != nil {
@@ -60,6 +67,25 @@ func (a *app) callTool(ctx context.Context, tool string, toolArgs json.RawMessag
 		return &exitError{code: exitFailed, err: fmt.Errorf("tool %s reported an error (isError)", tool)}
 	}
 	return nil
+}
+
+// needsTasks reports whether err is a modern server's -32021 whose
+// requiredCapabilities name the tasks extension.
+func needsTasks(err error) bool {
+	var rpc *conduit.RPCError
+	if !errors.As(err, &rpc) || rpc.Code != conduit.CodeMissingClientCapability {
+		return false
+	}
+	var data struct {
+		Required struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		} `json:"requiredCapabilities"`
+	}
+	if json.Unmarshal(rpc.Data, &data) != nil {
+		return false
+	}
+	_, ok := data.Required.Extensions[era.TasksExtension]
+	return ok
 }
 
 func (a *app) runTools(cmd *cobra.Command, args, server []string) error {

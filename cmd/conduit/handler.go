@@ -185,3 +185,22 @@ func progressLine(params json.RawMessage, asJSON bool) ([]byte, bool) {
 	filled := int(frac*width + 0.5)
 	return fmt.Appendf(nil, "progress [%s%s] %3.0f%% %s\n", strings.Repeat("#", filled), strings.Repeat("-", width-filled), frac*100, msg), true
 }
+
+// showTaskStatus shows a task's status on stderr like call progress:
+// "task ID STATUS: message", or with --json one object {"task", "status",
+// "message"} per line. The server's words are sanitised.
+func (a *app) showTaskStatus(t conduit.Task) {
+	_, _ = a.stderr.Write(taskLine(t, a.opts.json))
+}
+
+func taskLine(t conduit.Task, asJSON bool) []byte {
+	id, status, msg := sanitize.Text(t.TaskID, 100), sanitize.Text(t.Status, 40), sanitize.Text(t.StatusMessage, 200)
+	if asJSON {
+		b, _ := json.Marshal(map[string]string{"task": id, "status": status, "message": msg})
+		return append(b, '\n')
+	}
+	if msg == "" {
+		return fmt.Appendf(nil, "task %s %s\n", id, status)
+	}
+	return fmt.Appendf(nil, "task %s %s: %s\n", id, status, msg)
+}

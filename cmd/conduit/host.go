@@ -136,7 +136,7 @@ func (a *app) withHost(do func(*host.Host, <-chan host.Event) error) error {
 		MaxTotalTimeout:   o.maxTotalTimeout,
 		ProtocolVersion:   o.protocolVersion,
 		Era:               eraOption(o.era),
-		Tasks:             o.tasks,
+		Tasks:             !o.noTasks,
 		Logger:            logger,
 		Audit:             audit.record,
 	}})

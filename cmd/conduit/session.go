@@ -28,7 +28,8 @@ type options struct {
 	serverID        string
 	era             string
 	protocolVersion string
-	tasks           bool
+	tasks           bool // --tasks: run a call as a task whenever the tool allows
+	noTasks         bool // --no-tasks: never run a call as a task
 	timeout         time.Duration
 	maxTotalTimeout time.Duration
 	maxMessageBytes messageSize
@@ -76,8 +77,8 @@ func (o *options) check() error {
 			return usagef("--protocol-version %s is not of the %s era", v, o.era)
 		}
 	}
-	if o.tasks && o.era == "legacy" {
-		return usagef("--tasks needs the modern era")
+	if o.tasks && o.noTasks {
+		return usagef("give --tasks or --no-tasks, not both")
 	}
 	for _, d := range []struct {
 		name string
@@ -177,7 +178,7 @@ func (a *app) setup(server []string, interactive bool) (*connection, error) {
 			MaxTotalTimeout:   o.maxTotalTimeout,
 			ProtocolVersion:   o.protocolVersion,
 			Era:               eraOption(o.era),
-			Tasks:             o.tasks,
+			Tasks:             !o.noTasks,
 			Logger:            logger,
 			Audit:             audit.record,
 		},

@@ -344,7 +344,7 @@ func TestOptionsCheck(t *testing.T) {
 		o    options
 		want string
 	}{
-		"tasks legacy":               {options{era: "legacy", tasks: true}, "--tasks needs the modern era"},
+		"tasks and no tasks":         {options{era: "auto", tasks: true, noTasks: true}, "give --tasks or --no-tasks, not both"},
 		"unknown era":                {options{era: "new"}, "want auto, legacy or modern"},
 		"modern version, legacy era": {options{era: "legacy", protocolVersion: "2026-07-28"}, "is not of the legacy era"},
 		"legacy version, modern era": {options{era: "modern", protocolVersion: "2025-06-18"}, "--protocol-version 2025-06-18 is not of the modern era"},
@@ -553,4 +553,14 @@ conduit: error: boom component=x g.k=1
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &m))
 	assert.Equal(t, "WARN", m["level"])
 	assert.Equal(t, "v", m["k"])
+}
+
+func TestNeedsTasks(t *testing.T) {
+	rpc := func(code int, data string) error {
+		return &conduit.Error{Kind: conduit.KindRPC, Method: "tools/call", RPC: &conduit.RPCError{Code: code, Message: "Missing capability", Data: json.RawMessage(data)}}
+	}
+	assert.True(t, needsTasks(rpc(-32021, `{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`)))
+	assert.False(t, needsTasks(rpc(-32021, `{"requiredCapabilities":{"elicitation":{}}}`)), "another capability")
+	assert.False(t, needsTasks(rpc(-32601, `{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`)), "another code")
+	assert.False(t, needsTasks(errors.New("boom")))
 }
