@@ -58,8 +58,9 @@ type RestartPolicy struct {
 	// further one doubles it, up to MaxBackoff (30 s). Each wait is
 	// jittered by ±20 %.
 	InitialBackoff, MaxBackoff time.Duration
-	// Intensity restarts within Period are allowed (5 in 60 s): the next
-	// failure within Period parks the server.
+	// Intensity is the most starts (the first one included) within any
+	// Period (5 in 60 s): a failure when the last Period saw Intensity
+	// starts parks the server.
 	Intensity int
 	Period    time.Duration
 	// ResetAfter is how long a server must stay ready for its backoff to

@@ -646,8 +646,9 @@ func (s *supervisor) run(prev <-chan struct{}) {
 	}
 	backoff := s.policy.InitialBackoff
 	var restarts, attempt int
-	var failures []time.Time // the restarts within the last Period
+	var starts []time.Time // the starts within the last Period
 	for {
+		starts = append(starts, time.Now())
 		c, err := s.start(restarts)
 		if err == nil {
 			err = s.serve(c, func() { backoff, attempt = s.policy.InitialBackoff, 0 })
@@ -656,14 +657,15 @@ func (s *supervisor) run(prev <-chan struct{}) {
 			return
 		}
 		attempt++
+		// A failure when the last Period saw Intensity starts parks the
+		// server: a crash loop costs at most Intensity starts per Period.
 		now := time.Now()
-		failures = slices.DeleteFunc(failures, func(t time.Time) bool { return now.Sub(t) >= s.policy.Period })
-		if len(failures) >= s.policy.Intensity {
+		starts = slices.DeleteFunc(starts, func(t time.Time) bool { return now.Sub(t) >= s.policy.Period })
+		if len(starts) >= s.policy.Intensity {
 			s.set(Status{State: StateParked, Restarts: restarts, Attempt: attempt, Err: err})
 			<-s.ctx.Done()
 			return
 		}
-		failures = append(failures, now)
 		wait := time.Duration(float64(backoff) * (0.8 + 0.4*s.h.opts.Jitter()))
 		backoff = min(2*backoff, s.policy.MaxBackoff)
 		s.set(Status{State: StateRestarting, Restarts: restarts, Attempt: attempt, NextRetry: now.Add(wait), Err: err})

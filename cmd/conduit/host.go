@@ -31,8 +31,8 @@ timeout, maxTotalTimeout, handlerTimeout, maxServerRequests, roots, restart,
 ping, disabled); other hosts ignore it. docs/supervision.md has the details.
 
 A server that exits or loses its connection is restarted after 0.5s, then
-1s, 2s... up to 30s; after 5 restarts within 60s it is parked (stopped, with
-its last error) until its configuration changes.
+1s, 2s... up to 30s; a failure after 5 starts within 60s parks it (stopped,
+with its last error) until its configuration changes.
 
 Exit status: 0 stopped by SIGINT/SIGTERM, or (--once) every server ready;
 1 (--once) a server parked; 2 usage error (bad flags, unreadable or invalid

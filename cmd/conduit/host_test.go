@@ -21,14 +21,14 @@ import (
 )
 
 // hostConfig writes a configuration with the everything-server ("every"),
-// a server that always exits ("loop", parked after 2 restarts) and a
-// disabled one.
+// a server that always exits ("loop", intensity 3: spawned 3 times, parked
+// after 2 restarts) and a disabled one.
 func hostConfig(t *testing.T) string {
 	_, server := binaries(t)
 	return writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers": {
 		"every": {"command": %q, "conduit": {"era": "legacy"}},
 		"loop": {"command": "sh", "args": ["-c", "echo boom >&2; exit 1"],
-		         "conduit": {"restart": {"backoff": {"initial": "10ms", "max": "10ms"}, "intensity": 2}}},
+		         "conduit": {"restart": {"backoff": {"initial": "10ms", "max": "10ms"}, "intensity": 3}}},
 		"off": {"command": "nothing", "conduit": {"disabled": true}, "colour": "red"}}}`, server))
 }
 
