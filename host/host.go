@@ -74,7 +74,8 @@ type Status struct {
 	// Since is when it entered State.
 	Since time.Time
 	// PID is its process id while it runs, when its transport connection
-	// reports one (a Pid() int method); 0 otherwise.
+	// reports one (a Pid() int method, as a stdio server's does); 0
+	// otherwise.
 	PID int
 	// Restarts counts its restarts since its supervisor started: at the
 	// host's start, at Restart, or when its configuration changed.

@@ -126,7 +126,7 @@ func TestCrashLoopIsParkedAfterTheLimit(t *testing.T) {
 
 // kill -9 of a server mid-call: the call fails at once, with KindTransport
 // and the exit status; the server is back within its backoff, with its
-// tools, under a new process.
+// tools, under a new process. Its status carries the process id each time.
 func TestKilledServerFailsItsCallAndComesBack(t *testing.T) {
 	bin := realProcesses(t)
 	sampling := make(chan struct{}, 1)
@@ -141,6 +141,7 @@ func TestKilledServerFailsItsCallAndComesBack(t *testing.T) {
 	tools := len(h.Tools())
 	require.Positive(t, tools)
 	pid := childPID(t, bin)
+	assert.Equal(t, pid, h.Status()[0].PID, "the status carries the process id")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -164,6 +165,7 @@ func TestKilledServerFailsItsCallAndComesBack(t *testing.T) {
 	assert.NotEmpty(t, res.Content)
 	assert.Len(t, h.Tools(), tools)
 	assert.NotEqual(t, pid, childPID(t, bin))
+	assert.Equal(t, childPID(t, bin), h.Status()[0].PID, "the new process's id")
 	assert.Equal(t, 1, h.Status()[0].Restarts)
 }
 
