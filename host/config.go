@@ -21,6 +21,22 @@ type Config struct {
 	Servers map[string]Server
 }
 
+// Split splits a namespaced tool name, SERVER + sep + TOOL, by the
+// servers of cfg, without asking them for their tools (Host.Resolve reads
+// the catalog instead). ok is false when no server of cfg prefixes name,
+// or when several do.
+func (cfg Config) Split(name, sep string) (server, tool string, ok bool) {
+	for s := range cfg.Servers {
+		if t, found := strings.CutPrefix(name, s+sep); found && t != "" {
+			if ok {
+				return "", "", false
+			}
+			server, tool, ok = s, t, true
+		}
+	}
+	return server, tool, ok
+}
+
 // Server is how to start or reach one server: Command for a subprocess
 // speaking stdio, URL for Streamable HTTP; exactly one is set.
 type Server struct {
