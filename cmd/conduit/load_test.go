@@ -202,8 +202,9 @@ func TestLoadConfig(t *testing.T) {
 			dir := t.TempDir()
 			report, audit := filepath.Join(dir, "r.json"), filepath.Join(dir, "a.jsonl")
 			r := runInProcess(t, "load", "--config", config, "--sessions", "3", "--concurrency", "2", "--calls", "24", "--unlimited-input",
-				"--answers", answers, "--audit", audit, "--report", report, tool, `{"prompt": "n{{n}}"}`)
+				"--answers", answers, "--audit", audit, "--report", report, "--header", "X-Test=1", tool, `{"prompt": "n{{n}}"}`)
 			require.Equal(t, 0, r.code, r)
+			assert.Contains(t, r.stderr, "conduit: warning: --header is not used with --config (a server's headers are in the file); ignored\n")
 			assert.Contains(t, r.stdout, "calls:      24 in ")
 			assert.Contains(t, r.stdout, "input:      sampling/createMessage: answered 24\n")
 			rep := readReport(t, report)

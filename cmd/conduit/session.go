@@ -145,7 +145,10 @@ func (a *app) setup(server []string, target *configTarget, interactive bool) (*c
 		return nil, usagef("no server: give --url URL, or its command after the arguments, following --: -- COMMAND [ARGS...]")
 	}
 	logger := newLogger(a.stderr, o.verbose, o.json)
-	if len(o.headers) > 0 && o.url == "" {
+	switch {
+	case len(o.headers) > 0 && target != nil:
+		logger.Warn("--header is not used with --config (a server's headers are in the file); ignored")
+	case len(o.headers) > 0 && o.url == "":
 		logger.Warn("--header is only used with --url (HTTP); ignored for a stdio server")
 	}
 
