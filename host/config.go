@@ -21,6 +21,22 @@ type Config struct {
 	Servers map[string]Server
 }
 
+// Split splits a namespaced tool name, SERVER + sep + TOOL, by the
+// servers of cfg, without asking them for their tools (Host.Resolve reads
+// the catalog instead). ok is false when no server of cfg prefixes name,
+// or when several do.
+func (cfg Config) Split(name, sep string) (server, tool string, ok bool) {
+	for s := range cfg.Servers {
+		if t, found := strings.CutPrefix(name, s+sep); found && t != "" {
+			if ok {
+				return "", "", false
+			}
+			server, tool, ok = s, t, true
+		}
+	}
+	return server, tool, ok
+}
+
 // Server is how to start or reach one server: Command for a subprocess
 // speaking stdio, URL for Streamable HTTP; exactly one is set.
 type Server struct {
@@ -58,8 +74,9 @@ type RestartPolicy struct {
 	// further one doubles it, up to MaxBackoff (30 s). Each wait is
 	// jittered by ±20 %.
 	InitialBackoff, MaxBackoff time.Duration
-	// Intensity restarts within Period are allowed (5 in 60 s): the next
-	// failure within Period parks the server.
+	// Intensity is the most starts (the first one included) within any
+	// Period (5 in 60 s): a failure when the last Period saw Intensity
+	// starts parks the server.
 	Intensity int
 	Period    time.Duration
 	// ResetAfter is how long a server must stay ready for its backoff to

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/transport"
 )
 
 func env(vars map[string]string) func(string) (string, bool) {
@@ -144,4 +146,62 @@ func TestRestartPolicyDefaults(t *testing.T) {
 		RestartPolicy{}.withDefaults())
 	// A max below the initial backoff is raised to it.
 	assert.Equal(t, 2*time.Second, RestartPolicy{InitialBackoff: 2 * time.Second, MaxBackoff: time.Second}.withDefaults().MaxBackoff)
+}
+
+// Split finds the server of a namespaced name among the configured ones,
+// and refuses a name no server, or more than one, prefixes.
+func TestConfigSplit(t *testing.T) {
+	cfg := Config{Servers: map[string]Server{"files": {}, "a": {}, "a__b": {}}}
+	for _, tt := range []struct {
+		name, server, tool string
+		ok                 bool
+	}{
+		{name: "files__read", server: "files", tool: "read", ok: true},
+		{name: "files__read__twice", server: "files", tool: "read__twice", ok: true},
+		{name: "a__x", server: "a", tool: "x", ok: true},
+		{name: "a__b__c"}, // a / b__c or a__b / c
+		{name: "files__"},
+		{name: "nobody__read"},
+		{name: "read"},
+	} {
+		server, tool, ok := cfg.Split(tt.name, DefaultSeparator)
+		assert.Equal(t, []any{tt.server, tt.tool, tt.ok}, []any{server, tool, ok}, tt.name)
+	}
+}
+
+// Connection gives the transport and client options a Host would use for
+// one server: its command, args, env and cwd; its settings over the base
+// options; its name as ServerID.
+func TestConfigConnection(t *testing.T) {
+	cfg := Config{Servers: map[string]Server{
+		"fs":  {Command: "srv", Args: []string{"-v"}, Env: map[string]string{"K": "v"}, Cwd: "/tmp", Conduit: Settings{Era: conduit.EraLegacy, Timeout: time.Second, Roots: []string{"file:///only"}}},
+		"web": {URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer x"}},
+	}}
+	base := conduit.Options{ServerID: "flag", Timeout: time.Minute, MaxServerRequests: 7}
+	tr, o, err := cfg.Connection("fs", base)
+	require.NoError(t, err)
+	cmd, ok := tr.(*transport.Command)
+	require.True(t, ok, "%T", tr)
+	assert.Equal(t, []string{"srv", "-v", "/tmp", "K=v"}, []string{cmd.Path, cmd.Args[0], cmd.Dir, cmd.Env[len(cmd.Env)-1]})
+	assert.Equal(t, "fs", o.ServerID)
+	assert.Equal(t, conduit.EraLegacy, o.Era)
+	assert.Equal(t, time.Second, o.Timeout)
+	assert.Equal(t, 7, o.MaxServerRequests)
+	require.NotNil(t, o.Handlers.Roots)
+	roots, err := o.Handlers.Roots(context.Background(), &conduit.RootsRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, []conduit.Root{{URI: "file:///only"}}, roots.Roots)
+	assert.Nil(t, o.Handlers.Notification, "no catalog to refresh")
+
+	tr, o, err = cfg.Connection("web", base)
+	require.NoError(t, err)
+	web, ok := tr.(*transport.HTTP)
+	require.True(t, ok, "%T", tr)
+	assert.Equal(t, "https://example.com/mcp", web.URL)
+	assert.Equal(t, "Bearer x", web.Header.Get("Authorization"))
+	assert.Equal(t, time.Minute, o.Timeout)
+
+	_, _, err = cfg.Connection("nobody", base)
+	assert.ErrorIs(t, err, ErrUnknownServer)
+	assert.EqualError(t, err, `host: unknown server "nobody"`)
 }

@@ -74,7 +74,8 @@ type Status struct {
 	// Since is when it entered State.
 	Since time.Time
 	// PID is its process id while it runs, when its transport connection
-	// reports one (a Pid() int method); 0 otherwise.
+	// reports one (a Pid() int method, as a stdio server's does); 0
+	// otherwise.
 	PID int
 	// Restarts counts its restarts since its supervisor started: at the
 	// host's start, at Restart, or when its configuration changed.
@@ -167,15 +168,9 @@ func New(cfg Config, opts Options) (*Host, error) {
 	if opts.Jitter == nil {
 		opts.Jitter = rand.Float64
 	}
-	if opts.Client.Logger == nil {
-		opts.Client.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Client.Handler != nil {
-		h, err := conduit.HandlersOf(opts.Client.Handler)
-		if err != nil {
-			return nil, err
-		}
-		opts.Client.Handler, opts.Client.Handlers = nil, h
+	var err error
+	if opts.Client, err = withHandlers(opts.Client); err != nil {
+		return nil, err
 	}
 	h := &Host{opts: opts, servers: map[string]*entry{}, retiring: map[string]<-chan struct{}{}, subs: map[*subscriber]struct{}{}}
 	h.Apply(cfg)
@@ -590,10 +585,72 @@ func defaultTransport(cfg Server, logger *slog.Logger) transport.Transport {
 	return &transport.Command{Path: cfg.Command, Args: cfg.Args, Env: env, Dir: cfg.Cwd}
 }
 
-// clientOptions are the options of one server's clients: the host's,
-// with the server's name as ServerID, its settings, and a notification
-// hook that asks for a fresh tools/list on tools/list_changed.
+// withHandlers makes o's handlers a handler set (Handlers, from Handler
+// when that is set) that the server's settings can complete, with a
+// logger.
+func withHandlers(o conduit.Options) (conduit.Options, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Handler != nil {
+		h, err := conduit.HandlersOf(o.Handler)
+		if err != nil {
+			return o, err
+		}
+		o.Handler, o.Handlers = nil, h
+	}
+	return o, nil
+}
+
+// Connection returns what connecting to the server name of cfg takes
+// outside a Host, for a one-off client or a load generator: its transport
+// (for a stdio server, each Connect starts a new process) and the client
+// options, base with the server's settings and its name as ServerID, as
+// the Host's own clients get them. It supervises nothing. The error is
+// ErrUnknownServer for a name cfg does not hold.
+func (cfg Config) Connection(name string, base conduit.Options) (transport.Transport, conduit.Options, error) {
+	server, ok := cfg.Servers[name]
+	if !ok {
+		return nil, conduit.Options{}, fmt.Errorf("%w %q", ErrUnknownServer, name)
+	}
+	base, err := withHandlers(base)
+	if err != nil {
+		return nil, conduit.Options{}, err
+	}
+	logger := base.Logger.With("server", name)
+	o, err := serverOptions(base, name, server.Conduit, logger)
+	if err != nil {
+		return nil, conduit.Options{}, err
+	}
+	return defaultTransport(server, logger), o, nil
+}
+
+// clientOptions are the options of one server's clients under a Host:
+// serverOptions, and a notification hook that asks for a fresh tools/list
+// on tools/list_changed.
 func clientOptions(base conduit.Options, name string, set Settings, logger *slog.Logger, refresh chan<- struct{}) (conduit.Options, error) {
+	o, err := serverOptions(base, name, set, logger)
+	if err != nil {
+		return o, err
+	}
+	next := o.Handlers.Notification
+	o.Handlers.Notification = func(ctx context.Context, nc conduit.NotificationContext, n *conduit.Notification) {
+		if n.Method == "notifications/tools/list_changed" {
+			select {
+			case refresh <- struct{}{}:
+			default: // one is pending already
+			}
+		}
+		if next != nil {
+			next(ctx, nc, n)
+		}
+	}
+	return o, nil
+}
+
+// serverOptions are the options of one server's clients: base, with the
+// server's name as ServerID and its settings.
+func serverOptions(base conduit.Options, name string, set Settings, logger *slog.Logger) (conduit.Options, error) {
 	o := base
 	o.ServerID, o.Logger = name, logger
 	if set.Era != "" {
@@ -615,18 +672,6 @@ func clientOptions(base conduit.Options, name string, set Settings, logger *slog
 			return &conduit.ListRootsResult{Roots: slices.Clone(roots)}, nil
 		}
 	}
-	next := o.Handlers.Notification
-	o.Handlers.Notification = func(ctx context.Context, nc conduit.NotificationContext, n *conduit.Notification) {
-		if n.Method == "notifications/tools/list_changed" {
-			select {
-			case refresh <- struct{}{}:
-			default: // one is pending already
-			}
-		}
-		if next != nil {
-			next(ctx, nc, n)
-		}
-	}
 	return o, nil
 }
 
@@ -646,8 +691,9 @@ func (s *supervisor) run(prev <-chan struct{}) {
 	}
 	backoff := s.policy.InitialBackoff
 	var restarts, attempt int
-	var failures []time.Time // the restarts within the last Period
+	var starts []time.Time // the starts within the last Period
 	for {
+		starts = append(starts, time.Now())
 		c, err := s.start(restarts)
 		if err == nil {
 			err = s.serve(c, func() { backoff, attempt = s.policy.InitialBackoff, 0 })
@@ -656,14 +702,15 @@ func (s *supervisor) run(prev <-chan struct{}) {
 			return
 		}
 		attempt++
+		// A failure when the last Period saw Intensity starts parks the
+		// server: a crash loop costs at most Intensity starts per Period.
 		now := time.Now()
-		failures = slices.DeleteFunc(failures, func(t time.Time) bool { return now.Sub(t) >= s.policy.Period })
-		if len(failures) >= s.policy.Intensity {
+		starts = slices.DeleteFunc(starts, func(t time.Time) bool { return now.Sub(t) >= s.policy.Period })
+		if len(starts) >= s.policy.Intensity {
 			s.set(Status{State: StateParked, Restarts: restarts, Attempt: attempt, Err: err})
 			<-s.ctx.Done()
 			return
 		}
-		failures = append(failures, now)
 		wait := time.Duration(float64(backoff) * (0.8 + 0.4*s.h.opts.Jitter()))
 		backoff = min(2*backoff, s.policy.MaxBackoff)
 		s.set(Status{State: StateRestarting, Restarts: restarts, Attempt: attempt, NextRetry: now.Add(wait), Err: err})

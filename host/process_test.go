@@ -100,7 +100,7 @@ func newHost(t *testing.T, cfg Config, opts Options) (*Host, <-chan Event) {
 	return h, events
 }
 
-// A server that exits at once forever is spawned 1 + intensity times, then
+// A server that exits at once forever is spawned intensity times, then
 // parked with its exit status and last stderr line; a command that does
 // not exist is parked with the exec error.
 func TestCrashLoopIsParkedAfterTheLimit(t *testing.T) {
@@ -113,20 +113,20 @@ func TestCrashLoopIsParkedAfterTheLimit(t *testing.T) {
 	waitFor(t, events, map[string]State{"loop": StateParked, "missing": StateParked})
 	b, err := os.ReadFile(spawns)
 	require.NoError(t, err)
-	assert.Equal(t, "x\nx\nx\nx\n", string(b), "1 start + 3 restarts")
+	assert.Equal(t, "x\nx\nx\n", string(b), "3 spawns: 1 start + 2 restarts")
 
 	st := h.Status()
-	assert.Equal(t, 3, st[0].Restarts)
+	assert.Equal(t, 2, st[0].Restarts)
 	// The tail runs across restarts: one line from each spawn.
-	assert.Equal(t, []string{"cannot open the database", "cannot open the database", "cannot open the database", "cannot open the database"}, st[0].Stderr)
+	assert.Equal(t, []string{"cannot open the database", "cannot open the database", "cannot open the database"}, st[0].Stderr)
 	assert.ErrorContains(t, st[0].Err, "the server exited (exit status 3)")
-	assert.Equal(t, 2, st[1].Restarts)
+	assert.Equal(t, 1, st[1].Restarts)
 	assert.ErrorContains(t, st[1].Err, "fork/exec /nonexistent/mcp-server: no such file or directory")
 }
 
 // kill -9 of a server mid-call: the call fails at once, with KindTransport
 // and the exit status; the server is back within its backoff, with its
-// tools, under a new process.
+// tools, under a new process. Its status carries the process id each time.
 func TestKilledServerFailsItsCallAndComesBack(t *testing.T) {
 	bin := realProcesses(t)
 	sampling := make(chan struct{}, 1)
@@ -141,6 +141,7 @@ func TestKilledServerFailsItsCallAndComesBack(t *testing.T) {
 	tools := len(h.Tools())
 	require.Positive(t, tools)
 	pid := childPID(t, bin)
+	assert.Equal(t, pid, h.Status()[0].PID, "the status carries the process id")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -164,6 +165,7 @@ func TestKilledServerFailsItsCallAndComesBack(t *testing.T) {
 	assert.NotEmpty(t, res.Content)
 	assert.Len(t, h.Tools(), tools)
 	assert.NotEqual(t, pid, childPID(t, bin))
+	assert.Equal(t, childPID(t, bin), h.Status()[0].PID, "the new process's id")
 	assert.Equal(t, 1, h.Status()[0].Restarts)
 }
 

@@ -16,9 +16,9 @@ import (
 
 const ms = time.Millisecond
 
-// A server that never starts is restarted after 0.5 s, 1 s, 2 s, 4 s, 8 s
-// (the backoff doubles), then parked on its sixth failure: 5 restarts in
-// 60 s is the limit. Six connects, no more.
+// A server that never starts is restarted after 0.5 s, 1 s, 2 s, 4 s (the
+// backoff doubles), then parked on its fifth failure: at most 5 starts in
+// 60 s is the limit. Five connects, no more.
 func TestBackoffDoublesThenParks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeTransport{fail: errors.New("exec: no such file")}
@@ -36,18 +36,16 @@ func TestBackoffDoublesThenParks(t *testing.T) {
 			{At: 3500 * ms, Server: "a", State: StateStarting, Restarts: 3},
 			{At: 3500 * ms, Server: "a", State: StateRestarting, Restarts: 3, Attempt: 4, Retry: 4 * time.Second},
 			{At: 7500 * ms, Server: "a", State: StateStarting, Restarts: 4},
-			{At: 7500 * ms, Server: "a", State: StateRestarting, Restarts: 4, Attempt: 5, Retry: 8 * time.Second},
-			{At: 15500 * ms, Server: "a", State: StateStarting, Restarts: 5},
-			{At: 15500 * ms, Server: "a", State: StateParked, Restarts: 5, Attempt: 6},
+			{At: 7500 * ms, Server: "a", State: StateParked, Restarts: 4, Attempt: 5},
 		}, r.steps())
-		assert.Equal(t, 6, f.count())
+		assert.Equal(t, 5, f.count())
 		st := h.Status()[0]
 		assert.Equal(t, StateParked, st.State)
 		assert.EqualError(t, st.Err, "conduit: transport: could not connect: exec: no such file")
 
 		// A parked server's calls fail at once.
 		_, err := h.CallTool(context.Background(), "a", "echo", nil)
-		assert.EqualError(t, err, `conduit: tools/call: transport: server "a" is parked after 5 restarts: conduit: transport: could not connect: exec: no such file`)
+		assert.EqualError(t, err, `conduit: tools/call: transport: server "a" is parked after 4 restarts: conduit: transport: could not connect: exec: no such file`)
 		assert.ErrorIs(t, err, ErrParked)
 
 		// Restart by hand starts it again, with a fresh history.
@@ -58,7 +56,7 @@ func TestBackoffDoublesThenParks(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, StateReady, h.Status()[0].State)
 		assert.Equal(t, 0, h.Status()[0].Restarts)
-		assert.Equal(t, 7, f.count())
+		assert.Equal(t, 6, f.count())
 	})
 }
 
@@ -84,9 +82,9 @@ func TestBackoffCapAndJitter(t *testing.T) {
 	})
 }
 
-// Restarts older than Period no longer count: a server that fails every
-// 4 s with a limit of 2 in 5 s restarts forever; with 2 in 10 s it is
-// parked on its third failure.
+// Starts older than Period no longer count: a server that fails every 4 s
+// with a limit of 3 starts in 5 s restarts forever (a 5 s window never
+// holds more than 2); with 3 in 10 s it is parked on its third failure.
 func TestIntensityWindowSlides(t *testing.T) {
 	for _, tt := range []struct {
 		period   time.Duration
@@ -99,7 +97,7 @@ func TestIntensityWindowSlides(t *testing.T) {
 		t.Run(tt.period.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := &fakeTransport{fail: errors.New("down")}
-				h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{InitialBackoff: 4 * time.Second, MaxBackoff: 4 * time.Second, Intensity: 2, Period: tt.period})}},
+				h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{InitialBackoff: 4 * time.Second, MaxBackoff: 4 * time.Second, Intensity: 3, Period: tt.period})}},
 					map[string]*fakeTransport{"a": f}, Options{})
 				time.Sleep(61 * time.Second)
 				synctest.Wait()

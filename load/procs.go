@@ -13,15 +13,13 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// processes finds the server processes a *transport.Command starts, to
-// read their peak RSS (Linux: /proc/PID/status VmHWM). Package transport
-// does not expose the PID: each Connect is serialised, and the child of
-// this process that appears during it is the server (a child started at
-// that moment by something else in the process would be counted too).
+// processes notes the server processes a *transport.Command starts (the
+// Pid of each connection), to read their peak RSS (Linux:
+// /proc/PID/status VmHWM).
 type processes struct {
 	transport transport.Transport
-	mu        sync.Mutex // serialises Connect; guards pids
 	cmd       *transport.Command
+	mu        sync.Mutex // guards pids
 	pids      []int
 }
 
@@ -44,17 +42,14 @@ func watchProcesses(t transport.Transport, logger *slog.Logger) *processes {
 
 // Connect starts a server and notes its PID.
 func (p *processes) Connect(ctx context.Context) (transport.Conn, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	before := children()
 	conn, err := p.cmd.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for pid := range children() {
-		if !before[pid] {
-			p.pids = append(p.pids, pid)
-		}
+	if c, ok := conn.(interface{ Pid() int }); ok && c.Pid() != 0 {
+		p.mu.Lock()
+		p.pids = append(p.pids, c.Pid())
+		p.mu.Unlock()
 	}
 	return conn, nil
 }
@@ -92,15 +87,11 @@ func comm(pid int) string {
 	return strings.TrimSpace(string(b))
 }
 
-// procChildren reports whether /proc lists this process's children.
+// procChildren reports whether /proc lists a process's children.
 func procChildren() bool {
 	m, _ := filepath.Glob("/proc/self/task/*/children")
 	return len(m) > 0
 }
-
-// children are the PIDs of this process's children, from every thread's
-// /proc/self/task/TID/children.
-func children() map[int]bool { return childrenOf("self") }
 
 // childrenOf are the PIDs of the children of the process pid ("self" for
 // this one).

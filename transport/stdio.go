@@ -42,7 +42,8 @@ const (
 
 // Command is a Transport that runs an MCP server as a subprocess and talks to
 // it over stdio: one JSON-RPC message per line, newline-delimited, on the
-// server's stdin and stdout. Each Connect starts a new process.
+// server's stdin and stdout. Each Connect starts a new process; its Conn
+// reports the process id with a Pid() int method.
 type Command struct {
 	// Path is the program to run; a name without a slash is looked up in PATH.
 	Path string
@@ -319,6 +320,19 @@ func (c *stdioConn) shutdown() {
 		waitFor(c.logDone, stderrGrace) // keep the server's last words
 		c.stderr.Close()
 		<-c.logDone
+	}
+}
+
+// Pid is the server's process id while it runs, and 0 once it has exited
+// (been reaped) or the connection is closed. A supervisor reads it through
+// an interface{ Pid() int } check on the Conn, to show or signal the
+// process. Safe for concurrent use.
+func (c *stdioConn) Pid() int {
+	select {
+	case <-c.exited:
+		return 0
+	default:
+		return c.cmd.Process.Pid
 	}
 }
 

@@ -461,3 +461,35 @@ func TestReadLine(t *testing.T) {
 		t.Fatalf("readLine over the limit = %v, want *MessageTooLongError{%d}", err, limit)
 	}
 }
+
+// Pid is the server's own process id ($$ in its shell) while it runs, and
+// 0 once it has exited or the connection is closed. The host reads it
+// through the Conn, by an interface check.
+func TestStdioPid(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("needs sh")
+	}
+	conn, err := (&Command{Path: "sh", Args: []string{"-c", "echo $$; exec cat >/dev/null"}}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := conn.(interface{ Pid() int })
+	if !ok {
+		t.Fatalf("%T has no Pid method", conn)
+	}
+	if got, want := fmt.Sprint(p.Pid()), mustRead(t, conn); got != want {
+		t.Errorf("Pid() = %s, want %s (the shell's $$)", got, want)
+	}
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Pid(); got != 0 {
+		t.Errorf("Pid() after Close = %d, want 0", got)
+	}
+
+	exited := startHelper(t, "exit3", Command{})
+	<-exited.exited
+	if got := Conn(exited).(interface{ Pid() int }).Pid(); got != 0 {
+		t.Errorf("Pid() after the server exited = %d, want 0", got)
+	}
+}

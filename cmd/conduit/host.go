@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -31,8 +32,8 @@ timeout, maxTotalTimeout, handlerTimeout, maxServerRequests, roots, restart,
 ping, disabled); other hosts ignore it. docs/supervision.md has the details.
 
 A server that exits or loses its connection is restarted after 0.5s, then
-1s, 2s... up to 30s; after 5 restarts within 60s it is parked (stopped, with
-its last error) until its configuration changes.
+1s, 2s... up to 30s; a failure after 5 starts within 60s parks it (stopped,
+with its last error) until its configuration changes.
 
 Exit status: 0 stopped by SIGINT/SIGTERM, or (--once) every server ready;
 1 (--once) a server parked; 2 usage error (bad flags, unreadable or invalid
@@ -116,30 +117,17 @@ func (a *app) withHost(do func(*host.Host, <-chan host.Event) error) error {
 		return err
 	}
 	logger := newLogger(a.stderr, o.verbose, o.json)
-	cfg, warnings, err := host.Load(o.config)
+	cfg, err := a.readConfig(logger)
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
-	}
-	for _, w := range warnings {
-		logger.Warn(w)
+		return err
 	}
 	handlers, audit, closeAudit, err := a.inputHandlers(logger, true)
 	if err != nil {
 		return err
 	}
 	defer closeAudit()
-	h, err := host.New(cfg, host.Options{Client: conduit.Options{
-		Handlers:          handlers,
-		HandlerTimeout:    o.handlerTimeout,
-		MaxServerRequests: o.maxServerRequests,
-		Timeout:           o.timeout,
-		MaxTotalTimeout:   o.maxTotalTimeout,
-		ProtocolVersion:   o.protocolVersion,
-		Era:               eraOption(o.era),
-		Tasks:             !o.noTasks,
-		Logger:            logger,
-		Audit:             audit.record,
-	}})
+	// Each server's name is its ServerID.
+	h, err := host.New(cfg, host.Options{Client: a.clientOptions(handlers, audit, logger)})
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -147,6 +135,42 @@ func (a *app) withHost(do func(*host.Host, <-chan host.Event) error) error {
 	events, cancel := h.Subscribe()
 	defer cancel()
 	return do(h, events)
+}
+
+// readConfig reads the configuration of --config, its warnings to logger.
+// Its errors are usage errors.
+func (a *app) readConfig(logger *slog.Logger) (host.Config, error) {
+	cfg, warnings, err := host.Load(a.opts.config)
+	if err != nil {
+		return cfg, &exitError{code: exitUsage, err: err}
+	}
+	for _, w := range warnings {
+		logger.Warn(w)
+	}
+	return cfg, nil
+}
+
+// configFlag adds --config to c, among the connection flags.
+func (a *app) configFlag(c *cobra.Command, usage string) {
+	c.Flags().StringVar(&a.opts.config, "config", "", usage)
+	_ = c.Flags().SetAnnotation("config", "group", []string{groupConnection})
+}
+
+// configOnly refuses --url or a server command beside --config.
+func (a *app) configOnly(server []string) error {
+	if a.opts.url != "" || len(server) > 0 {
+		return usagef("give --config FILE, --url URL or -- COMMAND [ARGS...], not several")
+	}
+	return nil
+}
+
+// serverTool splits a tool named for a configuration: SERVER/TOOL, or
+// else a namespaced name (SERVER__TOOL), which resolve splits.
+func serverTool(name string, resolve func(string) (server, tool string, ok bool)) (server, tool string, ok bool) {
+	if server, tool, ok = strings.Cut(name, "/"); ok {
+		return server, tool, true
+	}
+	return resolve(name)
 }
 
 // settle waits until every server is ready, parked or stopped.
@@ -177,8 +201,8 @@ func (a *app) hostable(c *cobra.Command, direct func(cmd *cobra.Command, args, s
 		if a.opts.config == "" {
 			return direct(cmd, args, server)
 		}
-		if a.opts.url != "" || len(server) > 0 {
-			return usagef("give --config FILE, --url URL or -- COMMAND [ARGS...], not several")
+		if err := a.configOnly(server); err != nil {
+			return err
 		}
 		return a.withHost(func(h *host.Host, events <-chan host.Event) error {
 			ctx := cmd.Context()
@@ -201,8 +225,7 @@ func (a *app) hostable(c *cobra.Command, direct func(cmd *cobra.Command, args, s
 			return nil
 		})
 	})
-	c.Flags().StringVar(&a.opts.config, "config", "", "use the servers of the configuration `FILE` (mcpServers or VS Code servers) in place of --url or -- COMMAND; tools and prompts are named SERVER__NAME")
-	_ = c.Flags().SetAnnotation("config", "group", []string{groupConnection})
+	a.configFlag(c, "use the servers of the configuration `FILE` (mcpServers or VS Code servers) in place of --url or -- COMMAND; tools and prompts are named SERVER__NAME")
 	return c
 }
 
@@ -272,11 +295,9 @@ func (a *app) hostCall(ctx context.Context, args []string, h *host.Host) error {
 			return err
 		}
 	}
-	server, tool, ok := strings.Cut(args[0], "/")
+	server, tool, ok := serverTool(args[0], h.Resolve)
 	if !ok {
-		if server, tool, ok = h.Resolve(args[0]); !ok {
-			return &exitError{code: exitFailed, err: fmt.Errorf("no tool %q among the ready servers' tools: give SERVER/TOOL, or a name that conduit tools --config lists", args[0])}
-		}
+		return &exitError{code: exitFailed, err: fmt.Errorf("no tool %q among the ready servers' tools: give SERVER/TOOL, or a name that conduit tools --config lists", args[0])}
 	}
 	return a.callTool(ctx, tool, toolArgs, func(ctx context.Context, tool string, args any, opts ...conduit.CallOption) (*conduit.CallToolResult, error) {
 		return h.CallTool(ctx, server, tool, args, opts...)

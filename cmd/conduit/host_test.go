@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -21,14 +23,14 @@ import (
 )
 
 // hostConfig writes a configuration with the everything-server ("every"),
-// a server that always exits ("loop", parked after 2 restarts) and a
-// disabled one.
+// a server that always exits ("loop", intensity 3: spawned 3 times, parked
+// after 2 restarts) and a disabled one.
 func hostConfig(t *testing.T) string {
 	_, server := binaries(t)
 	return writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers": {
 		"every": {"command": %q, "conduit": {"era": "legacy"}},
 		"loop": {"command": "sh", "args": ["-c", "echo boom >&2; exit 1"],
-		         "conduit": {"restart": {"backoff": {"initial": "10ms", "max": "10ms"}, "intensity": 2}}},
+		         "conduit": {"restart": {"backoff": {"initial": "10ms", "max": "10ms"}, "intensity": 3}}},
 		"off": {"command": "nothing", "conduit": {"disabled": true}, "colour": "red"}}}`, server))
 }
 
@@ -41,7 +43,7 @@ func TestHostOnce(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	require.Len(t, lines, 4, r)
 	assert.Regexp(t, `^SERVER +STATE +PID +RESTARTS +TOOLS +CALLS +INPUT +DROPS +ERROR$`, lines[0])
-	assert.Regexp(t, `^every +ready +- +0 +[1-9][0-9]* +0 +0 +0$`, lines[1])
+	assert.Regexp(t, `^every +ready +[1-9][0-9]* +0 +[1-9][0-9]* +0 +0 +0$`, lines[1])
 	assert.Regexp(t, `^loop +parked +- +2 +0 +0 +0 +0 +server/discover: transport: .*the server exited \(exit status 1\); its last stderr: boom`, lines[2])
 	assert.Regexp(t, `^off +stopped +- +0 +0 +0 +0 +0$`, lines[3])
 	assert.Equal(t, "conduit: warning: "+config+`: server "off": key "colour": unknown key, ignored`+"\nconduit: parked: loop\n", r.stderr)
@@ -56,6 +58,33 @@ func TestHostOnce(t *testing.T) {
 		assert.Contains(t, ev, "time")
 	}
 	assert.Equal(t, []string{"every ready 0", "loop parked 2", "off stopped 0"}, states)
+}
+
+// The pid of a ready stdio server is its process's own: --once --json and
+// the table show what the server's shell saw as $$ before exec'ing it.
+func TestHostOnceShowsThePid(t *testing.T) {
+	_, server := binaries(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	config := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers": {"every": {"command": "sh", "args": ["-c", %q], "conduit": {"era": "legacy"}}}}`,
+		"echo $$ > "+pidFile+"; exec "+server))
+	readPid := func() string {
+		b, err := os.ReadFile(pidFile)
+		require.NoError(t, err)
+		return strings.TrimSpace(string(b))
+	}
+
+	r := runInProcess(t, "host", "--config", config, "--once", "--json")
+	require.Equal(t, exitOK, r.code, r)
+	var ev map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &ev), r.stdout)
+	assert.Equal(t, "ready", ev["state"])
+	assert.Equal(t, readPid(), fmt.Sprint(ev["pid"]))
+
+	r = runInProcess(t, "host", "--config", config, "--once")
+	require.Equal(t, exitOK, r.code, r)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, lines, 2, r)
+	assert.Regexp(t, `^every +ready +`+readPid()+` +0 `, lines[1])
 }
 
 // Without --once the host runs until interrupted, printing every state
@@ -79,6 +108,7 @@ func TestHostRunsUntilInterrupted(t *testing.T) {
 	require.Equal(t, exitOK, <-done, stderr.String())
 	text := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d\.\d{3} `).ReplaceAllString(out.String(), "")
 	text = regexp.MustCompile(`in \d+ms`).ReplaceAllString(text, "in Nms")
+	text = regexp.MustCompile(`pid [1-9]\d*`).ReplaceAllString(text, "pid N")
 	var every, loop []string
 	for line := range strings.Lines(text) {
 		switch {
@@ -88,7 +118,7 @@ func TestHostRunsUntilInterrupted(t *testing.T) {
 			loop = append(loop, regexp.MustCompile(`: server/discover: .*`).ReplaceAllString(strings.TrimSpace(line), ": …"))
 		}
 	}
-	assert.Equal(t, []string{"every starting", "every ready", "every stopped"}, every)
+	assert.Equal(t, []string{"every starting", "every ready pid N", "every stopped"}, every)
 	assert.Equal(t, []string{
 		"loop starting", "loop restarting in Nms (attempt 1): …",
 		"loop starting", "loop restarting in Nms (attempt 2): …",

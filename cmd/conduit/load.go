@@ -5,13 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/conduitmcp/conduit/host"
 	"github.com/conduitmcp/conduit/load"
 )
 
@@ -24,6 +27,12 @@ caller sends its next call when the last ends (closed loop), or, with --rate,
 calls are started at that many per second in all whether or not the earlier
 ones ended (open loop). The load ends after --calls counted calls or --duration,
 whichever comes first; --warmup runs it first without counting.
+
+With --config FILE, TOOL names a server of the file: SERVER/TOOL, or
+SERVER__TOOL as 'conduit tools --config' lists it (in --mix too, all of one
+server). Each session connects to that server as the file describes it (a
+process of its own for a stdio server), with its "conduit" settings over the
+connection flags; the file's other servers are not started.
 
 --mix FILE calls several tools by weight instead of TOOL:
   [{"tool": "search", "weight": 3, "args": {"q": {"$pick": ["go", "mcp"]}}},
@@ -70,12 +79,14 @@ answering the server's input requests from the answers file, and report
 throughput, latency percentiles, the time paused for input, how calls ended, what
 the input guards did and the server's peak memory.`,
 		Example: `  conduit load --sessions 4 --concurrency 8 --calls 2000 --answers answers.json test_input_required_result_elicitation -- everything-server
-  conduit load --rate 200 --duration 30s --warmup 5s --html load.html --mix mix.json --url http://127.0.0.1:8080/mcp`,
+  conduit load --rate 200 --duration 30s --warmup 5s --html load.html --mix mix.json --url http://127.0.0.1:8080/mcp
+  conduit load --config mcp.json --sessions 4 --calls 1000 files/read_file '{"path": "notes.md"}'`,
 	}, func(cmd *cobra.Command, args, server []string) error {
 		f.errorRateSet = cmd.Flags().Changed("max-error-rate")
 		return a.runLoad(cmd.Context(), f, args, server)
 	})
 	c.Annotations["more"] = loadHelp
+	a.configFlag(c, "load a server of the configuration `FILE` (mcpServers or VS Code servers), named in TOOL as SERVER/TOOL or SERVER__TOOL, in place of --url or -- COMMAND")
 	fs := c.Flags()
 	fs.IntVar(&f.sessions, "sessions", 1, "open `N` sessions (one server process each for a stdio server)")
 	fs.IntVar(&f.concurrency, "concurrency", 1, "run `C` callers in each session")
@@ -149,8 +160,17 @@ func (a *app) runLoad(ctx context.Context, f loadFlags, args, server []string) e
 	if err != nil {
 		return err
 	}
+	var target *configTarget
+	if a.opts.config != "" {
+		if err := a.configOnly(server); err != nil {
+			return err
+		}
+		if target, err = a.configTarget(cfg.Mix); err != nil {
+			return err
+		}
+	}
 	// Never at the terminal: a person cannot answer a load.
-	su, err := a.setup(server, false)
+	su, err := a.setup(server, target, false)
 	if err != nil {
 		return err
 	}
@@ -178,6 +198,33 @@ func (a *app) runLoad(ctx context.Context, f loadFlags, args, server []string) e
 		return err
 	}
 	return loadVerdict(rep, f)
+}
+
+// configTarget finds the server of --config that the mix's tools name
+// (SERVER/TOOL or SERVER__TOOL, all the same server: a load runs against
+// one) and renames them to the server's own names.
+func (a *app) configTarget(mix []load.Call) (*configTarget, error) {
+	cfg, err := a.readConfig(newLogger(a.stderr, a.opts.verbose, a.opts.json))
+	if err != nil {
+		return nil, err
+	}
+	split := func(name string) (string, string, bool) { return cfg.Split(name, host.DefaultSeparator) }
+	var target string
+	for i, c := range mix {
+		server, tool, ok := serverTool(c.Tool, split)
+		if _, known := cfg.Servers[server]; !ok || !known {
+			return nil, usagef("%q: want SERVER/TOOL or SERVER__TOOL, with SERVER one of %s's servers: %s",
+				c.Tool, a.opts.config, strings.Join(slices.Sorted(maps.Keys(cfg.Servers)), ", "))
+		}
+		if target != "" && server != target {
+			return nil, usagef("a load runs against one server: the tools name %q and %q", target, server)
+		}
+		target, mix[i].Tool = server, tool
+	}
+	if cfg.Servers[target].Conduit.Disabled {
+		return nil, usagef("server %q is disabled in %s", target, a.opts.config)
+	}
+	return &configTarget{cfg: cfg, name: target}, nil
 }
 
 // loadProgress returns the progress callback: a line on stderr per update,

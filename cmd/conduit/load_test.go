@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -176,4 +178,77 @@ func TestAnswersDelayDistributions(t *testing.T) {
 	assert.Zero(t, a.Sampling.Delay)
 	assert.Equal(t, load.Fixed(2*time.Second), a.Elicitation.Delays)
 	assert.Equal(t, 2*time.Second, a.Elicitation.Delay)
+}
+
+// loadConfigFile writes a configuration with the everything-server
+// ("every", legacy) and a server that must never start ("other": it would
+// leave a file behind).
+func loadConfigFile(t *testing.T) (config, otherRan string) {
+	otherRan = filepath.Join(t.TempDir(), "other-ran")
+	return writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers": {
+		"every": {"command": %q, "conduit": {"era": "legacy"}},
+		"other": {"command": "sh", "args": ["-c", "touch %s"]},
+		"off": {"command": "nothing", "conduit": {"disabled": true}}}}`, server(t), otherRan)), otherRan
+}
+
+// --config FILE loads the server a SERVER/TOOL or SERVER__TOOL names, one
+// process per session, with its settings and its name as the audit's
+// server_id; the file's other servers are not started.
+func TestLoadConfig(t *testing.T) {
+	config, otherRan := loadConfigFile(t)
+	answers := writeFile(t, "answers.json", loadTestAnswers)
+	for _, tool := range []string{"every/test_sampling", "every__test_sampling"} {
+		t.Run(tool, func(t *testing.T) {
+			dir := t.TempDir()
+			report, audit := filepath.Join(dir, "r.json"), filepath.Join(dir, "a.jsonl")
+			r := runInProcess(t, "load", "--config", config, "--sessions", "3", "--concurrency", "2", "--calls", "24", "--unlimited-input",
+				"--answers", answers, "--audit", audit, "--report", report, "--header", "X-Test=1", tool, `{"prompt": "n{{n}}"}`)
+			require.Equal(t, 0, r.code, r)
+			assert.Contains(t, r.stderr, "conduit: warning: --header is not used with --config (a server's headers are in the file); ignored\n")
+			assert.Contains(t, r.stdout, "calls:      24 in ")
+			assert.Contains(t, r.stdout, "input:      sampling/createMessage: answered 24\n")
+			rep := readReport(t, report)
+			assert.Equal(t, int64(24), rep.Calls)
+			assert.Equal(t, int64(24), rep.OK)
+			assert.Equal(t, map[string]int64{"ok": 24}, rep.Outcomes)
+			assert.Equal(t, "test_sampling", rep.Shape.Mix[0].Tool)
+			assert.Len(t, rep.Servers, 3, "one process per session")
+			records := readAudit(t, audit)
+			assert.Len(t, records, 24)
+			for _, rec := range records {
+				assert.Equal(t, "every", rec["server_id"])
+				assert.Equal(t, "answered", rec["outcome"])
+			}
+		})
+	}
+	assert.NoFileExists(t, otherRan)
+}
+
+// Bad --config uses are usage errors, before any server starts.
+func TestLoadConfigUsageErrors(t *testing.T) {
+	config, otherRan := loadConfigFile(t)
+	mix := writeFile(t, "mix.json", `[{"tool": "every/test_sampling"}, {"tool": "other__x"}]`)
+	for name, c := range map[string]struct {
+		args []string
+		msg  string
+	}{
+		"and a command":  {[]string{"every/t", "--", "true"}, "give --config FILE, --url URL or -- COMMAND [ARGS...], not several"},
+		"and a url":      {[]string{"--url", "http://127.0.0.1:1/mcp", "every/t"}, "give --config FILE, --url URL or -- COMMAND [ARGS...], not several"},
+		"no server":      {[]string{"test_sampling"}, `"test_sampling": want SERVER/TOOL or SERVER__TOOL, with SERVER one of ` + config + `'s servers: every, off, other`},
+		"unknown server": {[]string{"nobody/t"}, `"nobody/t": want SERVER/TOOL or SERVER__TOOL, with SERVER one of ` + config + `'s servers: every, off, other`},
+		"disabled":       {[]string{"off/t"}, `server "off" is disabled in ` + config},
+		"two servers":    {[]string{"--mix", mix}, `a load runs against one server: the tools name "every" and "other"`},
+		"bad file":       {[]string{"--config", writeFile(t, "bad.json", `{"mcpServers": `), "every/t"}, "bad.json"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			args := append([]string{"load", "--calls", "1"}, c.args...)
+			if !slices.Contains(args, "--config") {
+				args = append([]string{"load", "--config", config}, args[1:]...)
+			}
+			r := runInProcess(t, args...)
+			assert.Equal(t, 2, r.code, r)
+			assert.Contains(t, r.stderr, c.msg)
+		})
+	}
+	assert.NoFileExists(t, otherRan)
 }

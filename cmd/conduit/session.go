@@ -17,6 +17,7 @@ import (
 
 	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/era"
+	"github.com/conduitmcp/conduit/host"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -119,17 +120,25 @@ type connection struct {
 	close     func()
 }
 
+// configTarget is one server of the --config file.
+type configTarget struct {
+	cfg  host.Config
+	name string
+}
+
 // setup checks the connection and handler flags and builds the connection
-// to the server named by --url or by server (the words after --). With
-// interactive, a terminal without --answers answers the input requests
-// itself; otherwise only the answers file, --roots and --sampling-command
-// do. Its errors carry their exit status.
-func (a *app) setup(server []string, interactive bool) (*connection, error) {
+// to the server named by --url, by server (the words after --) or, when
+// target is not nil, by target. With interactive, a terminal without
+// --answers answers the input requests itself; otherwise only the answers
+// file, --roots and --sampling-command do. Its errors carry their exit
+// status.
+func (a *app) setup(server []string, target *configTarget, interactive bool) (*connection, error) {
 	o := &a.opts
 	if err := o.check(); err != nil {
 		return nil, err
 	}
 	switch {
+	case target != nil:
 	case o.url != "" && len(server) > 0:
 		return nil, usagef("give either --url URL or -- COMMAND [ARGS...], not both")
 	case o.url != "":
@@ -137,7 +146,10 @@ func (a *app) setup(server []string, interactive bool) (*connection, error) {
 		return nil, usagef("no server: give --url URL, or its command after the arguments, following --: -- COMMAND [ARGS...]")
 	}
 	logger := newLogger(a.stderr, o.verbose, o.json)
-	if len(o.headers) > 0 && o.url == "" {
+	switch {
+	case len(o.headers) > 0 && target != nil:
+		logger.Warn("--header is not used with --config (a server's headers are in the file); ignored")
+	case len(o.headers) > 0 && o.url == "":
 		logger.Warn("--header is only used with --url (HTTP); ignored for a stdio server")
 	}
 
@@ -146,47 +158,62 @@ func (a *app) setup(server []string, interactive bool) (*connection, error) {
 		return nil, err
 	}
 
+	options := a.clientOptions(handlers, audit, logger)
 	tail := &stderrTail{}
 	var t transport.Transport
 	switch {
 	case a.server != nil:
 		t = a.server
-	case o.url == "":
-		t = &transport.Command{
-			Path:            server[0],
-			Args:            server[1:],
-			MaxMessageBytes: int(o.maxMessageBytes),
-			Logger:          slog.New(tailHandler{next: logger.Handler(), tail: tail}),
+	case target != nil:
+		// The server's settings over the flags, its name as ServerID.
+		if t, options, err = target.cfg.Connection(target.name, options); err != nil {
+			closeAudit()
+			return nil, &exitError{code: exitUsage, err: err}
 		}
+	case o.url == "":
+		t = &transport.Command{Path: server[0], Args: server[1:]}
 	default:
 		header := http.Header{}
 		for _, h := range o.headers {
 			k, v, _ := strings.Cut(h, "=")
 			header.Add(strings.TrimSpace(k), v)
 		}
-		t = &transport.HTTP{URL: o.url, Header: header, Logger: logger,
-			MaxBodyBytes: int(o.maxMessageBytes), MaxEventBytes: int(o.maxMessageBytes)}
+		t = &transport.HTTP{URL: o.url, Header: header}
+	}
+	switch t := t.(type) {
+	case *transport.Command:
+		t.MaxMessageBytes = int(o.maxMessageBytes)
+		t.Logger = slog.New(tailHandler{next: options.Logger.Handler(), tail: tail})
+	case *transport.HTTP:
+		t.MaxBodyBytes, t.MaxEventBytes, t.Logger = int(o.maxMessageBytes), int(o.maxMessageBytes), options.Logger
 	}
 	return &connection{
 		transport: t,
-		options: conduit.Options{
-			ServerID:          o.serverID,
-			Handlers:          handlers,
-			HandlerTimeout:    o.handlerTimeout,
-			MaxServerRequests: o.maxServerRequests,
-			Timeout:           o.timeout,
-			MaxTotalTimeout:   o.maxTotalTimeout,
-			ProtocolVersion:   o.protocolVersion,
-			Era:               eraOption(o.era),
-			Tasks:             !o.noTasks,
-			Logger:            logger,
-			Audit:             audit.record,
-		},
-		logger: logger,
-		tail:   tail,
-		audit:  audit,
-		close:  closeAudit,
+		options:   options,
+		logger:    logger,
+		tail:      tail,
+		audit:     audit,
+		close:     closeAudit,
 	}, nil
+}
+
+// clientOptions are the client options of the connection and handler
+// flags, with handlers and the audit hook.
+func (a *app) clientOptions(handlers conduit.Handlers, audit *auditor, logger *slog.Logger) conduit.Options {
+	o := &a.opts
+	return conduit.Options{
+		ServerID:          o.serverID,
+		Handlers:          handlers,
+		HandlerTimeout:    o.handlerTimeout,
+		MaxServerRequests: o.maxServerRequests,
+		Timeout:           o.timeout,
+		MaxTotalTimeout:   o.maxTotalTimeout,
+		ProtocolVersion:   o.protocolVersion,
+		Era:               eraOption(o.era),
+		Tasks:             !o.noTasks,
+		Logger:            logger,
+		Audit:             audit.record,
+	}
 }
 
 // session connects to the server named by --url or by server (the words
@@ -194,7 +221,7 @@ func (a *app) setup(server []string, interactive bool) (*connection, error) {
 // carry their exit status.
 func (a *app) session(ctx context.Context, server []string, do func(context.Context, *conduit.Client) error) error {
 	o := &a.opts
-	su, err := a.setup(server, true)
+	su, err := a.setup(server, nil, true)
 	if err != nil {
 		return err
 	}
