@@ -253,12 +253,14 @@ type tmuxTerm struct {
 var tmuxServers atomic.Int64
 
 // startTmux runs `conduit ARGS` in a new 200x50 terminal, in a temporary
-// directory; the shell then prints EXIT=<status>.
+// directory; the shell then prints EXIT=<status>. The whole walk has 90 s:
+// the suite runs packages in parallel on CI's two cores, and a person's
+// pace in tmux is slow already.
 func startTmux(t *testing.T, args string) *tmuxTerm {
 	t.Helper()
 	requireTmux(t)
 	cli, _ := binaries(t)
-	tt := &tmuxTerm{t: t, sock: fmt.Sprintf("conduit-test-%d-%d", os.Getpid(), tmuxServers.Add(1)), deadline: time.Now().Add(30 * time.Second)}
+	tt := &tmuxTerm{t: t, sock: fmt.Sprintf("conduit-test-%d-%d", os.Getpid(), tmuxServers.Add(1)), deadline: time.Now().Add(90 * time.Second)}
 	tt.tmux("new-session", "-d", "-s", "cli", "-x", "200", "-y", "50", "-c", t.TempDir(), "sh", "-c", cli+" "+args+"; echo EXIT=$?; sleep 60")
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", tt.sock, "kill-server").Run() })
 	return tt
