@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"golang.org/x/time/rate"
 
 	"github.com/conduitmcp/conduit/actors"
@@ -241,6 +242,15 @@ type Options struct {
 	// Audit, when set, is called for every input request after the guards,
 	// with its outcome. It runs on an actor: it must not block.
 	Audit func(AuditRecord)
+	// System, when set, hosts this client's actors: for a program that
+	// already runs protoactor-go and wants them in its own actor system.
+	// Nil (the default) means the one system every client of the process
+	// shares, made on first use. Either way, once Close returns nothing of
+	// the client is left in the system (no actor, registry entry or
+	// goroutine), and Conduit never shuts the system down. A system of
+	// your own logs where its options say; the shared one logs, from Warn
+	// up, to slog.Default().
+	System *actor.ActorSystem
 }
 
 // handlers is the handler set opts configure.
@@ -373,6 +383,7 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 		HandlerTimeout: opts.HandlerTimeout, MaxServerRequests: opts.MaxServerRequests,
 		LogRate: opts.LogRateLimit, LogBurst: opts.LogBurst,
 		Logger: opts.Logger, Audit: opts.Audit, Origin: origin,
+		System: opts.System,
 	})
 	s := &session{rt: rt, conn: conn}
 	if err := c.negotiate(ctx, s); err != nil {

@@ -165,5 +165,4 @@ type (
 		method string
 		params json.RawMessage
 	}
-	delivered struct{ quiet }
 )

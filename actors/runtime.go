@@ -45,7 +45,7 @@ type Config struct {
 	Audit             func(messages.AuditRecord)
 	// Origin is the server's origin when the transport reports one.
 	Origin string
-	// System, when set, hosts the actors; otherwise the Runtime makes its own.
+	// System, when set, hosts the actors; otherwise DefaultSystem does.
 	System *actor.ActorSystem
 	// FlushTimeout bounds how long Close waits for queued writes (0: 2 s).
 	FlushTimeout time.Duration
@@ -110,10 +110,13 @@ func (s *shared) audit(rec messages.AuditRecord, rpcErr *messages.RPCError) {
 
 // lifecycle is how the actors ask the runtime to tear the connection down.
 type lifecycle struct {
-	system        *actor.ActorSystem
-	once          sync.Once
-	stopping      chan struct{} // closed by stop
-	err           error         // why; read after stopping is closed
+	system   *actor.ActorSystem
+	once     sync.Once
+	stopping chan struct{} // closed by stop
+	err      error         // why; read after stopping is closed
+	// teardown is started by the first stop, in a goroutine of its own: no
+	// goroutine is parked waiting for the end of a connection.
+	teardown      func()
 	mailboxGate   *supervisor.Gate
 	mailboxExited chan struct{}
 	// tracker is the call tracker's PID, set when the connection starts,
@@ -125,6 +128,7 @@ func (l *lifecycle) stop(err error) {
 	l.once.Do(func() {
 		l.err = err
 		close(l.stopping)
+		go l.teardown()
 	})
 }
 
@@ -175,7 +179,7 @@ func Start(cfg Config) *Runtime {
 	}
 	system := cfg.System
 	if system == nil {
-		system = NewSystem(cfg.Logger)
+		system = DefaultSystem()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	sh := &shared{ctx: ctx, handlers: cfg.Handlers, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit}
@@ -185,6 +189,7 @@ func Start(cfg Config) *Runtime {
 		readerEnd: make(chan struct{}),
 		done:      make(chan struct{}),
 	}
+	rt.life.teardown = rt.teardown
 	// Until negotiation says otherwise, a server request is legacy.
 	rt.shared.session.Store(&session{version: era.LegacyVersions[0], era: messages.EraLegacy})
 	conn := &connection{
@@ -201,11 +206,10 @@ func Start(cfg Config) *Runtime {
 	var pid *actor.PID
 	rt.writer = startWriter(cfg.Conn, func(err error) { system.Root.Send(pid, &writerFailed{err: err}) })
 	conn.writer = rt.writer
-	props := actor.PropsFromProducer(func() actor.Actor { return conn }, actor.WithGuardian(supervisor.Stopping()))
+	props := actor.PropsFromProducer(func() actor.Actor { return conn }, actor.WithGuardian(topLevel))
 	pid = system.Root.Spawn(props)
 	rt.pid = pid
 	go rt.read(ctx)
-	go rt.teardown()
 	return rt
 }
 
@@ -222,14 +226,13 @@ func (rt *Runtime) read(ctx context.Context) {
 	}
 }
 
-// teardown waits for the connection to end (Close, transport failure or an
-// internal failure) and releases everything: pending calls fail, handler
+// teardown runs once the connection ends (Close, transport failure or an
+// internal failure: see lifecycle.stop) and releases everything: pending calls fail, handler
 // contexts are cancelled, queued writes are flushed (bounded), the
 // transport is closed, and every goroutine and actor is waited for, except
 // a callback that ignores its ctx: that one is abandoned (counted), so a
 // callback may call Close itself.
 func (rt *Runtime) teardown() {
-	<-rt.life.stopping
 	done := make(chan struct{})
 	rt.system.Root.Send(rt.pid, &closeRequest{err: rt.life.err, done: done})
 	<-done
