@@ -280,13 +280,13 @@ type Client struct {
 	handlers Handlers
 	declared era.Declared
 	done     chan struct{}      // closed once the client has ended and released everything
-	closing  context.Context    // cancelled by Close: aborts a renewal's dial, stops the watchers
+	closing  context.Context    // cancelled by Close: aborts a renewal's dial; the watchers then do nothing
 	abort    context.CancelFunc // cancels closing
 
 	logLevel atomic.Pointer[string]  // SetLogLevel's: in every modern request's _meta, sent again to a renewed legacy session
 	cur      atomic.Pointer[session] // read freely; stored by Connect, then only with redial and mu held
 	doneOnce sync.Once
-	watchers sync.WaitGroup // one per session, until its runtime is done or Close
+	watchers sync.WaitGroup // one per session, until its runtime's AfterDone callback has run
 
 	// redial is held for a whole renewal (closing the lost session, dialling
 	// the fresh one), so there is one at a time; Close takes it to wait for
@@ -399,11 +399,11 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 func (c *Client) start(s *session) {
 	c.cur.Store(s)
 	c.watchers.Add(1)
-	go func() {
+	// No goroutine waits for the session: the runtime calls back when it
+	// is done (every session's runtime is closed before Close waits).
+	s.rt.AfterDone(func() {
 		defer c.watchers.Done()
-		select {
-		case <-s.rt.Done():
-		case <-c.closing.Done():
+		if c.closing.Err() != nil {
 			return // Close ends the client
 		}
 		err := s.rt.Err()
@@ -419,7 +419,7 @@ func (c *Client) start(s *session) {
 		if ends {
 			c.doneOnce.Do(func() { close(c.done) })
 		}
-	}()
+	})
 }
 
 // ended is the error a call gets from a client that has ended: why it

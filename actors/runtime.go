@@ -155,6 +155,10 @@ type Runtime struct {
 	readerEnd chan struct{}
 	done      chan struct{} // closed when teardown has finished
 	nextID    atomic.Int64
+
+	afterMu  sync.Mutex
+	after    func() // AfterDone's, until teardown takes it
+	finished bool   // teardown has taken after
 }
 
 // Start spawns the actors for cfg.Conn and starts reading from it.
@@ -254,10 +258,33 @@ func (rt *Runtime) teardown() {
 		<-rt.life.mailboxExited
 	}
 	close(rt.done)
+	rt.afterMu.Lock()
+	f := rt.after
+	rt.after, rt.finished = nil, true
+	rt.afterMu.Unlock()
+	if f != nil {
+		f()
+	}
 }
 
 // Done is closed once the connection has ended and everything is released.
 func (rt *Runtime) Done() <-chan struct{} { return rt.done }
+
+// AfterDone arranges for f to be called once Done is closed, without a
+// goroutine waiting for it meanwhile: f runs at the end of the teardown,
+// in its goroutine, so it must not wait for anything the teardown does
+// (it has finished). If the runtime is already done, f runs at once in a
+// goroutine of its own. The runtime keeps one f: a later call replaces an
+// earlier one not yet called.
+func (rt *Runtime) AfterDone(f func()) {
+	rt.afterMu.Lock()
+	defer rt.afterMu.Unlock()
+	if rt.finished {
+		go f()
+		return
+	}
+	rt.after = f
+}
 
 // Err says why the connection ended; nil before Done is closed.
 func (rt *Runtime) Err() error {

@@ -79,3 +79,31 @@ func TestStartWithoutASystemUsesTheDefaultOne(t *testing.T) {
 		require.NoError(t, rb.Close())
 	})
 }
+
+// AfterDone's callback runs once the runtime is done, with no goroutine
+// waiting for that meanwhile; registered after the end, it runs at once.
+func TestAfterDoneRunsOnceTheRuntimeIsDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, server := transport.NewMemoryPair()
+		rt := Start(Config{Conn: client})
+		synctest.Wait()
+		base := runtime.NumGoroutine()
+		called := make(chan bool, 2)
+		rt.AfterDone(func() {
+			select {
+			case <-rt.Done():
+				called <- true
+			default:
+				called <- false
+			}
+		})
+		synctest.Wait()
+		assert.Equal(t, base, runtime.NumGoroutine(), "goroutines while waiting")
+		assert.Empty(t, called)
+		require.NoError(t, server.Close()) // the connection ends by itself
+		assert.True(t, <-called, "called after Done")
+		rt.AfterDone(func() { called <- true })
+		assert.True(t, <-called, "called when already done")
+		require.Error(t, rt.Err())
+	})
+}
