@@ -104,3 +104,40 @@ func TestLogFloodFillsTheQueueWhenTheHandlerIsSlower(t *testing.T) {
 		assert.Zero(t, s.NotificationHandlerPanics)
 	})
 }
+
+// BenchmarkLogFlood writes b.N log entries at once (log limit lifted) to a
+// client whose handler only counts them, and reports the share delivered
+// and the entries handled per second, from the first write until the last
+// entry is delivered or dropped.
+//
+//	go test -run '^$' -bench BenchmarkLogFlood -benchtime 100000x ./actors_test/
+func BenchmarkLogFlood(b *testing.B) {
+	var delivered atomic.Int64
+	h := conduit.Handlers{Log: func(context.Context, conduit.NotificationContext, *conduit.LoggingMessage) { delivered.Add(1) }}
+	clientSide, serverSide := transport.NewMemoryPair()
+	served := make(chan error, 1)
+	go func() { served <- handshakeOnly(serverSide) }()
+	c, err := conduit.Connect(context.Background(), transport.NewMemoryTransport(clientSide), conduit.Options{Handlers: h, LogRateLimit: rate.Inf})
+	require.NoError(b, err)
+	require.NoError(b, <-served)
+	defer serverSide.Close()
+	defer c.Close()
+	entries := make([][]byte, b.N)
+	for i := range entries {
+		entries[i] = logEntry(i)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for _, e := range entries {
+		if err := serverSide.Write(ctx, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for delivered.Load()+c.Stats().NotificationsDropped < int64(b.N) {
+		time.Sleep(50 * time.Microsecond) // a benchmark may poll; tests use synctest
+	}
+	b.StopTimer()
+	b.ReportMetric(100*float64(delivered.Load())/float64(b.N), "%delivered")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+}
