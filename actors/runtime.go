@@ -231,11 +231,11 @@ func (rt *Runtime) read(ctx context.Context) {
 }
 
 // teardown runs once the connection ends (Close, transport failure or an
-// internal failure: see lifecycle.stop) and releases everything: pending calls fail, handler
-// contexts are cancelled, queued writes are flushed (bounded), the
-// transport is closed, and every goroutine and actor is waited for, except
-// a callback that ignores its ctx: that one is abandoned (counted), so a
-// callback may call Close itself.
+// internal failure: lifecycle.stop starts it) and releases everything:
+// pending calls fail, handler contexts are cancelled, queued writes are
+// flushed (bounded), the transport is closed, and every goroutine and
+// actor is waited for, except a callback that ignores its ctx: that one is
+// abandoned (counted), so a callback may call Close itself.
 func (rt *Runtime) teardown() {
 	done := make(chan struct{})
 	rt.system.Root.Send(rt.pid, &closeRequest{err: rt.life.err, done: done})
@@ -271,11 +271,10 @@ func (rt *Runtime) teardown() {
 func (rt *Runtime) Done() <-chan struct{} { return rt.done }
 
 // AfterDone arranges for f to be called once Done is closed, without a
-// goroutine waiting for it meanwhile: f runs at the end of the teardown,
-// in its goroutine, so it must not wait for anything the teardown does
-// (it has finished). If the runtime is already done, f runs at once in a
-// goroutine of its own. The runtime keeps one f: a later call replaces an
-// earlier one not yet called.
+// goroutine waiting for that meanwhile: f runs last in the teardown's
+// goroutine, so it should not block. If the runtime is already done, f
+// runs at once in a goroutine of its own. The runtime keeps one f: a later
+// call replaces an earlier one not yet called.
 func (rt *Runtime) AfterDone(f func()) {
 	rt.afterMu.Lock()
 	defer rt.afterMu.Unlock()
