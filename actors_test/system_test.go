@@ -203,3 +203,27 @@ func TestOptionsSystemHostsTheClient(t *testing.T) {
 		assert.Equal(t, base+1, registered(sys), "registry entries after Close: the guardian alone")
 	})
 }
+
+// An idle client of a stdio server keeps two goroutines: the runtime's
+// reader and the transport's stdout reader (a third forwards stderr when
+// it is logged). Counted by the function that started them, the writer
+// left out: it exits once its queue is empty, which is the in-memory
+// test's to check exactly.
+func TestIdleStdioClientKeepsTwoGoroutines(t *testing.T) {
+	script := `read probe; echo '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}'; ` +
+		`read init; echo '{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"idle","version":"1"}}}'; ` +
+		`read initialized; cat >/dev/null`
+	c, err := conduit.Connect(context.Background(), &transport.Command{Path: "sh", Args: []string{"-c", script}}, conduit.Options{})
+	require.NoError(t, err)
+	defer c.Close()
+	require.Equal(t, "2025-11-25", c.ProtocolVersion())
+	var buf bytes.Buffer
+	require.NoError(t, pprof.Lookup("goroutine").WriteTo(&buf, 2))
+	var ours []string
+	for g := range strings.SplitSeq(buf.String(), "\n\n") {
+		if strings.Contains(g, "created by github.com/conduitmcp/conduit") && !strings.Contains(g, "created by github.com/conduitmcp/conduit/actors.(*writer)") {
+			ours = append(ours, g)
+		}
+	}
+	assert.Len(t, ours, 2, "goroutines of an idle stdio client:\n%s", strings.Join(ours, "\n\n"))
+}
