@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"golang.org/x/time/rate"
 
 	"github.com/conduitmcp/conduit/actors"
@@ -241,6 +242,15 @@ type Options struct {
 	// Audit, when set, is called for every input request after the guards,
 	// with its outcome. It runs on an actor: it must not block.
 	Audit func(AuditRecord)
+	// System, when set, hosts this client's actors: for a program that
+	// already runs protoactor-go and wants them in its own actor system.
+	// Nil (the default) means the one system every client of the process
+	// shares, made on first use. Either way, once Close returns nothing of
+	// the client is left in the system (no actor, registry entry or
+	// goroutine), and Conduit never shuts the system down. A system of
+	// your own logs where its options say; the shared one logs, from Warn
+	// up, to slog.Default().
+	System *actor.ActorSystem
 }
 
 // handlers is the handler set opts configure.
@@ -270,13 +280,13 @@ type Client struct {
 	handlers Handlers
 	declared era.Declared
 	done     chan struct{}      // closed once the client has ended and released everything
-	closing  context.Context    // cancelled by Close: aborts a renewal's dial, stops the watchers
+	closing  context.Context    // cancelled by Close: aborts a renewal's dial; the watchers then do nothing
 	abort    context.CancelFunc // cancels closing
 
 	logLevel atomic.Pointer[string]  // SetLogLevel's: in every modern request's _meta, sent again to a renewed legacy session
 	cur      atomic.Pointer[session] // read freely; stored by Connect, then only with redial and mu held
 	doneOnce sync.Once
-	watchers sync.WaitGroup // one per session, until its runtime is done or Close
+	watchers sync.WaitGroup // one per session, until its runtime's AfterDone callback has run
 
 	// redial is held for a whole renewal (closing the lost session, dialling
 	// the fresh one), so there is one at a time; Close takes it to wait for
@@ -378,6 +388,7 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 		HandlerTimeout: opts.HandlerTimeout, MaxServerRequests: opts.MaxServerRequests,
 		LogRate: opts.LogRateLimit, LogBurst: opts.LogBurst,
 		Logger: opts.Logger, Audit: opts.Audit, Origin: origin,
+		System: opts.System,
 	})
 	s := &session{rt: rt, conn: conn}
 	if err := c.negotiate(ctx, s); err != nil {
@@ -393,11 +404,11 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 func (c *Client) start(s *session) {
 	c.cur.Store(s)
 	c.watchers.Add(1)
-	go func() {
+	// No goroutine waits for the session: the runtime calls back when it
+	// is done (every session's runtime is closed before Close waits).
+	s.rt.AfterDone(func() {
 		defer c.watchers.Done()
-		select {
-		case <-s.rt.Done():
-		case <-c.closing.Done():
+		if c.closing.Err() != nil {
 			return // Close ends the client
 		}
 		err := s.rt.Err()
@@ -413,7 +424,7 @@ func (c *Client) start(s *session) {
 		if ends {
 			c.doneOnce.Do(func() { close(c.done) })
 		}
-	}()
+	})
 }
 
 // ended is the error a call gets from a client that has ended: why it

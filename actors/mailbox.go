@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"sync"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"golang.org/x/time/rate"
@@ -18,26 +19,21 @@ import (
 // not count toward it.
 const MaxWaitingNotifications = 1000
 
-// mailbox is the notification mailbox: HandleNotification and HandleLog run
-// one at a time, in arrival order, in one goroutine it owns. Each delivery
-// is acknowledged before the next, so at most one item is in the worker's
-// hands and the rest wait in an explicit queue with a hard cap (the
-// library's bounded mailboxes spin or drop the oldest). Log entries are rate
-// limited and sanitised before they are queued.
+// mailbox is the notification mailbox actor: it admits what the
+// connection hands it into a notifQueue, which runs HandleNotification and
+// HandleLog one at a time, in arrival order. A log entry passes the rate
+// limit and the queue's cap before it is sanitised, so what is dropped
+// costs no sanitising.
 //
-// At close the worker runs nothing more: what still waits is discarded
-// and counted, and a callback still running (one that ignores its ctx) is
-// abandoned through gate, counted until it returns; teardown never waits
-// for it, so a callback may itself call Close.
+// The actor only admits; delivery never sends it anything. (An
+// acknowledgement per delivery would queue behind the whole backlog of
+// notifications still in this actor's mailbox, and the queue would sit at
+// its cap while the handler idles.) At Stopping the queue is closed: what
+// still waits is discarded and counted.
 type mailbox struct {
 	shared  *shared
-	nc      messages.NotificationContext // Era is filled in at each delivery
 	limiter *rate.Limiter
-	work    chan item // capacity 1; closed in Stopping
-	gate    *supervisor.Gate
-	exited  chan struct{}
-	queue   []item
-	busy    bool
+	queue   *notifQueue
 }
 
 type item struct {
@@ -45,107 +41,175 @@ type item struct {
 	notif *messages.Notification
 }
 
+// newMailbox returns the mailbox actor and its queue; exited is closed once
+// the queue is closed and its worker, if any, has left (or was abandoned).
 func newMailbox(s *shared, nc messages.NotificationContext, limit rate.Limit, burst int, gate *supervisor.Gate, exited chan struct{}) *mailbox {
-	return &mailbox{shared: s, nc: nc, limiter: rate.NewLimiter(limit, burst), work: make(chan item, 1), gate: gate, exited: exited}
+	q := &notifQueue{shared: s, nc: nc, gate: gate, exited: exited}
+	return &mailbox{shared: s, limiter: rate.NewLimiter(limit, burst), queue: q}
 }
 
 func (m *mailbox) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
-	case *actor.Started:
-		self, root := ctx.Self(), ctx.ActorSystem().Root
-		go m.run(func() { root.Send(self, &delivered{}) })
 	case *enqueue:
-		it, ok := m.item(msg)
+		m.admit(msg)
+	case *actor.Stopping:
+		m.queue.close()
+	}
+}
+
+// admit queues a notification unless nobody listens for it, it is rate
+// limited (log entries), the queue is full, or it is malformed (log
+// entries), in that order: the checks that cost least come first.
+func (m *mailbox) admit(msg *enqueue) {
+	h, c := &m.shared.handlers, &m.shared.counters
+	isLog := msg.method == messages.MethodLog
+	switch {
+	case isLog && h.Log == nil, !isLog && h.Notification == nil:
+		return
+	case isLog && !m.limiter.Allow():
+		c.logsDropped.Add(1)
+		return
+	case m.queue.full():
+		c.notificationsDropped.Add(1)
+		return
+	case !isLog:
+		m.queue.push(item{notif: &messages.Notification{Method: msg.method, Params: msg.params}})
+		return
+	}
+	e, err := sanitize.Log(msg.params)
+	if err != nil {
+		c.malformed.Add(1)
+		m.shared.logger.Warn("malformed server log entry dropped", "err", err)
+		return
+	}
+	m.queue.push(item{log: &messages.LoggingMessage{Level: e.Level, Logger: e.Logger, Data: e.Data}})
+}
+
+// notifQueue holds the notifications waiting for the handler and runs
+// them. Only the mailbox actor pushes and closes it, so full-then-push
+// cannot overshoot the cap. A worker goroutine exists only while there is
+// something to deliver: push starts one when none runs, and it exits when
+// the queue is empty, so an idle connection has none.
+//
+// A callback still running at close (one that ignores its ctx) is
+// abandoned through gate and counted until it returns; teardown never waits
+// for it, so a callback may itself call Close.
+type notifQueue struct {
+	shared *shared
+	nc     messages.NotificationContext // Era is filled in at each delivery
+	gate   *supervisor.Gate
+
+	mu      sync.Mutex
+	items   []item // waiting, oldest first; the one in the worker's hands is not here
+	running bool   // a worker goroutine exists
+	closed  bool
+	exited  chan struct{} // closed once closed and no worker runs
+}
+
+func (q *notifQueue) full() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) >= MaxWaitingNotifications
+}
+
+// push queues it and starts a worker if none runs; after close it drops
+// it.
+func (q *notifQueue) push(it item) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		q.shared.counters.notificationsDiscarded.Add(1)
+		return
+	}
+	q.items = append(q.items, it)
+	if !q.running {
+		q.running = true
+		go q.run()
+	}
+}
+
+// close discards and counts what waits; no callback starts after it.
+// exited is closed now if no worker runs, else when the worker leaves.
+func (q *notifQueue) close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return
+	}
+	q.closed = true
+	q.shared.counters.notificationsDiscarded.Add(int64(len(q.items)))
+	q.items = nil
+	if !q.running {
+		close(q.exited)
+	}
+}
+
+// next hands the worker the oldest waiting item, or reports false when
+// there is none (or the queue is closed): the worker then exits.
+func (q *notifQueue) next() (item, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.items) == 0 || q.closed {
+		q.running = false
+		if q.closed {
+			close(q.exited)
+		}
+		return item{}, false
+	}
+	it := q.items[0]
+	q.items[0] = item{}
+	q.items = q.items[1:]
+	if len(q.items) == 0 {
+		q.items = nil // let the backing array go
+	}
+	return it, true
+}
+
+// run is the worker goroutine: one callback at a time until the queue is
+// empty. It runs nothing once the gate is closed, and nothing more after
+// its callback was abandoned.
+func (q *notifQueue) run() {
+	for {
+		it, ok := q.next()
 		if !ok {
 			return
 		}
-		switch {
-		case !m.busy:
-			m.busy = true
-			m.work <- it
-		case len(m.queue) >= MaxWaitingNotifications:
-			m.shared.counters.notificationsDropped.Add(1)
-		default:
-			m.queue = append(m.queue, it)
-		}
-	case *delivered:
-		if len(m.queue) == 0 {
-			m.busy = false
+		if !q.gate.Enter() {
+			q.shared.counters.notificationsDiscarded.Add(1)
+			q.exit()
 			return
 		}
-		it := m.queue[0]
-		m.queue[0] = item{}
-		m.queue = m.queue[1:]
-		m.work <- it
-	case *actor.Stopping:
-		discarded := len(m.queue)
-		m.queue = nil
-		select {
-		case <-m.work: // handed over but not yet taken
-			discarded++
-		default:
+		q.deliver(q.shared.ctx, it)
+		if !q.gate.Leave() {
+			q.exit()
+			return
 		}
-		close(m.work)
-		m.shared.counters.notificationsDiscarded.Add(int64(discarded))
 	}
 }
 
-// item turns a notification into a queue item, or reports false when it is
-// rate limited, malformed, or nobody listens for it.
-func (m *mailbox) item(msg *enqueue) (item, bool) {
-	h := &m.shared.handlers
-	if msg.method == messages.MethodLog {
-		if h.Log == nil {
-			return item{}, false
-		}
-		if !m.limiter.Allow() {
-			m.shared.counters.logsDropped.Add(1)
-			return item{}, false
-		}
-		e, err := sanitize.Log(msg.params)
-		if err != nil {
-			m.shared.counters.malformed.Add(1)
-			m.shared.logger.Warn("malformed server log entry dropped", "err", err)
-			return item{}, false
-		}
-		return item{log: &messages.LoggingMessage{Level: e.Level, Logger: e.Logger, Data: e.Data}}, true
-	}
-	if h.Notification == nil {
-		return item{}, false
-	}
-	return item{notif: &messages.Notification{Method: msg.method, Params: msg.params}}, true
-}
-
-// run is the worker goroutine: one callback at a time, each acknowledged.
-// It exits once the gate is closed: at once when no callback runs, else as
-// soon as the abandoned one returns.
-func (m *mailbox) run(ack func()) {
-	defer close(m.exited)
-	for it := range m.work {
-		if !m.gate.Enter() {
-			m.shared.counters.notificationsDiscarded.Add(1)
-			return
-		}
-		m.deliver(m.shared.ctx, it)
-		if !m.gate.Leave() {
-			return
-		}
-		ack()
+// exit ends a worker that stops early: the gate was closed, so the queue
+// is closing or closed.
+func (q *notifQueue) exit() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.running = false
+	if q.closed {
+		close(q.exited)
 	}
 }
 
-func (m *mailbox) deliver(ctx context.Context, it item) {
+func (q *notifQueue) deliver(ctx context.Context, it item) {
 	defer func() {
 		if v := recover(); v != nil {
-			m.shared.counters.notificationPanics.Add(1)
-			m.shared.logger.Error("notification handler panicked; skipped", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			q.shared.counters.notificationPanics.Add(1)
+			q.shared.logger.Error("notification handler panicked; skipped", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		}
 	}()
-	nc := m.nc
-	nc.Era = m.shared.session.Load().era
+	nc := q.nc
+	nc.Era = q.shared.session.Load().era
 	if it.log != nil {
-		m.shared.handlers.Log(ctx, nc, it.log)
+		q.shared.handlers.Log(ctx, nc, it.log)
 		return
 	}
-	m.shared.handlers.Notification(ctx, nc, it.notif)
+	q.shared.handlers.Notification(ctx, nc, it.notif)
 }

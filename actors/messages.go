@@ -174,5 +174,4 @@ type (
 		method string
 		params json.RawMessage
 	}
-	delivered struct{ quiet }
 )

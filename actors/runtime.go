@@ -47,7 +47,7 @@ type Config struct {
 	Audit             func(messages.AuditRecord)
 	// Origin is the server's origin when the transport reports one.
 	Origin string
-	// System, when set, hosts the actors; otherwise the Runtime makes its own.
+	// System, when set, hosts the actors; otherwise DefaultSystem does.
 	System *actor.ActorSystem
 	// FlushTimeout bounds how long Close waits for queued writes (0: 2 s).
 	FlushTimeout time.Duration
@@ -113,10 +113,13 @@ func (s *shared) audit(rec messages.AuditRecord, rpcErr *messages.RPCError) {
 
 // lifecycle is how the actors ask the runtime to tear the connection down.
 type lifecycle struct {
-	system        *actor.ActorSystem
-	once          sync.Once
-	stopping      chan struct{} // closed by stop
-	err           error         // why; read after stopping is closed
+	system   *actor.ActorSystem
+	once     sync.Once
+	stopping chan struct{} // closed by stop
+	err      error         // why; read after stopping is closed
+	// teardown is started by the first stop, in a goroutine of its own: no
+	// goroutine is parked waiting for the end of a connection.
+	teardown      func()
 	mailboxGate   *supervisor.Gate
 	mailboxExited chan struct{}
 	// tracker is the call tracker's PID, set when the connection starts,
@@ -128,6 +131,7 @@ func (l *lifecycle) stop(err error) {
 	l.once.Do(func() {
 		l.err = err
 		close(l.stopping)
+		go l.teardown()
 	})
 }
 
@@ -154,6 +158,10 @@ type Runtime struct {
 	readerEnd chan struct{}
 	done      chan struct{} // closed when teardown has finished
 	nextID    atomic.Int64
+
+	afterMu  sync.Mutex
+	after    func() // AfterDone's, until teardown takes it
+	finished bool   // teardown has taken after
 }
 
 // Start spawns the actors for cfg.Conn and starts reading from it.
@@ -178,7 +186,7 @@ func Start(cfg Config) *Runtime {
 	}
 	system := cfg.System
 	if system == nil {
-		system = NewSystem(cfg.Logger)
+		system = DefaultSystem()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	sh := &shared{ctx: ctx, handlers: cfg.Handlers, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit}
@@ -188,6 +196,7 @@ func Start(cfg Config) *Runtime {
 		readerEnd: make(chan struct{}),
 		done:      make(chan struct{}),
 	}
+	rt.life.teardown = rt.teardown
 	// Until negotiation says otherwise, a server request is legacy.
 	rt.shared.session.Store(&session{version: era.LegacyVersions[0], era: messages.EraLegacy})
 	conn := &connection{
@@ -204,11 +213,10 @@ func Start(cfg Config) *Runtime {
 	var pid *actor.PID
 	rt.writer = startWriter(cfg.Conn, func(err error) { system.Root.Send(pid, &writerFailed{err: err}) })
 	conn.writer = rt.writer
-	props := actor.PropsFromProducer(func() actor.Actor { return conn }, actor.WithGuardian(supervisor.Stopping()))
+	props := actor.PropsFromProducer(func() actor.Actor { return conn }, actor.WithGuardian(topLevel))
 	pid = system.Root.Spawn(props)
 	rt.pid = pid
 	go rt.read(ctx)
-	go rt.teardown()
 	return rt
 }
 
@@ -225,14 +233,13 @@ func (rt *Runtime) read(ctx context.Context) {
 	}
 }
 
-// teardown waits for the connection to end (Close, transport failure or an
-// internal failure) and releases everything: pending calls fail, handler
-// contexts are cancelled, queued writes are flushed (bounded), the
-// transport is closed, and every goroutine and actor is waited for, except
-// a callback that ignores its ctx: that one is abandoned (counted), so a
-// callback may call Close itself.
+// teardown runs once the connection ends (Close, transport failure or an
+// internal failure: lifecycle.stop starts it) and releases everything:
+// pending calls fail, handler contexts are cancelled, queued writes are
+// flushed (bounded), the transport is closed, and every goroutine and
+// actor is waited for, except a callback that ignores its ctx: that one is
+// abandoned (counted), so a callback may call Close itself.
 func (rt *Runtime) teardown() {
-	<-rt.life.stopping
 	done := make(chan struct{})
 	rt.system.Root.Send(rt.pid, &closeRequest{err: rt.life.err, done: done})
 	<-done
@@ -254,10 +261,32 @@ func (rt *Runtime) teardown() {
 		<-rt.life.mailboxExited
 	}
 	close(rt.done)
+	rt.afterMu.Lock()
+	f := rt.after
+	rt.after, rt.finished = nil, true
+	rt.afterMu.Unlock()
+	if f != nil {
+		f()
+	}
 }
 
 // Done is closed once the connection has ended and everything is released.
 func (rt *Runtime) Done() <-chan struct{} { return rt.done }
+
+// AfterDone arranges for f to be called once Done is closed, without a
+// goroutine waiting for that meanwhile: f runs last in the teardown's
+// goroutine, so it should not block. If the runtime is already done, f
+// runs at once in a goroutine of its own. The runtime keeps one f: a later
+// call replaces an earlier one not yet called.
+func (rt *Runtime) AfterDone(f func()) {
+	rt.afterMu.Lock()
+	defer rt.afterMu.Unlock()
+	if rt.finished {
+		go f()
+		return
+	}
+	rt.after = f
+}
 
 // Err says why the connection ended; nil before Done is closed.
 func (rt *Runtime) Err() error {

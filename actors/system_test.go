@@ -2,11 +2,19 @@ package actors
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
+	"runtime"
 	"testing"
+	"testing/synctest"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/conduitmcp/conduit/messages"
+	"github.com/conduitmcp/conduit/transport"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -20,4 +28,82 @@ func TestProtoactorLogsGoToOurLoggerWithAWarnFloor(t *testing.T) {
 	assert.NotContains(t, out, "chatter")
 	assert.Contains(t, out, `msg="something worth seeing"`)
 	assert.Contains(t, out, "component=protoactor")
+}
+
+// registered counts the processes in sys's registry: every live actor,
+// future and guardian has an entry.
+func registered(sys *actor.ActorSystem) int {
+	n := 0
+	for _, m := range sys.ProcessRegistry.LocalPIDs.LocalPIDs {
+		n += m.Count()
+	}
+	return n
+}
+
+// A connection leaves nothing in a system it shares: no registry entry (a
+// guardian per connection stayed behind before), no event-stream
+// subscription, no goroutine.
+func TestRuntimesLeaveNothingInASharedSystem(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := NewSystem(nil)
+		cycle := func() {
+			client, server := transport.NewMemoryPair()
+			defer server.Close()
+			rt := Start(Config{Conn: client, System: sys, Handlers: messages.Handlers{Log: func(context.Context, messages.NotificationContext, *messages.LoggingMessage) {}}})
+			require.NoError(t, server.Write(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)))
+			synctest.Wait()
+			require.NoError(t, rt.Close())
+		}
+		cycle() // the first one makes what is made once per system
+		synctest.Wait()
+		pids, subs, goroutines := registered(sys), sys.EventStream.Length(), runtime.NumGoroutine()
+		for range 50 {
+			cycle()
+		}
+		synctest.Wait()
+		assert.Equal(t, pids, registered(sys), "registry entries")
+		assert.Equal(t, subs, sys.EventStream.Length(), "event-stream subscriptions")
+		assert.Equal(t, goroutines, runtime.NumGoroutine(), "goroutines")
+	})
+}
+
+// Every Runtime started without a system runs on the one DefaultSystem.
+func TestStartWithoutASystemUsesTheDefaultOne(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, _ := transport.NewMemoryPair()
+		b, _ := transport.NewMemoryPair()
+		ra, rb := Start(Config{Conn: a}), Start(Config{Conn: b})
+		assert.Same(t, DefaultSystem(), ra.system)
+		assert.Same(t, DefaultSystem(), rb.system)
+		require.NoError(t, ra.Close())
+		require.NoError(t, rb.Close())
+	})
+}
+
+// AfterDone's callback runs once the runtime is done, with no goroutine
+// waiting for that meanwhile; registered after the end, it runs at once.
+func TestAfterDoneRunsOnceTheRuntimeIsDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, server := transport.NewMemoryPair()
+		rt := Start(Config{Conn: client})
+		synctest.Wait()
+		base := runtime.NumGoroutine()
+		called := make(chan bool, 2)
+		rt.AfterDone(func() {
+			select {
+			case <-rt.Done():
+				called <- true
+			default:
+				called <- false
+			}
+		})
+		synctest.Wait()
+		assert.Equal(t, base, runtime.NumGoroutine(), "goroutines while waiting")
+		assert.Empty(t, called)
+		require.NoError(t, server.Close()) // the connection ends by itself
+		assert.True(t, <-called, "called after Done")
+		rt.AfterDone(func() { called <- true })
+		assert.True(t, <-called, "called when already done")
+		require.Error(t, rt.Err())
+	})
 }

@@ -9,58 +9,66 @@ import (
 
 // writer owns the transport's write side. The connection actor enqueues
 // without blocking (a slow server must not stall the actor); one goroutine
-// writes in order. After close it flushes what is queued, then exits.
+// at a time writes in order. That goroutine exists only while something is
+// queued: send starts it when none runs, and it exits when the queue is
+// empty, so an idle connection has none. After close it flushes what is
+// queued, then exits.
 type writer struct {
 	conn   transport.Conn
 	onErr  func(error)
-	wake   chan struct{} // capacity 1
-	exited chan struct{}
+	exited chan struct{} // closed once closed and no goroutine writes
 
-	mu     sync.Mutex
-	queue  [][]byte
-	closed bool
+	mu      sync.Mutex
+	queue   [][]byte
+	running bool // a writing goroutine exists
+	closed  bool
 }
 
 func startWriter(conn transport.Conn, onErr func(error)) *writer {
-	w := &writer{conn: conn, onErr: onErr, wake: make(chan struct{}, 1), exited: make(chan struct{})}
-	go w.run()
-	return w
+	return &writer{conn: conn, onErr: onErr, exited: make(chan struct{})}
 }
 
 // send queues data; it reports false once the writer is closed.
 func (w *writer) send(data []byte) bool {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.closed {
-		w.mu.Unlock()
 		return false
 	}
 	w.queue = append(w.queue, data)
-	w.mu.Unlock()
-	w.signal()
+	if !w.running {
+		w.running = true
+		go w.run()
+	}
 	return true
 }
 
-// close stops accepting; run exits once the queue is flushed.
+// close stops accepting; exited is closed once the queue is flushed.
 func (w *writer) close() {
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
 	w.closed = true
-	w.mu.Unlock()
-	w.signal()
-}
-
-func (w *writer) signal() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
+	if !w.running {
+		close(w.exited)
 	}
 }
 
+// run writes batches until the queue is empty. A failed write ends the
+// writer: what is queued is dropped and onErr is told, before exited is
+// closed.
 func (w *writer) run() {
-	defer close(w.exited)
-	for range w.wake {
+	for {
 		w.mu.Lock()
-		batch, closed := w.queue, w.closed
+		batch := w.queue
 		w.queue = nil
+		if len(batch) == 0 {
+			w.idleLocked()
+			w.mu.Unlock()
+			return
+		}
 		w.mu.Unlock()
 		for _, data := range batch {
 			if err := w.conn.Write(context.Background(), data); err != nil {
@@ -68,17 +76,19 @@ func (w *writer) run() {
 				w.closed, w.queue = true, nil
 				w.mu.Unlock()
 				w.onErr(err)
+				w.mu.Lock()
+				w.idleLocked()
+				w.mu.Unlock()
 				return
 			}
 		}
-		if closed {
-			w.mu.Lock()
-			empty := len(w.queue) == 0
-			w.mu.Unlock()
-			if empty {
-				return
-			}
-			w.signal()
-		}
+	}
+}
+
+// idleLocked marks the goroutine gone; w.mu is held.
+func (w *writer) idleLocked() {
+	w.running = false
+	if w.closed {
+		close(w.exited)
 	}
 }

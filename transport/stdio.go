@@ -147,10 +147,6 @@ func (c *Command) Connect(ctx context.Context) (Conn, error) {
 		exited:       make(chan struct{}),
 		done:         make(chan struct{}),
 	}
-	go func() {
-		cmd.Wait() // the outcome is kept in cmd.ProcessState
-		close(conn.exited)
-	}()
 	go conn.readLoop(limit)
 	if stderrR != nil {
 		go conn.logLoop(c.Logger)
@@ -165,9 +161,11 @@ func (c *Command) Connect(ctx context.Context) (Conn, error) {
 // Concurrency: one goroutine reads stdout and hands lines to Read over an
 // unbuffered channel, so Read can honour ctx and Close without touching the
 // pipe. Writes are serialised by wmu, a one-slot channel used as a mutex so
-// that waiting for it honours ctx and Close. A third goroutine forwards
-// stderr, and a fourth reaps the process. Close stops all of them before it
-// returns.
+// that waiting for it honours ctx and Close. Another goroutine forwards
+// stderr when it is logged. The process is reaped by a goroutine started
+// only when its end matters (stdout ended, a write failed, or Close), so
+// an idle connection does not keep one: a server that exits closes its
+// stdout, which starts it. Close stops all of them before it returns.
 type stdioConn struct {
 	cmd          *exec.Cmd
 	stdin        *os.File
@@ -184,6 +182,7 @@ type stdioConn struct {
 	logDone  chan struct{} // closed when logLoop returns, or at once
 
 	exited    chan struct{} // closed once the process is reaped
+	reapOnce  sync.Once
 	done      chan struct{} // closed when Close begins
 	closeOnce sync.Once
 
@@ -305,6 +304,7 @@ func (c *stdioConn) shutdown() {
 	close(c.done)
 	// Also unblocks a Write stuck on a full pipe.
 	c.stdin.Close()
+	c.reap()
 	if !waitFor(c.exited, c.closeTimeout) {
 		// Signal fails where there is no SIGTERM (Windows): kill at once.
 		if c.cmd.Process.Signal(syscall.SIGTERM) != nil || !waitFor(c.exited, c.closeTimeout) {
@@ -390,6 +390,7 @@ func (c *stdioConn) eofError() error {
 // within exitGrace, else nil. It lets the stderr forwarder drain (bounded)
 // first, so that the server's last words are in it.
 func (c *stdioConn) exitError(err error) error {
+	c.reap()
 	t := time.NewTimer(exitGrace)
 	defer t.Stop()
 	select {
@@ -403,6 +404,17 @@ func (c *stdioConn) exitError(err error) error {
 	c.tailMu.Lock()
 	defer c.tailMu.Unlock()
 	return &ServerExitError{State: c.cmd.ProcessState, Stderr: slices.Clone(c.tail), Err: err}
+}
+
+// reap starts, once, the goroutine that waits for the process to exit and
+// then closes exited.
+func (c *stdioConn) reap() {
+	c.reapOnce.Do(func() {
+		go func() {
+			c.cmd.Wait() // the outcome is kept in cmd.ProcessState
+			close(c.exited)
+		}()
+	})
 }
 
 // keep adds a stderr line to the tail kept for ServerExitError.

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -169,6 +171,34 @@ func TestStdioCloseUnblocksRead(t *testing.T) {
 	}
 }
 
+// An idle connection keeps one goroutine, the stdout reader: nothing waits
+// for the process until its end matters (stdout ends, a write fails, or
+// Close). That Close leaves none is goleak's to check.
+func TestStdioIdleConnectionKeepsOneGoroutine(t *testing.T) {
+	startHelper(t, "echo", Command{})
+	if n := stdioGoroutines(t); n != 1 {
+		t.Errorf("goroutines of an idle connection = %d, want 1", n)
+	}
+}
+
+// stdioGoroutines counts the goroutines a stdio connection started (by
+// their creator: one not yet running shows no frame of its own).
+func stdioGoroutines(t *testing.T) int {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&buf, 2); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for g := range strings.SplitSeq(buf.String(), "\n\n") {
+		if strings.Contains(g, "created by github.com/conduitmcp/conduit/transport.(*Command).Connect") ||
+			strings.Contains(g, "created by github.com/conduitmcp/conduit/transport.(*stdioConn)") {
+			n++
+		}
+	}
+	return n
+}
+
 // captureHandler records what reaches a slog.Logger.
 type captureHandler struct {
 	mu   sync.Mutex
@@ -320,6 +350,7 @@ func TestStdioServerExits(t *testing.T) {
 // not the EOF or broken pipe that revealed it.
 func TestStdioServerExitStatus(t *testing.T) {
 	c := startHelper(t, "exit3", Command{})
+	c.reap() // the process is reaped once its end matters: here, at once
 	<-c.exited
 
 	err := c.Write(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))

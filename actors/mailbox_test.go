@@ -1,0 +1,33 @@
+package actors
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"golang.org/x/time/rate"
+
+	"github.com/conduitmcp/conduit/messages"
+	"github.com/conduitmcp/conduit/supervisor"
+)
+
+// The rate limit and the cap are checked before an entry is sanitised: an
+// entry that finds 1 000 waiting is dropped as such, even one the
+// sanitiser would reject, and costs no sanitising.
+func TestLogEntriesBeyondTheCapAreDroppedUnsanitised(t *testing.T) {
+	sh := &shared{ctx: context.Background(), logger: slog.New(slog.DiscardHandler),
+		handlers: messages.Handlers{Log: func(context.Context, messages.NotificationContext, *messages.LoggingMessage) {}}}
+	m := newMailbox(sh, messages.NotificationContext{}, rate.Inf, 1, supervisor.NewGate(&sh.abandoned), make(chan struct{}))
+	m.queue.running = true // a worker holds one entry; none is started here
+	malformed := &enqueue{method: messages.MethodLog, params: []byte(`{"level":`)}
+
+	m.admit(malformed)
+	assert.EqualValues(t, 1, sh.counters.malformed.Load(), "malformed, with room in the queue")
+
+	m.queue.items = make([]item, MaxWaitingNotifications)
+	m.admit(malformed)
+	assert.EqualValues(t, 1, sh.counters.notificationsDropped.Load(), "dropped")
+	assert.EqualValues(t, 1, sh.counters.malformed.Load(), "malformed: the full queue's entry was not sanitised")
+	assert.Len(t, m.queue.items, MaxWaitingNotifications)
+}
