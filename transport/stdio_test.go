@@ -519,6 +519,7 @@ func TestStdioPid(t *testing.T) {
 	}
 
 	exited := startHelper(t, "exit3", Command{})
+	exited.reap() // the process is reaped once its end matters: here, at once
 	<-exited.exited
 	if got := Conn(exited).(interface{ Pid() int }).Pid(); got != 0 {
 		t.Errorf("Pid() after the server exited = %d, want 0", got)
