@@ -185,8 +185,10 @@ func connectFloor(b *testing.B, conn transport.Conn, modern bool, answered *atom
 }
 
 // runScripted times b.N calls of call spread over conc goroutines, checks
-// that every call answered perCall input requests, and reports calls/s
-// (and ns/request when a call carries more than one).
+// that every call answered perCall input requests, and reports calls/s,
+// the process's CPU time per op (steadier than wall time when other
+// processes load the machine) and, when a call carries more than one input
+// request, ns/request.
 func runScripted(b *testing.B, conc, perCall int, answered *atomic.Int64, call func() error) {
 	b.Helper()
 	var (
@@ -199,6 +201,7 @@ func runScripted(b *testing.B, conc, perCall int, answered *atomic.Int64, call f
 	answered.Store(0)
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0, cpuOK := processCPU()
 	for range conc {
 		wg.Go(func() {
 			for next.Add(1) <= n {
@@ -212,6 +215,7 @@ func runScripted(b *testing.B, conc, perCall int, answered *atomic.Int64, call f
 	}
 	wg.Wait()
 	b.StopTimer()
+	cpu1, _ := processCPU()
 	if first != nil {
 		b.Fatalf("call failed: %v", first)
 	}
@@ -219,6 +223,11 @@ func runScripted(b *testing.B, conc, perCall int, answered *atomic.Int64, call f
 		b.Fatalf("answered %d input requests for %d calls, want %d", got, n, want)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+	if cpuOK {
+		// The whole process: the client, the scripted server (a small
+		// part) and the runtime.
+		b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/float64(n), "cpu-ns/op")
+	}
 	if perCall > 1 {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*int64(perCall)), "ns/request")
 	}
