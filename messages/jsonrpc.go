@@ -150,18 +150,107 @@ func marshalParams(params any) (json.RawMessage, error) {
 }
 
 // Encode writes f as one line of JSON (encoding/json never emits a raw
-// newline: it escapes them inside strings).
+// newline: it escapes them inside strings). The output is byte for byte
+// what json.Marshal(f) gives, with "id": null on an unattributable error
+// response, but the envelope is written by hand and a raw member that is
+// already compact and needs no HTML escaping is appended as is: Marshal
+// would re-validate and compact every raw payload through reflection.
 func (f *Frame) Encode() ([]byte, error) {
+	b := make([]byte, 0, 64+len(f.Method)+len(f.Params)+len(f.Result))
+	b = append(b, `{"jsonrpc":`...)
+	b = appendString(b, f.JSONRPC)
 	if f.ID.IsZero() && f.Method == "" {
 		// An unattributable error response must still carry "id": null.
-		type nullID struct {
-			JSONRPC string    `json:"jsonrpc"`
-			ID      *struct{} `json:"id"`
-			Error   *RPCError `json:"error,omitempty"`
-		}
-		return json.Marshal(nullID{JSONRPC: f.JSONRPC, Error: f.Error})
+		return appendError(append(b, `,"id":null`...), f.Error)
 	}
-	return json.Marshal(f)
+	if !f.ID.IsZero() {
+		b = append(append(b, `,"id":`...), f.ID.raw...)
+	}
+	var err error
+	if f.Method != "" {
+		b = appendString(append(b, `,"method":`...), f.Method)
+	}
+	if len(f.Params) > 0 {
+		if b, err = appendRaw(append(b, `,"params":`...), f.Params); err != nil {
+			return nil, err
+		}
+	}
+	if len(f.Result) > 0 {
+		if b, err = appendRaw(append(b, `,"result":`...), f.Result); err != nil {
+			return nil, err
+		}
+	}
+	return appendError(b, f.Error)
+}
+
+// appendError appends the error member, if any, and closes the frame.
+func appendError(b []byte, e *RPCError) ([]byte, error) {
+	if e != nil {
+		raw, err := json.Marshal(e)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"error":`...), raw...)
+	}
+	return append(b, '}'), nil
+}
+
+// appendString appends s as a JSON string, escaped as encoding/json
+// escapes it.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	return append(append(append(b, '"'), s...), '"')
+}
+
+// appendRaw appends raw as json.Marshal appends a json.RawMessage: invalid
+// JSON is an error, and the value is compacted with <, >, &, U+2028 and
+// U+2029 escaped inside strings. Raw that is already so is appended as is.
+func appendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
+	if !json.Valid(raw) {
+		return nil, errors.New("jsonrpc: a raw member is not valid JSON")
+	}
+	if plainJSON(raw) {
+		return append(b, raw...), nil
+	}
+	var compact, escaped bytes.Buffer
+	if err := json.Compact(&compact, raw); err != nil {
+		return nil, err
+	}
+	json.HTMLEscape(&escaped, compact.Bytes())
+	return append(b, escaped.Bytes()...), nil
+}
+
+// plainJSON reports whether valid JSON raw has no space outside strings
+// and no byte json.Marshal would escape inside them (<, >, & and the first
+// byte of U+2028 and U+2029).
+func plainJSON(raw []byte) bool {
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++ // the escaped byte cannot end the string
+			case '"':
+				inString = false
+			case '<', '>', '&', 0xE2:
+				return false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case ' ', '\t', '\n', '\r':
+			return false
+		}
+	}
+	return true
 }
 
 // Decode parses one wire message. It returns a *RPCError carrying the code

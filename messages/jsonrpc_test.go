@@ -96,3 +96,48 @@ func TestContentsKeepsItsShape(t *testing.T) {
 	var c Contents
 	assert.Error(t, json.Unmarshal([]byte(`"text"`), &c))
 }
+
+// TestEncodeIsMarshal holds the hand-written Encode to what json.Marshal
+// makes of a Frame (the encoding it replaced), byte for byte: raw members
+// compacted, <, >, & and U+2028/U+2029 escaped inside strings, invalid raw
+// JSON refused.
+func TestEncodeIsMarshal(t *testing.T) {
+	raws := []string{
+		`{}`, `[]`, `null`, `{"a":1}`, ` { "a" : [ 1 , 2 ] } `, "{\n\t\"a\": \"b c\"\r\n}",
+		`{"t":"<b>&amp;</b>"}`, `{"t":"\u2028\u2029"}`, "{\"t\":\"\u2028 \u2029 \u00e9\"}",
+		`{"t":"a\"<\\"}`, `{"t":"\\\\"}`, `{"k\"<":"v"}`, `"str"`, `12.5e3`, `[{"a":{"b":[true,false,null]}}]`,
+	}
+	methods := []string{"tools/call", "sampling/createMessage", `we"ird<&>`, "é", "tab\there"}
+	var frames []*Frame
+	for _, r := range raws {
+		raw := json.RawMessage(r)
+		frames = append(frames,
+			&Frame{JSONRPC: Version, ID: IntID(7), Method: "x", Params: raw},
+			&Frame{JSONRPC: Version, Method: "notifications/x", Params: raw},
+			&Frame{JSONRPC: Version, ID: StringID("a<b"), Result: raw},
+			&Frame{JSONRPC: Version, ID: IntID(1), Error: &RPCError{Code: -32000, Message: "m <&>", Data: raw}},
+		)
+	}
+	for _, m := range methods {
+		frames = append(frames, &Frame{JSONRPC: Version, ID: IntID(-3), Method: m})
+	}
+	frames = append(frames, &Frame{JSONRPC: Version, ID: IntID(2)}, &Frame{JSONRPC: "1.0<", Method: "m"})
+	for _, f := range frames {
+		want, err := json.Marshal(f)
+		require.NoError(t, err)
+		got, err := f.Encode()
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got))
+	}
+	for _, bad := range []string{`{`, `{"a":}`, `[1,]`, `nul`, `{"a":1}x`} {
+		_, wantErr := json.Marshal(&Frame{JSONRPC: Version, ID: IntID(1), Result: json.RawMessage(bad)})
+		require.Error(t, wantErr)
+		_, err := (&Frame{JSONRPC: Version, ID: IntID(1), Result: json.RawMessage(bad)}).Encode()
+		assert.Error(t, err, "%s", bad)
+		_, err = (&Frame{JSONRPC: Version, ID: IntID(1), Method: "m", Params: json.RawMessage(bad)}).Encode()
+		assert.Error(t, err, "%s", bad)
+	}
+	null, err := NewErrorResponse(ID{}, &RPCError{Code: CodeParseError, Message: "x<"}).Encode()
+	require.NoError(t, err)
+	assert.Equal(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x\u003c"}}`, string(null))
+}
