@@ -257,6 +257,16 @@ func plainJSON(raw []byte) bool {
 // the peer should get: -32700 for text that is not JSON, -32600 for JSON that
 // is not a valid JSON-RPC 2.0 message (with the id when one could be read).
 func Decode(data []byte) (*Frame, *DecodeError) {
+	fields, ok := splitObject(data)
+	if !ok {
+		return decodeMap(data)
+	}
+	return decodeFields(fields)
+}
+
+// decodeMap decodes data through a map of its members: the general way,
+// taken when splitObject cannot, and the one that words a parse error.
+func decodeMap(data []byte) (*Frame, *DecodeError) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
 		var typeErr *json.UnmarshalTypeError
@@ -265,6 +275,11 @@ func Decode(data []byte) (*Frame, *DecodeError) {
 		}
 		return nil, &DecodeError{Err: &RPCError{Code: CodeParseError, Message: "Parse error: " + err.Error()}}
 	}
+	return decodeFields(fields)
+}
+
+// decodeFields checks the members of a message and builds its Frame.
+func decodeFields(fields map[string]json.RawMessage) (*Frame, *DecodeError) {
 	f := &Frame{}
 	var id ID
 	idErr := error(nil)
@@ -277,14 +292,14 @@ func Decode(data []byte) (*Frame, *DecodeError) {
 	invalid := func(why string) (*Frame, *DecodeError) {
 		return nil, &DecodeError{ID: f.ID, Err: &RPCError{Code: CodeInvalidRequest, Message: "Invalid Request: " + why}}
 	}
-	if err := json.Unmarshal(fields["jsonrpc"], &f.JSONRPC); err != nil || f.JSONRPC != Version {
+	if !decodeString(fields["jsonrpc"], &f.JSONRPC) || f.JSONRPC != Version {
 		return invalid(`"jsonrpc" must be "2.0"`)
 	}
 	if idErr != nil {
 		return invalid(idErr.Error())
 	}
 	if raw, ok := fields["method"]; ok {
-		if err := json.Unmarshal(raw, &f.Method); err != nil || f.Method == "" {
+		if !decodeString(raw, &f.Method) || f.Method == "" {
 			return invalid(`"method" must be a non-empty string`)
 		}
 		if p, ok := fields["params"]; ok && !IsNull(p) {
@@ -314,6 +329,99 @@ func Decode(data []byte) (*Frame, *DecodeError) {
 	}
 	f.Error = &rpcErr
 	return f, nil
+}
+
+// decodeString decodes a JSON string: a plain one (printable ASCII, no
+// escape) by slicing, any other through encoding/json. It reports false
+// when raw is not a string.
+func decodeString(raw json.RawMessage, s *string) bool {
+	n := len(raw)
+	plain := n >= 2 && raw[0] == '"' && raw[n-1] == '"'
+	for i := 1; plain && i < n-1; i++ {
+		c := raw[i]
+		plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\'
+	}
+	if plain {
+		*s = string(raw[1 : n-1])
+		return true
+	}
+	return json.Unmarshal(raw, s) == nil
+}
+
+// splitObject splits a JSON object into its top-level members in one scan,
+// without reflection; each member's value aliases data. It reports false
+// when data is not valid JSON, not an object, or has a key with an escape
+// in it: decodeMap then decides, as json.Unmarshal into a map would (a
+// repeated key keeps its last value, as there).
+func splitObject(data []byte) (map[string]json.RawMessage, bool) {
+	if !json.Valid(data) {
+		return nil, false
+	}
+	i := skipSpace(data, 0)
+	if data[i] != '{' {
+		return nil, false
+	}
+	fields := make(map[string]json.RawMessage, 4)
+	for i = skipSpace(data, i+1); data[i] != '}'; {
+		end := stringEnd(data, i)
+		key := data[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return nil, false
+		}
+		i = skipSpace(data, skipSpace(data, end)+1) // past the colon
+		start := i
+		i = valueEnd(data, i)
+		fields[string(key)] = data[start:i]
+		if i = skipSpace(data, i); data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return fields, true
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON white space.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string starting at i.
+func stringEnd(data []byte, i int) int {
+	for i++; data[i] != '"'; i++ {
+		if data[i] == '\\' {
+			i++
+		}
+	}
+	return i + 1
+}
+
+// valueEnd returns the index just past the valid JSON value starting at i.
+func valueEnd(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return stringEnd(data, i)
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch data[i] {
+			case '"':
+				i = stringEnd(data, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	}
+	for i < len(data) && data[i] != ',' && data[i] != '}' && data[i] != ']' && data[i] != ' ' && data[i] != '\t' && data[i] != '\n' && data[i] != '\r' {
+		i++
+	}
+	return i
 }
 
 // DecodeError is a message that could not be decoded, with the id to answer

@@ -141,3 +141,53 @@ func TestEncodeIsMarshal(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x\u003c"}}`, string(null))
 }
+
+// TestDecodeSplitsAsTheMapDoes holds Decode's one-pass split to the
+// decoding through a map of members it stands in for: the same frame or
+// the same error, for every message.
+func TestDecodeSplitsAsTheMapDoes(t *testing.T) {
+	ins := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		` { "jsonrpc" : "2.0" , "id" : "a b" , "method" : "x" , "params" : { "s" : "}]\"{[" , "n" : [ 1 , { } ] } } `,
+		"{\n\t\"jsonrpc\":\"2.0\",\r\n\"method\":\"notifications/x\",\"params\":[]}",
+		`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"a\\\"b"}]}}`,
+		`{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no","data":{"x":[null,true,false,-1.5e3]}}}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}`,
+		`{"jsonrpc":"2\u002e0","id":1,"method":"p\u0069ng"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"é"}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}",
+		`{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`,
+		`{"jsonrpc":"2.0","id":1,"i\u0064":2,"method":"m"}`,
+		`{"jsonrpc":"2.0","ID":1,"method":"m"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":null}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":"s"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"","params":{}}`,
+		`{"jsonrpc":2,"id":1,"method":"m"}`,
+		`{"jsonrpc":"2.0","id":-0,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1e3,"result":{}}`,
+		`{"jsonrpc":"2.0","id":{},"result":{}}`,
+		`{"jsonrpc":"2.0","id":"\u00e9","result":{}}`,
+		`{}`, `{"jsonrpc":"2.0"}`, `{"jsonrpc":"2.0","id":2,"result":{},"error":{"code":1,"message":"m"}}`,
+		`{"jsonrpc":`, ``, `[]`, `42`, `null`, `{"a":1}x`, `{"a" 1}`,
+	}
+	for _, in := range ins {
+		gotF, gotE := Decode([]byte(in))
+		wantF, wantE := decodeMap([]byte(in))
+		assert.Equal(t, wantF, gotF, "%s", in)
+		assert.Equal(t, wantE, gotE, "%s", in)
+	}
+}
+
+// FuzzDecodeSplitsAsTheMapDoes is TestDecodeSplitsAsTheMapDoes over
+// arbitrary input.
+func FuzzDecodeSplitsAsTheMapDoes(f *testing.F) {
+	f.Add(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":["}"]}}`)
+	f.Add(`{"jsonrpc":"2.0","id":"x","result":{}}`)
+	f.Add(`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		gotF, gotE := Decode([]byte(in))
+		wantF, wantE := decodeMap([]byte(in))
+		assert.Equal(t, wantF, gotF, "%q", in)
+		assert.Equal(t, wantE, gotE, "%q", in)
+	})
+}
