@@ -284,12 +284,15 @@ func checkObject(raw json.RawMessage) *Refusal {
 }
 
 // rawFields splits params into their top-level members (absent or null
-// params are {}).
+// params are {}), in one scan when messages.Members can.
 func rawFields(raw json.RawMessage) (map[string]json.RawMessage, *Refusal) {
-	fields := map[string]json.RawMessage{}
 	if len(raw) == 0 || string(raw) == "null" {
+		return map[string]json.RawMessage{}, nil
+	}
+	if fields, ok := messages.Members(raw); ok {
 		return fields, nil
 	}
+	fields := map[string]json.RawMessage{}
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return nil, invalidParams("params must be an object")
 	}

@@ -257,7 +257,7 @@ func plainJSON(raw []byte) bool {
 // the peer should get: -32700 for text that is not JSON, -32600 for JSON that
 // is not a valid JSON-RPC 2.0 message (with the id when one could be read).
 func Decode(data []byte) (*Frame, *DecodeError) {
-	fields, ok := splitObject(data)
+	fields, ok := Members(data)
 	if !ok {
 		return decodeMap(data)
 	}
@@ -265,7 +265,7 @@ func Decode(data []byte) (*Frame, *DecodeError) {
 }
 
 // decodeMap decodes data through a map of its members: the general way,
-// taken when splitObject cannot, and the one that words a parse error.
+// taken when Members cannot, and the one that words a parse error.
 func decodeMap(data []byte) (*Frame, *DecodeError) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
@@ -348,12 +348,13 @@ func decodeString(raw json.RawMessage, s *string) bool {
 	return json.Unmarshal(raw, s) == nil
 }
 
-// splitObject splits a JSON object into its top-level members in one scan,
-// without reflection; each member's value aliases data. It reports false
+// Members splits a JSON object into its top-level members in one scan,
+// without reflection; each member's value aliases data. The map is what
+// json.Unmarshal into a map[string]json.RawMessage gives (a repeated key
+// keeps its last value) whenever Members reports true; it reports false
 // when data is not valid JSON, not an object, or has a key with an escape
-// in it: decodeMap then decides, as json.Unmarshal into a map would (a
-// repeated key keeps its last value, as there).
-func splitObject(data []byte) (map[string]json.RawMessage, bool) {
+// or a byte beyond ASCII in it, where the caller unmarshals instead.
+func Members(data []byte) (map[string]json.RawMessage, bool) {
 	if !json.Valid(data) {
 		return nil, false
 	}
@@ -365,8 +366,10 @@ func splitObject(data []byte) (map[string]json.RawMessage, bool) {
 	for i = skipSpace(data, i+1); data[i] != '}'; {
 		end := stringEnd(data, i)
 		key := data[i+1 : end-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return nil, false
+		for _, c := range key {
+			if c == '\\' || c >= 0x80 { // Unmarshal unescapes, and mends bad UTF-8
+				return nil, false
+			}
 		}
 		i = skipSpace(data, skipSpace(data, end)+1) // past the colon
 		start := i

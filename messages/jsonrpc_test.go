@@ -142,8 +142,8 @@ func TestEncodeIsMarshal(t *testing.T) {
 	assert.Equal(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x\u003c"}}`, string(null))
 }
 
-// TestDecodeSplitsAsTheMapDoes holds Decode's one-pass split to the
-// decoding through a map of members it stands in for: the same frame or
+// TestDecodeSplitsAsTheMapDoes holds Decode's one-pass split (Members) to
+// the decoding through a map of members it stands in for: the same frame or
 // the same error, for every message.
 func TestDecodeSplitsAsTheMapDoes(t *testing.T) {
 	ins := []string{
@@ -189,5 +189,13 @@ func FuzzDecodeSplitsAsTheMapDoes(f *testing.F) {
 		wantF, wantE := decodeMap([]byte(in))
 		assert.Equal(t, wantF, gotF, "%q", in)
 		assert.Equal(t, wantE, gotE, "%q", in)
+		if got, ok := Members([]byte(in)); ok {
+			var want map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal([]byte(in), &want), "%q", in)
+			assert.Equal(t, len(want), len(got), "%q", in)
+			for k, v := range want {
+				assert.Equal(t, string(v), string(got[k]), "%q: member %q", in, k)
+			}
+		}
 	})
 }
