@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -191,6 +192,37 @@ func appendError(b []byte, e *RPCError) ([]byte, error) {
 			return nil, err
 		}
 		b = append(append(b, `,"error":`...), raw...)
+	}
+	return append(b, '}'), nil
+}
+
+// EncodeObject encodes members as json.Marshal encodes a
+// map[string]json.RawMessage, byte for byte (keys sorted, values compacted
+// and HTML-escaped, invalid JSON refused), without reflection: a value
+// that is already compact and needs no escaping is appended as is.
+func EncodeObject(members map[string]json.RawMessage) ([]byte, error) {
+	keys := make([]string, 0, len(members))
+	n := 2
+	for k, v := range members {
+		keys = append(keys, k)
+		n += len(k) + len(v) + 4
+	}
+	slices.Sort(keys)
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(appendString(b, k), ':')
+		v := members[k]
+		if v == nil {
+			v = json.RawMessage("null") // as RawMessage.MarshalJSON
+		}
+		var err error
+		if b, err = appendRaw(b, v); err != nil {
+			return nil, err
+		}
 	}
 	return append(b, '}'), nil
 }

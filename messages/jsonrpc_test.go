@@ -199,3 +199,21 @@ func FuzzDecodeSplitsAsTheMapDoes(f *testing.F) {
 		}
 	})
 }
+
+// TestEncodeObjectIsMarshal holds EncodeObject to json.Marshal of the same
+// map, byte for byte.
+func TestEncodeObjectIsMarshal(t *testing.T) {
+	for _, m := range []map[string]json.RawMessage{
+		{},
+		{"b": json.RawMessage(`1`), "a": json.RawMessage(` { "x" : "<&>" } `), "_meta": json.RawMessage(`{"k":[1,2]}`)},
+		{"k<&>\"é\u2028": json.RawMessage(`"v"`), "n": nil, "z": json.RawMessage("\"\u2029\"")},
+	} {
+		want, err := json.Marshal(m)
+		require.NoError(t, err)
+		got, err := EncodeObject(m)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got))
+	}
+	_, err := EncodeObject(map[string]json.RawMessage{"a": json.RawMessage(`{`)})
+	assert.Error(t, err)
+}
