@@ -291,14 +291,19 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 		return
 	}
 	spec := requestSpec{
-		id: f.ID, method: f.Method, params: f.Params, hint: hint,
-		version: sess.version, origin: c.cfg.Origin, tracker: c.tracker, shared: c.shared,
+		id: f.ID, method: f.Method, params: f.Params,
+		version: sess.version, origin: c.cfg.Origin, shared: c.shared,
 		base:    messages.RequestContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID, Era: sess.era, Assigns: c.cfg.Assigns},
 		timeout: c.cfg.handlerTimeout(f.Method),
 	}
 	child := ctx.Spawn(c.props(func() actor.Actor { return &request{spec: spec} }))
 	c.children[child] = f.ID
 	c.running[f.ID] = child
+	// Which call the request belongs to (and the pause of its deadline) is
+	// asked here, on the child's behalf: the tracker sees it in this actor's
+	// order, before the call can end, and answers the child (inputGrant)
+	// while it starts, one hop sooner than if the child asked.
+	ctx.RequestWithCustomSender(c.tracker, &inputStarted{token: child, hint: hint}, child)
 }
 
 func (c *connection) childDone(ctx actor.Context, child *actor.PID, frame *messages.Frame) {
