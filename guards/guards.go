@@ -174,12 +174,14 @@ func (c ElicitationConfig) WithDefaults() ElicitationConfig {
 }
 
 // Pipeline runs the checks for one server connection. It is safe for
-// concurrent use: its settings never change after New, the limiter and the
-// counter are synchronised, and per-request state lives in the Input.
+// concurrent use: its settings never change after New, the limiter, the
+// counter and the form cache are synchronised, and per-request state lives
+// in the Input.
 type Pipeline struct {
 	cfg      Config
 	limiter  *rate.Limiter
 	withheld atomic.Int64
+	forms    formCache
 	// now is the limiter's clock; tests replace it.
 	now func() time.Time
 }
