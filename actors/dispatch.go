@@ -53,6 +53,7 @@ func (d *dispatcher) Schedule(fn func()) {
 func (d *dispatcher) Throughput() int { return 300 }
 
 func (d *dispatcher) worker(fn func()) {
+	growStack()
 	fn()
 	idle := time.NewTimer(workerIdle)
 	defer idle.Stop()
@@ -67,6 +68,25 @@ func (d *dispatcher) worker(fn func()) {
 			return
 		}
 	}
+}
+
+// workerStack is about the stack an activation needs at its deepest
+// (encoding/json decoding the params of a sampling request in a guard).
+const workerStack = 16 << 10
+
+// stackIndex is never changed: reading it keeps the compiler from proving
+// growStack's frame unused.
+var stackIndex = 0
+
+// growStack grows a new worker's stack to workerStack in one copy, while
+// the stack holds two frames, rather than copy by copy in the middle of a
+// deep decode (where each copy walks every frame): a burst of requests
+// starts many workers at once.
+//
+//go:noinline
+func growStack() byte {
+	var frame [workerStack]byte
+	return frame[stackIndex]
 }
 
 // props is the actor.Props of an actor of this connection: its activations
