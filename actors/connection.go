@@ -40,6 +40,7 @@ type connection struct {
 	// dead letter (and a throttling goroutine).
 	stopping  map[*actor.PID]struct{}
 	closeDone chan struct{} // a Close waiting for stopping to drain
+	dispatch  *dispatcher   // runs the activations of this actor and its children
 }
 
 // logicalCall is an MRTR call: several rounds, one deadline.
@@ -54,10 +55,10 @@ var _ actor.SupervisorStrategy = (*connection)(nil)
 func (c *connection) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		c.tracker = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return newTracker(ctx.Self()) }))
+		c.tracker = ctx.Spawn(c.props(func() actor.Actor { return newTracker(ctx.Self()) }))
 		c.life.tracker.Store(c.tracker)
 		mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID}, c.cfg.LogRate, c.cfg.LogBurst, c.life.mailboxGate, c.life.mailboxExited)
-		c.mailbox = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return mb }))
+		c.mailbox = ctx.Spawn(c.props(func() actor.Actor { return mb }))
 	case *inbound:
 		c.inbound(ctx, m.msg)
 	case *callRequest:
@@ -99,6 +100,10 @@ func (c *connection) Receive(ctx actor.Context) {
 		} else {
 			c.closeDone = m.done
 		}
+	case *actor.Stopped:
+		// Every child has stopped: no activation of this connection's
+		// actors is left to run.
+		c.dispatch.close()
 	case *actor.Terminated:
 		delete(c.stopping, m.Who)
 		if len(c.stopping) == 0 && c.closeDone != nil {
@@ -289,14 +294,19 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 		return
 	}
 	spec := requestSpec{
-		id: f.ID, method: f.Method, params: f.Params, hint: hint,
-		version: sess.version, origin: c.cfg.Origin, tracker: c.tracker, shared: c.shared,
+		id: f.ID, method: f.Method, params: f.Params,
+		version: sess.version, origin: c.cfg.Origin, shared: c.shared,
 		base:    messages.RequestContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID, Era: sess.era, Assigns: c.cfg.Assigns},
 		timeout: c.cfg.handlerTimeout(f.Method),
 	}
-	child := ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return &request{spec: spec} }))
+	child := ctx.Spawn(c.props(func() actor.Actor { return &request{spec: spec} }))
 	c.children[child] = f.ID
 	c.running[f.ID] = child
+	// Which call the request belongs to (and the pause of its deadline) is
+	// asked here, on the child's behalf: the tracker sees it in this actor's
+	// order, before the call can end, and answers the child (inputGrant)
+	// while it starts, one hop sooner than if the child asked.
+	ctx.RequestWithCustomSender(c.tracker, &inputStarted{token: child, hint: hint, task: relatedTask(f.Params)}, child)
 }
 
 func (c *connection) childDone(ctx actor.Context, child *actor.PID, frame *messages.Frame) {

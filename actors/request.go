@@ -22,18 +22,18 @@ type requestSpec struct {
 	id      messages.ID
 	method  string
 	params  json.RawMessage
-	hint    string // transport's related-call hint
 	version string
 	origin  string
 	base    messages.RequestContext // client, server id, era, client assigns
 	timeout time.Duration
-	tracker *actor.PID
 	shared  *shared
 }
 
 // request is the child actor for one legacy server request: the legacy
-// adapter of the input pipeline. It asks the tracker which call the request
-// belongs to (pausing that call's deadline), starts the pipeline with the
+// adapter of the input pipeline. It gets from the tracker which call the
+// request belongs to (inputGrant, asked by the connection on its behalf
+// when it spawned it; the tracker paused that call's deadline), starts the
+// pipeline with the
 // handler in a goroutine the pipeline owns, and arms its own timer; it feeds
 // the pipeline whichever of answer, timeout or server cancellation comes
 // first, and turns the outcome into the JSON-RPC frame to send (nothing for
@@ -51,7 +51,6 @@ func (r *request) Receive(ctx actor.Context) {
 		rc := s.base
 		rc.RequestID = s.id
 		r.in = s.shared.newInput(guards.Input{Method: s.method, Params: s.params, Context: rc, Version: s.version, Origin: s.origin}, "", s.timeout)
-		ctx.Request(s.tracker, &inputStarted{token: ctx.Self(), hint: s.hint, task: relatedTask(s.params)})
 	case *inputGrant:
 		self, root := ctx.Self(), ctx.ActorSystem().Root
 		o, ended := r.in.start(r.spec.shared.ctx, m, func(out supervisor.Outcome) { root.Send(self, &handlerDone{out: out}) })

@@ -213,7 +213,7 @@ func Start(cfg Config) *Runtime {
 	var pid *actor.PID
 	rt.writer = startWriter(cfg.Conn, func(err error) { system.Root.Send(pid, &writerFailed{err: err}) })
 	conn.writer = rt.writer
-	props := actor.PropsFromProducer(func() actor.Actor { return conn }, actor.WithGuardian(topLevel))
+	props := conn.props(func() actor.Actor { return conn }, actor.WithGuardian(topLevel))
 	pid = system.Root.Spawn(props)
 	rt.pid = pid
 	go rt.read(ctx)

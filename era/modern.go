@@ -68,11 +68,14 @@ func (m Meta) Map() map[string]any {
 // WithMeta returns params (an object, or nil for {}) with extra fields set
 // and meta merged into its _meta (keys already in _meta are kept unless meta
 // sets them). Field values are raw JSON, so a requestState goes back
-// byte for byte.
+// byte for byte. The result is what json.Marshal makes of the merged
+// members (keys sorted), built without re-encoding the members that are
+// already compact.
 func WithMeta(params json.RawMessage, extra map[string]json.RawMessage, meta map[string]any) (json.RawMessage, error) {
 	obj := map[string]json.RawMessage{}
 	if len(bytes.TrimSpace(params)) > 0 && !bytes.Equal(bytes.TrimSpace(params), []byte("null")) {
-		if err := json.Unmarshal(params, &obj); err != nil {
+		var err error
+		if obj, err = members(params); err != nil {
 			return nil, fmt.Errorf("params must be a JSON object: %w", err)
 		}
 	}
@@ -82,7 +85,8 @@ func WithMeta(params json.RawMessage, extra map[string]json.RawMessage, meta map
 	if meta != nil {
 		merged := map[string]json.RawMessage{}
 		if old, ok := obj["_meta"]; ok {
-			if err := json.Unmarshal(old, &merged); err != nil {
+			var err error
+			if merged, err = members(old); err != nil {
 				return nil, fmt.Errorf("params._meta must be an object: %w", err)
 			}
 		}
@@ -93,13 +97,27 @@ func WithMeta(params json.RawMessage, extra map[string]json.RawMessage, meta map
 			}
 			merged[k] = b
 		}
-		b, err := json.Marshal(merged)
+		b, err := messages.EncodeObject(merged)
 		if err != nil {
 			return nil, err
 		}
 		obj["_meta"] = b
 	}
-	return json.Marshal(obj)
+	return messages.EncodeObject(obj)
+}
+
+// members splits a JSON object into its members: in one scan when
+// messages.Members can, else through json.Unmarshal (which words the
+// error).
+func members(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	if m, ok := messages.Members(raw); ok {
+		return m, nil
+	}
+	m := map[string]json.RawMessage{}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // ResultType reads a modern result's resultType: absent means complete; a

@@ -57,7 +57,7 @@ func (p *Pipeline) beforeElicitation(in *Input) (any, *Refusal) {
 	if !present(fields, "requestedSchema") {
 		return nil, invalidParams("form mode requires \"requestedSchema\"")
 	}
-	form, err := ParseForm(in.Version, params.RequestedSchema)
+	form, err := p.forms.parse(in.Version, params.RequestedSchema)
 	if err != nil {
 		return nil, invalidParams("requestedSchema: %v", err)
 	}
@@ -101,7 +101,7 @@ func (p *Pipeline) afterElicitation(in *Input, req any, r *messages.ElicitResult
 			return nil, internalError("elicitation answer without its request")
 		}
 		var err error
-		form, err = ParseForm(in.Version, er.Params.RequestedSchema)
+		form, err = p.forms.parse(in.Version, er.Params.RequestedSchema)
 		if err != nil {
 			return nil, internalError("requestedSchema: %v", err)
 		}

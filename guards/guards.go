@@ -178,12 +178,14 @@ func (c ElicitationConfig) WithDefaults() ElicitationConfig {
 }
 
 // Pipeline runs the checks for one server connection. It is safe for
-// concurrent use: its settings never change after New, the limiter and the
-// counter are synchronised, and per-request state lives in the Input.
+// concurrent use: its settings never change after New, the limiter, the
+// counter and the form cache are synchronised, and per-request state lives
+// in the Input.
 type Pipeline struct {
 	cfg      Config
 	limiter  *rate.Limiter
 	withheld atomic.Int64
+	forms    formCache
 	// now is the limiter's clock; tests replace it.
 	now func() time.Time
 }
@@ -288,12 +290,15 @@ func checkObject(raw json.RawMessage) *Refusal {
 }
 
 // rawFields splits params into their top-level members (absent or null
-// params are {}).
+// params are {}), in one scan when messages.Members can.
 func rawFields(raw json.RawMessage) (map[string]json.RawMessage, *Refusal) {
-	fields := map[string]json.RawMessage{}
 	if len(raw) == 0 || string(raw) == "null" {
+		return map[string]json.RawMessage{}, nil
+	}
+	if fields, ok := messages.Members(raw); ok {
 		return fields, nil
 	}
+	fields := map[string]json.RawMessage{}
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return nil, invalidParams("params must be an object")
 	}

@@ -3,8 +3,8 @@ package guards
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/conduitmcp/conduit/messages"
 )
@@ -15,9 +15,6 @@ type samplingWire struct {
 	messages.CreateMessageParams
 	MaxTokens json.RawMessage `json:"maxTokens"`
 }
-
-// jsonInteger is a JSON number literal without fraction or exponent.
-var jsonInteger = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
 
 // beforeSampling applies the sampling rules, in this order: idle (legacy),
 // shape (-32602), tools capability (-32602), tool iterations, then the
@@ -88,7 +85,7 @@ func (p *Pipeline) beforeSampling(in *Input) (any, *Refusal) {
 // clamped to limit (a positive integer too large for int is clamped too).
 func positiveInt(raw json.RawMessage, limit int) (int, *Refusal) {
 	s := string(bytes.TrimSpace(raw))
-	if !jsonInteger.MatchString(s) {
+	if !jsonInteger(s) {
 		return 0, invalidParams("maxTokens must be a positive integer, got %.32s", s)
 	}
 	if s[0] == '-' || s == "0" {
@@ -105,6 +102,21 @@ func positiveInt(raw json.RawMessage, limit int) (int, *Refusal) {
 		return limit, nil
 	}
 	return int(n), nil
+}
+
+// jsonInteger reports whether s is a JSON number literal without fraction
+// or exponent: -?(0|[1-9][0-9]*).
+func jsonInteger(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // toolTurns counts the assistant messages holding at least one tool_use

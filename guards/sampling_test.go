@@ -2,6 +2,7 @@ package guards
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -265,5 +266,25 @@ func TestSamplingAfter(t *testing.T) {
 	}
 	if want := `{"role":"assistant","content":{"type":"text","text":"x"},"model":"m","stopReason":"endTurn"}`; mustJSON(t, got) != want {
 		t.Fatalf("wire = %s", mustJSON(t, got))
+	}
+}
+
+// TestJSONIntegerIsTheGrammar holds jsonInteger to the grammar it
+// implements, -?(0|[1-9][0-9]*), over every string of up to 3 bytes from
+// an alphabet of the interesting ones.
+func TestJSONIntegerIsTheGrammar(t *testing.T) {
+	grammar := regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+	alphabet := []string{"", "-", "0", "1", "9", ".", "e", "+", " ", "a"}
+	for _, a := range alphabet {
+		for _, b := range alphabet {
+			for _, c := range alphabet {
+				for _, d := range alphabet {
+					s := a + b + c + d
+					if got, want := jsonInteger(s), grammar.MatchString(s); got != want {
+						t.Errorf("jsonInteger(%q) = %v, want %v", s, got, want)
+					}
+				}
+			}
+		}
 	}
 }

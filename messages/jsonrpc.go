@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -156,24 +157,154 @@ func marshalParams(params any) (json.RawMessage, error) {
 }
 
 // Encode writes f as one line of JSON (encoding/json never emits a raw
-// newline: it escapes them inside strings).
+// newline: it escapes them inside strings). The output is byte for byte
+// what json.Marshal(f) gives, with "id": null on an unattributable error
+// response, but the envelope is written by hand and a raw member that is
+// already compact and needs no HTML escaping is appended as is: Marshal
+// would re-validate and compact every raw payload through reflection.
 func (f *Frame) Encode() ([]byte, error) {
+	b := make([]byte, 0, 64+len(f.Method)+len(f.Params)+len(f.Result))
+	b = append(b, `{"jsonrpc":`...)
+	b = appendString(b, f.JSONRPC)
 	if f.ID.IsZero() && f.Method == "" {
 		// An unattributable error response must still carry "id": null.
-		type nullID struct {
-			JSONRPC string    `json:"jsonrpc"`
-			ID      *struct{} `json:"id"`
-			Error   *RPCError `json:"error,omitempty"`
-		}
-		return json.Marshal(nullID{JSONRPC: f.JSONRPC, Error: f.Error})
+		return appendError(append(b, `,"id":null`...), f.Error)
 	}
-	return json.Marshal(f)
+	if !f.ID.IsZero() {
+		b = append(append(b, `,"id":`...), f.ID.raw...)
+	}
+	var err error
+	if f.Method != "" {
+		b = appendString(append(b, `,"method":`...), f.Method)
+	}
+	if len(f.Params) > 0 {
+		if b, err = appendRaw(append(b, `,"params":`...), f.Params); err != nil {
+			return nil, err
+		}
+	}
+	if len(f.Result) > 0 {
+		if b, err = appendRaw(append(b, `,"result":`...), f.Result); err != nil {
+			return nil, err
+		}
+	}
+	return appendError(b, f.Error)
+}
+
+// appendError appends the error member, if any, and closes the frame.
+func appendError(b []byte, e *RPCError) ([]byte, error) {
+	if e != nil {
+		raw, err := json.Marshal(e)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"error":`...), raw...)
+	}
+	return append(b, '}'), nil
+}
+
+// EncodeObject encodes members as json.Marshal encodes a
+// map[string]json.RawMessage, byte for byte (keys sorted, values compacted
+// and HTML-escaped, invalid JSON refused), without reflection: a value
+// that is already compact and needs no escaping is appended as is.
+func EncodeObject(members map[string]json.RawMessage) ([]byte, error) {
+	keys := make([]string, 0, len(members))
+	n := 2
+	for k, v := range members {
+		keys = append(keys, k)
+		n += len(k) + len(v) + 4
+	}
+	slices.Sort(keys)
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(appendString(b, k), ':')
+		v := members[k]
+		if v == nil {
+			v = json.RawMessage("null") // as RawMessage.MarshalJSON
+		}
+		var err error
+		if b, err = appendRaw(b, v); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendString appends s as a JSON string, escaped as encoding/json
+// escapes it.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	return append(append(append(b, '"'), s...), '"')
+}
+
+// appendRaw appends raw as json.Marshal appends a json.RawMessage: invalid
+// JSON is an error, and the value is compacted with <, >, &, U+2028 and
+// U+2029 escaped inside strings. Raw that is already so is appended as is.
+func appendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
+	if !json.Valid(raw) {
+		return nil, errors.New("jsonrpc: a raw member is not valid JSON")
+	}
+	if plainJSON(raw) {
+		return append(b, raw...), nil
+	}
+	var compact, escaped bytes.Buffer
+	if err := json.Compact(&compact, raw); err != nil {
+		return nil, err
+	}
+	json.HTMLEscape(&escaped, compact.Bytes())
+	return append(b, escaped.Bytes()...), nil
+}
+
+// plainJSON reports whether valid JSON raw has no space outside strings
+// and no byte json.Marshal would escape inside them (<, >, & and the first
+// byte of U+2028 and U+2029).
+func plainJSON(raw []byte) bool {
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++ // the escaped byte cannot end the string
+			case '"':
+				inString = false
+			case '<', '>', '&', 0xE2:
+				return false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case ' ', '\t', '\n', '\r':
+			return false
+		}
+	}
+	return true
 }
 
 // Decode parses one wire message. It returns a *RPCError carrying the code
 // the peer should get: -32700 for text that is not JSON, -32600 for JSON that
 // is not a valid JSON-RPC 2.0 message (with the id when one could be read).
 func Decode(data []byte) (*Frame, *DecodeError) {
+	fields, ok := Members(data)
+	if !ok {
+		return decodeMap(data)
+	}
+	return decodeFields(fields)
+}
+
+// decodeMap decodes data through a map of its members: the general way,
+// taken when Members cannot, and the one that words a parse error.
+func decodeMap(data []byte) (*Frame, *DecodeError) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
 		var typeErr *json.UnmarshalTypeError
@@ -182,6 +313,11 @@ func Decode(data []byte) (*Frame, *DecodeError) {
 		}
 		return nil, &DecodeError{Err: &RPCError{Code: CodeParseError, Message: "Parse error: " + err.Error()}}
 	}
+	return decodeFields(fields)
+}
+
+// decodeFields checks the members of a message and builds its Frame.
+func decodeFields(fields map[string]json.RawMessage) (*Frame, *DecodeError) {
 	f := &Frame{}
 	var id ID
 	idErr := error(nil)
@@ -194,14 +330,14 @@ func Decode(data []byte) (*Frame, *DecodeError) {
 	invalid := func(why string) (*Frame, *DecodeError) {
 		return nil, &DecodeError{ID: f.ID, Err: &RPCError{Code: CodeInvalidRequest, Message: "Invalid Request: " + why}}
 	}
-	if err := json.Unmarshal(fields["jsonrpc"], &f.JSONRPC); err != nil || f.JSONRPC != Version {
+	if !decodeString(fields["jsonrpc"], &f.JSONRPC) || f.JSONRPC != Version {
 		return invalid(`"jsonrpc" must be "2.0"`)
 	}
 	if idErr != nil {
 		return invalid(idErr.Error())
 	}
 	if raw, ok := fields["method"]; ok {
-		if err := json.Unmarshal(raw, &f.Method); err != nil || f.Method == "" {
+		if !decodeString(raw, &f.Method) || f.Method == "" {
 			return invalid(`"method" must be a non-empty string`)
 		}
 		if p, ok := fields["params"]; ok && !IsNull(p) {
@@ -231,6 +367,102 @@ func Decode(data []byte) (*Frame, *DecodeError) {
 	}
 	f.Error = &rpcErr
 	return f, nil
+}
+
+// decodeString decodes a JSON string: a plain one (printable ASCII, no
+// escape) by slicing, any other through encoding/json. It reports false
+// when raw is not a string.
+func decodeString(raw json.RawMessage, s *string) bool {
+	n := len(raw)
+	plain := n >= 2 && raw[0] == '"' && raw[n-1] == '"'
+	for i := 1; plain && i < n-1; i++ {
+		c := raw[i]
+		plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\'
+	}
+	if plain {
+		*s = string(raw[1 : n-1])
+		return true
+	}
+	return json.Unmarshal(raw, s) == nil
+}
+
+// Members splits a JSON object into its top-level members in one scan,
+// without reflection; each member's value aliases data. The map is what
+// json.Unmarshal into a map[string]json.RawMessage gives (a repeated key
+// keeps its last value) whenever Members reports true; it reports false
+// when data is not valid JSON, not an object, or has a key with an escape
+// or a byte beyond ASCII in it, where the caller unmarshals instead.
+func Members(data []byte) (map[string]json.RawMessage, bool) {
+	if !json.Valid(data) {
+		return nil, false
+	}
+	i := skipSpace(data, 0)
+	if data[i] != '{' {
+		return nil, false
+	}
+	fields := make(map[string]json.RawMessage, 4)
+	for i = skipSpace(data, i+1); data[i] != '}'; {
+		end := stringEnd(data, i)
+		key := data[i+1 : end-1]
+		for _, c := range key {
+			if c == '\\' || c >= 0x80 { // Unmarshal unescapes, and mends bad UTF-8
+				return nil, false
+			}
+		}
+		i = skipSpace(data, skipSpace(data, end)+1) // past the colon
+		start := i
+		i = valueEnd(data, i)
+		fields[string(key)] = data[start:i]
+		if i = skipSpace(data, i); data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return fields, true
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON white space.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string starting at i.
+func stringEnd(data []byte, i int) int {
+	for i++; data[i] != '"'; i++ {
+		if data[i] == '\\' {
+			i++
+		}
+	}
+	return i + 1
+}
+
+// valueEnd returns the index just past the valid JSON value starting at i.
+func valueEnd(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return stringEnd(data, i)
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch data[i] {
+			case '"':
+				i = stringEnd(data, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	}
+	for i < len(data) && data[i] != ',' && data[i] != '}' && data[i] != ']' && data[i] != ' ' && data[i] != '\t' && data[i] != '\n' && data[i] != '\r' {
+		i++
+	}
+	return i
 }
 
 // DecodeError is a message that could not be decoded, with the id to answer

@@ -106,3 +106,124 @@ func TestContentsPlainText(t *testing.T) {
 		t.Errorf("PlainText of no text = %q, want empty", got)
 	}
 }
+
+// TestEncodeIsMarshal holds the hand-written Encode to what json.Marshal
+// makes of a Frame (the encoding it replaced), byte for byte: raw members
+// compacted, <, >, & and U+2028/U+2029 escaped inside strings, invalid raw
+// JSON refused.
+func TestEncodeIsMarshal(t *testing.T) {
+	raws := []string{
+		`{}`, `[]`, `null`, `{"a":1}`, ` { "a" : [ 1 , 2 ] } `, "{\n\t\"a\": \"b c\"\r\n}",
+		`{"t":"<b>&amp;</b>"}`, `{"t":"\u2028\u2029"}`, "{\"t\":\"\u2028 \u2029 \u00e9\"}",
+		`{"t":"a\"<\\"}`, `{"t":"\\\\"}`, `{"k\"<":"v"}`, `"str"`, `12.5e3`, `[{"a":{"b":[true,false,null]}}]`,
+	}
+	methods := []string{"tools/call", "sampling/createMessage", `we"ird<&>`, "é", "tab\there"}
+	var frames []*Frame
+	for _, r := range raws {
+		raw := json.RawMessage(r)
+		frames = append(frames,
+			&Frame{JSONRPC: Version, ID: IntID(7), Method: "x", Params: raw},
+			&Frame{JSONRPC: Version, Method: "notifications/x", Params: raw},
+			&Frame{JSONRPC: Version, ID: StringID("a<b"), Result: raw},
+			&Frame{JSONRPC: Version, ID: IntID(1), Error: &RPCError{Code: -32000, Message: "m <&>", Data: raw}},
+		)
+	}
+	for _, m := range methods {
+		frames = append(frames, &Frame{JSONRPC: Version, ID: IntID(-3), Method: m})
+	}
+	frames = append(frames, &Frame{JSONRPC: Version, ID: IntID(2)}, &Frame{JSONRPC: "1.0<", Method: "m"})
+	for _, f := range frames {
+		want, err := json.Marshal(f)
+		require.NoError(t, err)
+		got, err := f.Encode()
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got))
+	}
+	for _, bad := range []string{`{`, `{"a":}`, `[1,]`, `nul`, `{"a":1}x`} {
+		_, wantErr := json.Marshal(&Frame{JSONRPC: Version, ID: IntID(1), Result: json.RawMessage(bad)})
+		require.Error(t, wantErr)
+		_, err := (&Frame{JSONRPC: Version, ID: IntID(1), Result: json.RawMessage(bad)}).Encode()
+		assert.Error(t, err, "%s", bad)
+		_, err = (&Frame{JSONRPC: Version, ID: IntID(1), Method: "m", Params: json.RawMessage(bad)}).Encode()
+		assert.Error(t, err, "%s", bad)
+	}
+	null, err := NewErrorResponse(ID{}, &RPCError{Code: CodeParseError, Message: "x<"}).Encode()
+	require.NoError(t, err)
+	assert.Equal(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x\u003c"}}`, string(null))
+}
+
+// TestDecodeSplitsAsTheMapDoes holds Decode's one-pass split (Members) to
+// the decoding through a map of members it stands in for: the same frame or
+// the same error, for every message.
+func TestDecodeSplitsAsTheMapDoes(t *testing.T) {
+	ins := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		` { "jsonrpc" : "2.0" , "id" : "a b" , "method" : "x" , "params" : { "s" : "}]\"{[" , "n" : [ 1 , { } ] } } `,
+		"{\n\t\"jsonrpc\":\"2.0\",\r\n\"method\":\"notifications/x\",\"params\":[]}",
+		`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"a\\\"b"}]}}`,
+		`{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no","data":{"x":[null,true,false,-1.5e3]}}}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}`,
+		`{"jsonrpc":"2\u002e0","id":1,"method":"p\u0069ng"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"é"}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}",
+		`{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`,
+		`{"jsonrpc":"2.0","id":1,"i\u0064":2,"method":"m"}`,
+		`{"jsonrpc":"2.0","ID":1,"method":"m"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":null}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":"s"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"","params":{}}`,
+		`{"jsonrpc":2,"id":1,"method":"m"}`,
+		`{"jsonrpc":"2.0","id":-0,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1e3,"result":{}}`,
+		`{"jsonrpc":"2.0","id":{},"result":{}}`,
+		`{"jsonrpc":"2.0","id":"\u00e9","result":{}}`,
+		`{}`, `{"jsonrpc":"2.0"}`, `{"jsonrpc":"2.0","id":2,"result":{},"error":{"code":1,"message":"m"}}`,
+		`{"jsonrpc":`, ``, `[]`, `42`, `null`, `{"a":1}x`, `{"a" 1}`,
+	}
+	for _, in := range ins {
+		gotF, gotE := Decode([]byte(in))
+		wantF, wantE := decodeMap([]byte(in))
+		assert.Equal(t, wantF, gotF, "%s", in)
+		assert.Equal(t, wantE, gotE, "%s", in)
+	}
+}
+
+// FuzzDecodeSplitsAsTheMapDoes is TestDecodeSplitsAsTheMapDoes over
+// arbitrary input.
+func FuzzDecodeSplitsAsTheMapDoes(f *testing.F) {
+	f.Add(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":["}"]}}`)
+	f.Add(`{"jsonrpc":"2.0","id":"x","result":{}}`)
+	f.Add(`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		gotF, gotE := Decode([]byte(in))
+		wantF, wantE := decodeMap([]byte(in))
+		assert.Equal(t, wantF, gotF, "%q", in)
+		assert.Equal(t, wantE, gotE, "%q", in)
+		if got, ok := Members([]byte(in)); ok {
+			var want map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal([]byte(in), &want), "%q", in)
+			assert.Equal(t, len(want), len(got), "%q", in)
+			for k, v := range want {
+				assert.Equal(t, string(v), string(got[k]), "%q: member %q", in, k)
+			}
+		}
+	})
+}
+
+// TestEncodeObjectIsMarshal holds EncodeObject to json.Marshal of the same
+// map, byte for byte.
+func TestEncodeObjectIsMarshal(t *testing.T) {
+	for _, m := range []map[string]json.RawMessage{
+		{},
+		{"b": json.RawMessage(`1`), "a": json.RawMessage(` { "x" : "<&>" } `), "_meta": json.RawMessage(`{"k":[1,2]}`)},
+		{"k<&>\"é\u2028": json.RawMessage(`"v"`), "n": nil, "z": json.RawMessage("\"\u2029\"")},
+	} {
+		want, err := json.Marshal(m)
+		require.NoError(t, err)
+		got, err := EncodeObject(m)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got))
+	}
+	_, err := EncodeObject(map[string]json.RawMessage{"a": json.RawMessage(`{`)})
+	assert.Error(t, err)
+}

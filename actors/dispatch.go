@@ -1,0 +1,99 @@
+package actors
+
+import (
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// workerIdle is how long a dispatcher worker waits for the next mailbox
+// activation before it exits.
+const workerIdle = time.Millisecond
+
+// dispatcher runs the mailbox activations of one connection's actors on
+// goroutines that outlive an activation. protoactor's default dispatcher
+// starts a fresh goroutine per activation, whose 2 KB stack then grows,
+// copy by copy, to what decoding, guards and encoding need: a third of the
+// CPU of a request went to runtime.newstack and copystack. A worker keeps
+// its grown stack for the next activation.
+//
+// Schedule never blocks: it hands the activation to an idle worker, or
+// starts a new worker when none is idle (so a Receive that blocks, such as
+// a slow audit hook, delays only its own worker, as before). A worker
+// exits after workerIdle without work, so an idle connection keeps none,
+// and at once when the connection actor has stopped (close): nothing
+// outlives the connection. The channels are made by the connection, inside
+// a synctest bubble when a test runs in one.
+type dispatcher struct {
+	work chan func()   // unbuffered: a send succeeds only to an idle worker
+	done chan struct{} // closed by close
+}
+
+var _ actor.Dispatcher = (*dispatcher)(nil)
+
+func newDispatcher() *dispatcher {
+	return &dispatcher{work: make(chan func()), done: make(chan struct{})}
+}
+
+// close makes every worker exit once idle; a later Schedule still runs its
+// activation, on a worker that exits right after it.
+func (d *dispatcher) close() { close(d.done) }
+
+// Schedule runs fn on an idle worker or a new one.
+func (d *dispatcher) Schedule(fn func()) {
+	select {
+	case d.work <- fn:
+	default:
+		go d.worker(fn)
+	}
+}
+
+// Throughput is how many messages an activation processes before it
+// yields, protoactor's default.
+func (d *dispatcher) Throughput() int { return 300 }
+
+func (d *dispatcher) worker(fn func()) {
+	growStack()
+	fn()
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for {
+		select {
+		case fn := <-d.work:
+			fn()
+			idle.Reset(workerIdle)
+		case <-idle.C:
+			return
+		case <-d.done:
+			return
+		}
+	}
+}
+
+// workerStack is about the stack an activation needs at its deepest
+// (encoding/json decoding the params of a sampling request in a guard).
+const workerStack = 16 << 10
+
+// stackIndex is never changed: reading it keeps the compiler from proving
+// growStack's frame unused.
+var stackIndex = 0
+
+// growStack grows a new worker's stack to workerStack in one copy, while
+// the stack holds two frames, rather than copy by copy in the middle of a
+// deep decode (where each copy walks every frame): a burst of requests
+// starts many workers at once.
+//
+//go:noinline
+func growStack() byte {
+	var frame [workerStack]byte
+	return frame[stackIndex]
+}
+
+// props is the actor.Props of an actor of this connection: its activations
+// run on the connection's dispatcher.
+func (c *connection) props(produce func() actor.Actor, opts ...actor.PropsOption) *actor.Props {
+	if c.dispatch == nil {
+		c.dispatch = newDispatcher()
+	}
+	return actor.PropsFromProducer(produce, append(opts, actor.WithDispatcher(c.dispatch))...)
+}

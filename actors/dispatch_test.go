@@ -1,0 +1,66 @@
+package actors
+
+import (
+	"runtime"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// An idle worker takes the next activation: no new goroutine per
+// activation while one is idle; and it exits after workerIdle without work.
+func TestDispatcherReusesAnIdleWorkerThenExits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDispatcher()
+		base := runtime.NumGoroutine()
+		ran := make(chan int, 1)
+		for i := range 3 {
+			d.Schedule(func() { ran <- i })
+			require.Equal(t, i, <-ran)
+			synctest.Wait()
+			assert.Equal(t, base+1, runtime.NumGoroutine(), "one worker, activation %d", i)
+		}
+		time.Sleep(workerIdle)
+		synctest.Wait()
+		assert.Equal(t, base, runtime.NumGoroutine(), "the idle worker exited")
+		d.close()
+	})
+}
+
+// An activation that blocks holds up only its own worker: the next one
+// runs on a new worker meanwhile.
+func TestDispatcherRunsBesideABlockedActivation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDispatcher()
+		release, second := make(chan struct{}), make(chan struct{})
+		d.Schedule(func() { <-release })
+		d.Schedule(func() { close(second) })
+		<-second
+		close(release)
+		d.close()
+	})
+}
+
+// Once closed, idle workers exit at once, and a later activation still
+// runs.
+func TestDispatcherCloseEndsItsWorkers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDispatcher()
+		base := runtime.NumGoroutine()
+		ran := make(chan struct{}, 1)
+		d.Schedule(func() { ran <- struct{}{} })
+		<-ran
+		synctest.Wait()
+		require.Equal(t, base+1, runtime.NumGoroutine())
+		d.close()
+		synctest.Wait()
+		assert.Equal(t, base, runtime.NumGoroutine(), "no sleep: the worker left on close")
+		d.Schedule(func() { ran <- struct{}{} })
+		<-ran
+		synctest.Wait()
+		assert.Equal(t, base, runtime.NumGoroutine())
+	})
+}
