@@ -53,13 +53,8 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 	if m.StateBackoff <= 0 {
 		m.StateBackoff = 100 * time.Millisecond
 	}
-	if opts.Assigns == nil {
-		opts.Assigns = rt.cfg.Assigns
-	}
-	select {
-	case <-rt.life.stopping:
-		return nil, rt.life.closedErr(m.Method)
-	default:
+	if err := rt.begin(m.Method, &opts); err != nil {
+		return nil, err
 	}
 	logical := messages.IntID(rt.nextID.Add(1))
 	expired := make(chan error, 1)

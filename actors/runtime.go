@@ -312,17 +312,26 @@ type CallOptions struct {
 	Assigns         map[string]any
 }
 
-// Call sends a request and waits for its answer, the call's deadline, the
-// caller's ctx, or the end of the connection.
-// params is the encoded params object, or nil for none.
-func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage, opts CallOptions) (json.RawMessage, error) {
+// begin gives a call without assigns the client's, and refuses it once
+// the connection is ending.
+func (rt *Runtime) begin(method string, opts *CallOptions) error {
 	if opts.Assigns == nil {
 		opts.Assigns = rt.cfg.Assigns
 	}
 	select {
 	case <-rt.life.stopping:
-		return nil, rt.life.closedErr(method)
+		return rt.life.closedErr(method)
 	default:
+		return nil
+	}
+}
+
+// Call sends a request and waits for its answer, the call's deadline, the
+// caller's ctx, or the end of the connection.
+// params is the encoded params object, or nil for none.
+func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage, opts CallOptions) (json.RawMessage, error) {
+	if err := rt.begin(method, &opts); err != nil {
+		return nil, err
 	}
 	id := messages.IntID(rt.nextID.Add(1))
 	reply := make(chan callOutcome, 1)

@@ -24,13 +24,8 @@ type Logical struct {
 
 // StartLogical starts a logical call for method with the call's options.
 func (rt *Runtime) StartLogical(method string, opts CallOptions) (*Logical, error) {
-	if opts.Assigns == nil {
-		opts.Assigns = rt.cfg.Assigns
-	}
-	select {
-	case <-rt.life.stopping:
-		return nil, rt.life.closedErr(method)
-	default:
+	if err := rt.begin(method, &opts); err != nil {
+		return nil, err
 	}
 	l := &Logical{rt: rt, id: messages.IntID(rt.nextID.Add(1)), method: method, expired: make(chan error, 1)}
 	rt.system.Root.Send(rt.pid, &logicalStart{id: l.id, method: method, timeout: opts.Timeout, maxTotal: opts.MaxTotalTimeout, assigns: opts.Assigns, expired: l.expired})
