@@ -14,6 +14,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/internal/testpeer"
 	"github.com/conduitmcp/conduit/messages"
 )
 
@@ -28,7 +29,7 @@ type (
 // stdioTransport starts the everything-server as a subprocess on stdio.
 func stdioTransport(t testing.TB) mcp.Transport {
 	t.Helper()
-	bin, err := everythingServer()
+	bin, err := testpeer.EverythingServer()
 	require.NoError(t, err)
 	return &mcp.CommandTransport{Command: exec.Command(bin)}
 }

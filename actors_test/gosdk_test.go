@@ -4,11 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,24 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/internal/testpeer"
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/transport"
 )
-
-// everythingServer builds the go-sdk v1.8.0 conformance server once per
-// test binary and returns its path.
-var everythingServer = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "conduit-peer-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "everything-server")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("build everything-server: %v\n%s", err, out)
-	}
-	return bin, nil
-})
 
 // connectEverything connects to the everything-server, forced to the
 // legacy era unless opts pins another.
@@ -48,7 +30,7 @@ func connectEverything(t testing.TB, opts conduit.Options) *conduit.Client {
 	case autoEra:
 		opts.Era = ""
 	}
-	bin, err := everythingServer()
+	bin, err := testpeer.EverythingServer()
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/internal/testpeer"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -25,7 +26,7 @@ import (
 // returns its endpoint.
 func everythingHTTP(t testing.TB, stateless bool) string {
 	t.Helper()
-	bin, err := everythingServer()
+	bin, err := testpeer.EverythingServer()
 	require.NoError(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

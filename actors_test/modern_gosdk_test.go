@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/internal/testpeer"
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/transport"
 )
@@ -179,7 +180,7 @@ func (t tamperingTransport) Connect(ctx context.Context) (transport.Conn, error)
 }
 
 func TestModernTamperedStateSurfacesTheServersError(t *testing.T) {
-	bin, err := everythingServer()
+	bin, err := testpeer.EverythingServer()
 	require.NoError(t, err)
 	c, err := conduit.Connect(callCtx(t), tamperingTransport{&transport.Command{Path: bin}}, conduit.Options{Handler: answering()})
 	require.NoError(t, err)

@@ -16,23 +16,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/internal/testpeer"
 	"github.com/conduitmcp/conduit/transport"
 )
 
 // Transport failures are errors of KindTransport carrying their cause, never
 // JSON-RPC errors the server did not send; and a server the client cannot
 // reach, or a URL that is not an MCP endpoint, fails Connect.
-
-// closedPort returns a loopback URL on a port that was just closed: nothing
-// listens there.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return "http://" + addr + "/mcp"
-}
 
 // rpcOf reads the JSON-RPC method and id of a POST body.
 func rpcOf(t *testing.T, r *http.Request) (method string, id json.RawMessage) {
@@ -103,7 +93,7 @@ func connectCtx(t *testing.T) context.Context {
 func TestUnreachableHTTPServerFailsConnectWithTransport(t *testing.T) {
 	for _, pinned := range []conduit.Era{"", conduit.EraLegacy, conduit.EraModern} {
 		t.Run("era="+string(pinned), func(t *testing.T) {
-			c, err := conduit.Connect(connectCtx(t), &transport.HTTP{URL: closedPort(t)}, conduit.Options{Era: pinned})
+			c, err := conduit.Connect(connectCtx(t), &transport.HTTP{URL: testpeer.ClosedURL(t)}, conduit.Options{Era: pinned})
 			require.Error(t, err)
 			require.Nil(t, c)
 			var ce *conduit.Error

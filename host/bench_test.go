@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/internal/testpeer"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -15,7 +16,7 @@ import (
 // everything-server (stdio), through the host and through a bare client:
 // the difference is the host's overhead per call.
 func BenchmarkCall(b *testing.B) {
-	bin, err := everythingServer()
+	bin, err := testpeer.EverythingServer()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func BenchmarkCall(b *testing.B) {
 // again (a new process, the handshake, tools/list), with a 1 ms backoff:
 // the supervision's own latency. It reports the p50 and p99.
 func BenchmarkRestart(b *testing.B) {
-	bin, err := everythingServer()
+	bin, err := testpeer.EverythingServer()
 	if err != nil {
 		b.Fatal(err)
 	}

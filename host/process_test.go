@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -18,22 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/internal/testpeer"
 )
-
-// everythingServer builds the go-sdk conformance server once per test
-// binary and returns its path.
-var everythingServer = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "conduit-host-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "everything-server")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("build everything-server: %v\n%s", err, out)
-	}
-	return bin, nil
-})
 
 // realProcesses skips a test that runs real servers where it cannot.
 func realProcesses(t *testing.T) string {
@@ -41,7 +26,7 @@ func realProcesses(t *testing.T) string {
 	if testing.Short() || runtime.GOOS != "linux" {
 		t.Skip("runs real server processes, found through /proc")
 	}
-	bin, err := everythingServer()
+	bin, err := testpeer.EverythingServer()
 	require.NoError(t, err)
 	return bin
 }

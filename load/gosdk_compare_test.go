@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,22 +17,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/internal/testpeer"
 	"github.com/conduitmcp/conduit/load"
 	"github.com/conduitmcp/conduit/transport"
 )
-
-// everythingServer builds the go-sdk conformance server into a temporary
-// directory.
-func everythingServer(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the go-sdk everything-server")
-	}
-	bin := filepath.Join(t.TempDir(), "everything-server")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server").CombinedOutput()
-	require.NoError(t, err, string(out))
-	return bin
-}
 
 // acceptAda answers the everything-server's MRTR form.
 func acceptAda(context.Context, *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
@@ -43,7 +30,8 @@ func acceptAda(context.Context, *conduit.ElicitationRequest) (*conduit.ElicitRes
 // The everything-server's legacy sampling tool and modern MRTR tool: the
 // report's counts are the calls made and the audit records.
 func TestEverythingServer(t *testing.T) {
-	bin := everythingServer(t)
+	bin, err := testpeer.EverythingServer()
+	require.NoError(t, err)
 	for name, c := range map[string]struct {
 		opts   conduit.Options
 		tool   string
@@ -95,7 +83,8 @@ func TestCompareWithGoSDK(t *testing.T) {
 	}
 	const sessions, concurrency, calls = 4, 8, 2000
 	const tool = "test_input_required_result_elicitation"
-	bin := everythingServer(t)
+	bin, err := testpeer.EverythingServer()
+	require.NoError(t, err)
 	ctx := context.Background()
 
 	rep, err := load.Run(ctx, load.Config{

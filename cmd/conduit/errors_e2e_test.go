@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/internal/testpeer"
 )
 
 // A --url that is not an http(s) URL with a host is a usage error, found
@@ -35,18 +35,8 @@ func TestURLThatIsNotAURLIsAUsageError(t *testing.T) {
 	assert.Equal(t, `--url "not-a-url": want an http:// or https:// URL with a host`, rep.Error)
 }
 
-// closedURL is a loopback URL on a port that was just closed.
-func closedURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return "http://" + addr + "/mcp"
-}
-
 func TestUnreachableURLIsCouldNotConnect(t *testing.T) {
-	url := closedURL(t)
+	url := testpeer.ClosedURL(t)
 	r := runInProcess(t, "tools", "--url", url)
 	assert.Equal(t, exitConnect, r.code, r.String())
 	assert.Contains(t, r.stderr, "conduit: could not connect: server/discover: transport: the request failed: transport: Post \""+url+"\": dial tcp", r.String())

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/conduitmcp/conduit/internal/testpeer"
 )
 
 // binDir holds the binaries the end-to-end tests build, once per test
@@ -64,7 +66,6 @@ func binaries(t *testing.T) (cli, server string) {
 	buildOnce.Do(func() {
 		for _, b := range [][]string{
 			{"-o", filepath.Join(binDir, "conduit"), "."},
-			{"-o", filepath.Join(binDir, "everything-server"), "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"},
 		} {
 			out, err := exec.Command("go", append([]string{"build"}, b...)...).CombinedOutput()
 			if err != nil {
@@ -76,7 +77,11 @@ func binaries(t *testing.T) (cli, server string) {
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-	return filepath.Join(binDir, "conduit"), filepath.Join(binDir, "everything-server")
+	server, err := testpeer.EverythingServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(binDir, "conduit"), server
 }
 
 // result is one finished run of the CLI.

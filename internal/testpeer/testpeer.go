@@ -1,0 +1,45 @@
+// Package testpeer gives Conduit's tests their real peers and network
+// fixtures, written once: the go-sdk v1.8.0 everything-server, built once
+// per test binary, and a loopback URL nothing listens on. Only tests import
+// it.
+package testpeer
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// EverythingServer builds the go-sdk conformance everything-server (a tool
+// in go.mod) once per test binary and returns the binary's path.
+var EverythingServer = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "conduit-peer-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "everything-server")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("build everything-server: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// ClosedURL is an http:// URL on a loopback port that was just closed:
+// nothing listens there.
+func ClosedURL(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return "http://" + addr + "/mcp"
+}
