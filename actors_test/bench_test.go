@@ -3,9 +3,7 @@ package actors_test
 import (
 	"context"
 	"fmt"
-	"math"
 	"os/exec"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -75,7 +73,7 @@ func benchLegacySampling(b *testing.B, connect connectConduit, dial gosdkTranspo
 		// The input budget (10/s) would refuse most of them: lift it here.
 		c := connect(b, conduit.Options{Handler: h, InputRateLimit: rate.Inf})
 		ctx := context.Background()
-		runCalls(b, 1, &answered, func() error {
+		runScripted(b, 1, 1, &answered, func() error {
 			r, err := c.CallTool(ctx, "test_sampling", args)
 			if err != nil {
 				return err
@@ -95,7 +93,7 @@ func benchLegacySampling(b *testing.B, connect connectConduit, dial gosdkTranspo
 		})
 		ctx := context.Background()
 		params := &mcp.CallToolParams{Name: "test_sampling", Arguments: args}
-		runCalls(b, 1, &answered, func() error {
+		runScripted(b, 1, 1, &answered, func() error {
 			r, err := session.CallTool(ctx, params)
 			if err != nil {
 				return err
@@ -141,7 +139,7 @@ func benchMRTR(b *testing.B, connect connectConduit, dial gosdkTransport) {
 			// elicitations: lift it here. Era auto: the probe picks modern.
 			c := connect(b, conduit.Options{Handler: h, InputRateLimit: rate.Inf})
 			ctx := context.Background()
-			runCalls(b, conc, &h.answered, func() error {
+			runScripted(b, conc, 1, &h.answered, func() error {
 				r, err := c.CallTool(ctx, tool, nil)
 				if err != nil {
 					return err
@@ -160,7 +158,7 @@ func benchMRTR(b *testing.B, connect connectConduit, dial gosdkTransport) {
 				},
 			})
 			ctx := context.Background()
-			runCalls(b, conc, &answered, func() error {
+			runScripted(b, conc, 1, &answered, func() error {
 				// Fresh params per call: CallTool writes the request _meta
 				// into them, so they cannot be shared between goroutines.
 				r, err := session.CallTool(ctx, &mcp.CallToolParams{Name: tool})
@@ -223,39 +221,3 @@ func checkText(isError bool, blocks int, text, want string) error {
 	return nil
 }
 
-// runCalls times b.N calls of call spread over conc goroutines, then checks
-// that every call answered exactly one server request (one elicitation or
-// sampling request) and reports calls/s.
-func runCalls(b *testing.B, conc int, answered *atomic.Int64, call func() error) {
-	b.Helper()
-	var (
-		next    atomic.Int64
-		wg      sync.WaitGroup
-		errOnce sync.Once
-		first   error
-	)
-	n := int64(b.N)
-	answered.Store(0)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range conc {
-		wg.Go(func() {
-			for next.Add(1) <= n {
-				if err := call(); err != nil {
-					errOnce.Do(func() { first = err })
-					next.Store(math.MaxInt64 / 2) // stop the others
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	b.StopTimer()
-	if first != nil {
-		b.Fatalf("call failed: %v", first)
-	}
-	if got := answered.Load(); got != n {
-		b.Fatalf("answered %d requests for %d calls, want one each", got, n)
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
-}
