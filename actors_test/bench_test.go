@@ -220,4 +220,3 @@ func checkText(isError bool, blocks int, text, want string) error {
 	}
 	return nil
 }
-
