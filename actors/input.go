@@ -62,8 +62,7 @@ type outcome struct {
 	// the audited Code and Message. Nil when answered or cancelled.
 	rpc *messages.RPCError
 	// err is the handler's own error (failed): a *supervisor.PanicError for
-	// a panic; or the guards' typed reason behind rpc (refused, rejected),
-	// such as a *messages.FieldError.
+	// a panic.
 	err error
 	// audit is the audited outcome (guards.Outcome…).
 	audit string
@@ -91,7 +90,7 @@ func (in *input) start(parent context.Context, g *inputGrant, done func(supervis
 	}
 	req, refusal := in.shared.guards.Before(&in.guard)
 	if refusal != nil {
-		return in.end(outcome{ending: refused, rpc: refusal.Err, err: refusal.Cause, audit: refusal.Outcome}), true
+		return in.end(outcome{ending: refused, rpc: refusal.Err, audit: refusal.Outcome}), true
 	}
 	in.req, in.parent = req, parent
 	hctx, cancel := context.WithCancel(parent)
@@ -119,7 +118,7 @@ func (in *input) returned(out supervisor.Outcome) (outcome, bool) {
 	}
 	result, refusal := in.shared.guards.After(&in.guard, in.req, out.Result)
 	if refusal != nil {
-		return in.end(outcome{ending: rejected, rpc: refusal.Err, err: refusal.Cause, audit: refusal.Outcome}), true
+		return in.end(outcome{ending: rejected, rpc: refusal.Err, audit: refusal.Outcome}), true
 	}
 	raw, err := json.Marshal(result)
 	if err != nil {

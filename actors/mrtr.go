@@ -273,13 +273,13 @@ func (rt *Runtime) answerInput(ctx context.Context, m Modern, r inputRequest, g 
 	case answered:
 		return o.raw, nil
 	case refused:
-		return nil, &messages.Error{Kind: messages.KindProtocol, Method: m.Method, RPC: o.rpc, Err: o.err,
+		return nil, &messages.Error{Kind: messages.KindProtocol, Method: m.Method, RPC: o.rpc,
 			Message: fmt.Sprintf("input request %q refused", r.key)}
 	case failed:
 		return nil, &messages.Error{Kind: messages.KindInputHandler, Method: m.Method,
 			Message: fmt.Sprintf("input request %q", r.key), Err: o.err}
 	case rejected:
-		return nil, &messages.Error{Kind: messages.KindInputHandler, Method: m.Method, RPC: o.rpc, Err: o.err,
+		return nil, &messages.Error{Kind: messages.KindInputHandler, Method: m.Method, RPC: o.rpc,
 			Message: fmt.Sprintf("input request %q: answer refused", r.key)}
 	case timedOut:
 		return nil, &messages.Error{Kind: messages.KindInputHandler, Method: m.Method,

@@ -618,6 +618,7 @@ func TestCloseCancelsRunningHandlersAndAuditsThem(t *testing.T) {
 		assert.Equal(t, "cancelled", r.Outcome)
 		assert.Nil(t, r.Code)
 		assert.Empty(t, got, "audited once")
+		synctest.Wait() // the handler returns once its ctx is cancelled
 		assert.EqualValues(t, 0, c.Stats().AbandonedHandlers)
 	})
 }

@@ -110,7 +110,7 @@ func (p *Pipeline) afterElicitation(in *Input, req any, r *messages.ElicitResult
 	content, err := form.Complete(r.Content)
 	if err != nil {
 		ref := internalError("elicitation answer does not fit the schema: %v", err)
-		ref.Cause = err
+		ref.Err.Cause = err
 		return nil, ref
 	}
 	out.Content = content

@@ -298,8 +298,8 @@ func TestFormRefusalFieldError(t *testing.T) {
 			if fe.Field != c.field || fe.Reason != c.reason || fe.Message != c.msg {
 				t.Errorf("%s %v: %#v", v, c.content, fe)
 			}
-			if !errors.As(r.Cause, &fe) {
-				t.Errorf("Cause %v is not a FieldError", r.Cause)
+			if !errors.As(r.Err.Cause, &fe) {
+				t.Errorf("Cause %v is not a FieldError", r.Err.Cause)
 			}
 			var rpc *messages.RPCError
 			if !errors.As(r, &rpc) || rpc != r.Err {

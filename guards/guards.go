@@ -45,27 +45,18 @@ const (
 
 // Refusal is a guard's "no": the JSON-RPC error the server gets (legacy), or
 // that a modern call fails with, and the outcome to record. It is an error
-// that unwraps to Err and Cause, so errors.As finds a *messages.FieldError
-// through it.
+// that unwraps to Err, whose Cause is the typed reason when there is one (a
+// *messages.FieldError when an elicitation answer does not fit its form),
+// so errors.As finds it through either.
 type Refusal struct {
 	Err     *messages.RPCError
 	Outcome string // OutcomeRefused or OutcomeRateLimited
-	// Cause is the typed reason behind Err when there is one: a
-	// *messages.FieldError when an elicitation answer does not fit its
-	// form. It is never sent.
-	Cause error
 }
 
 func (r *Refusal) Error() string { return r.Err.Error() }
 
-// Unwrap exposes Err and Cause.
-func (r *Refusal) Unwrap() []error {
-	errs := []error{r.Err}
-	if r.Cause != nil {
-		errs = append(errs, r.Cause)
-	}
-	return errs
-}
+// Unwrap exposes Err.
+func (r *Refusal) Unwrap() error { return r.Err }
 
 func refuse(code int, format string, args ...any) *Refusal {
 	return &Refusal{Err: &messages.RPCError{Code: code, Message: fmt.Sprintf(format, args...)}, Outcome: OutcomeRefused}

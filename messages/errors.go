@@ -37,6 +37,11 @@ type RPCError struct {
 	Code    int             `json:"code"`
 	Message string          `json:"message"`
 	Data    json.RawMessage `json:"data,omitempty"`
+	// Cause is the typed reason behind an error Conduit sends or fails a
+	// call with, when there is one (a *FieldError when an elicitation
+	// answer does not fit its form). Message already says it in words; it
+	// is never sent, and errors.As finds it through Unwrap.
+	Cause error `json:"-"`
 }
 
 func (e *RPCError) Error() string {
@@ -45,6 +50,9 @@ func (e *RPCError) Error() string {
 	}
 	return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message)
 }
+
+// Unwrap exposes Cause.
+func (e *RPCError) Unwrap() error { return e.Cause }
 
 // Is reports whether target is an *RPCError with the same code.
 func (e *RPCError) Is(target error) bool {
@@ -115,9 +123,7 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.RPC.Error())
 	}
-	// A cause the RPC error already spells out (a guard's typed reason
-	// behind its message) is not repeated.
-	if e.Err != nil && (e.RPC == nil || !strings.Contains(e.RPC.Message, e.Err.Error())) {
+	if e.Err != nil {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
 	}
