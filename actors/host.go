@@ -63,6 +63,7 @@ type Report struct {
 // ServerSpec is how a server is supervised. Its durations and Intensity
 // must be positive.
 type ServerSpec struct {
+	// Name names the server in the logs.
 	Name                       string
 	InitialBackoff, MaxBackoff time.Duration
 	Intensity                  int
