@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/actors"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -127,15 +128,18 @@ var (
 // Host runs many MCP servers, one supervisor each. Its methods are safe
 // for concurrent use.
 //
-// Concurrency: each server has one supervisor goroutine, the only one that
-// connects, watches and closes that server's clients; it publishes what
-// changes under mu, which is only ever held briefly (never across a dial, a
-// call or a Close). So a server that hangs or crash-loops blocks only its
-// own supervisor. Callers read the published state under mu and wait on
-// the server's changed channel, closed and replaced at each change.
+// Concurrency: each server has one supervisor actor, a child of the host
+// supervisor actor (actors.Tree, in an actor system of the Host's own);
+// only the goroutines it owns connect, watch and close that server's
+// clients. It publishes what changes under mu, which is only ever held
+// briefly (never across a dial, a call or a Close). So a server that hangs
+// or crash-loops blocks only its own supervisor. Callers read the
+// published state under mu and wait on the server's changed channel,
+// closed and replaced at each change.
 type Host struct {
 	opts Options
-	wg   sync.WaitGroup // supervisors and their helpers, retired ones included
+	tree *actors.Tree
+	wg   sync.WaitGroup // the supervisors' helpers (tools/list, ping)
 
 	mu      sync.Mutex
 	closed  bool
@@ -151,7 +155,7 @@ type Host struct {
 // Host.mu, except calls.
 type entry struct {
 	cfg     Server
-	sup     *supervisor // nil when stopped
+	sup     *server // nil when stopped
 	status  Status
 	client  *conduit.Client // while ready
 	tools   []conduit.Tool  // while ready
@@ -172,7 +176,7 @@ func New(cfg Config, opts Options) (*Host, error) {
 	if opts.Client, err = withHandlers(opts.Client); err != nil {
 		return nil, err
 	}
-	h := &Host{opts: opts, servers: map[string]*entry{}, retiring: map[string]<-chan struct{}{}, subs: map[*subscriber]struct{}{}}
+	h := &Host{opts: opts, tree: actors.NewTree(opts.Client.Logger), servers: map[string]*entry{}, retiring: map[string]<-chan struct{}{}, subs: map[*subscriber]struct{}{}}
 	h.Apply(cfg)
 	return h, nil
 }
@@ -190,8 +194,8 @@ func (h *Host) Apply(cfg Config) {
 		if _, ok := cfg.Servers[name]; !ok {
 			e := h.servers[name]
 			if e.sup != nil {
-				h.retiring[name] = e.sup.done
-				e.sup.cancel()
+				h.retiring[name] = e.sup.actor.Done()
+				e.sup.stop()
 			}
 			delete(h.servers, name)
 			h.emit(name, Status{Server: name, State: StateStopped, Since: time.Now()})
@@ -231,8 +235,8 @@ func (h *Host) Restart(name string) error {
 func (h *Host) relaunch(name string, e *entry) {
 	var prev <-chan struct{}
 	if e.sup != nil {
-		prev = e.sup.done
-		e.sup.cancel()
+		prev = e.sup.actor.Done()
+		e.sup.stop()
 	}
 	h.launch(name, e, prev)
 }
@@ -253,27 +257,28 @@ func (h *Host) launch(name string, e *entry, prev <-chan struct{}) {
 		h.set(name, e, Status{State: StateStopped})
 		return
 	}
-	s, err := h.newSupervisor(name, e.cfg)
+	s, err := h.newServer(name, e.cfg)
 	if err != nil {
 		h.set(name, e, Status{State: StateParked, Err: err})
 		return
 	}
 	e.sup = s
 	h.set(name, e, Status{State: StateStarting})
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		s.run(prev)
-	}()
+	p := s.policy
+	s.actor = h.tree.Start(s, actors.ServerSpec{
+		Name: name, InitialBackoff: p.InitialBackoff, MaxBackoff: p.MaxBackoff,
+		Intensity: p.Intensity, Period: p.Period, ResetAfter: p.ResetAfter,
+		Jitter: h.opts.Jitter, After: prev,
+	})
 }
 
 // update applies change to the entry of s, if s is still its supervisor;
 // a stale supervisor (replaced or removed) changes nothing.
-func (h *Host) update(s *supervisor, change func(e *entry)) {
+func (h *Host) update(s *server, change func(e *entry)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	e := h.servers[s.name]
-	if e == nil || e.sup != s {
+	if e == nil || e.sup != s || s.stopped {
 		return
 	}
 	change(e)
@@ -486,16 +491,18 @@ func (h *Host) Close() error {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
+		h.tree.Close()
 		h.wg.Wait()
 		return nil
 	}
 	h.closed = true
 	for _, e := range h.servers {
 		if e.sup != nil {
-			e.sup.cancel()
+			e.sup.stopped = true
 		}
 	}
 	h.mu.Unlock()
+	h.tree.Close() // stops every supervisor, retired ones included
 	h.wg.Wait()
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -513,28 +520,27 @@ func (h *Host) Close() error {
 	return nil
 }
 
-// supervisor keeps one server running: connect, watch, restart with
-// backoff, park. One goroutine runs it (run); it alone touches its clients.
-type supervisor struct {
+// server is one supervised server: the work its supervisor actor (an
+// actors.Tree child) has done. The actor calls Connect and Serve in a
+// goroutine it owns, and Report from its Receive.
+type server struct {
 	h       *Host
 	name    string
 	policy  RestartPolicy
 	ping    PingPolicy
 	t       transport.Transport
 	opts    conduit.Options
-	tail    *stderrTail // nil when the transport keeps no stderr
-	ctx     context.Context
-	cancel  context.CancelFunc
-	done    chan struct{} // closed when run returns
+	tail    *stderrTail   // nil when the transport keeps no stderr
 	refresh chan struct{} // a tools/list_changed arrived
+	actor   *actors.Supervised
+	stopped bool // set under Host.mu when it is stopped: it publishes nothing more
 }
 
-func (h *Host) newSupervisor(name string, cfg Server) (*supervisor, error) {
-	s := &supervisor{
+func (h *Host) newServer(name string, cfg Server) (*server, error) {
+	s := &server{
 		h: h, name: name,
 		policy:  cfg.Conduit.Restart.withDefaults(),
 		ping:    cfg.Conduit.Ping,
-		done:    make(chan struct{}),
 		refresh: make(chan struct{}, 1),
 	}
 	if s.ping.Interval > 0 && s.ping.Failures <= 0 {
@@ -562,7 +568,11 @@ func (h *Host) newSupervisor(name string, cfg Server) (*supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if s.opts.System == nil {
+		// The server's connection actors live in the tree's system,
+		// beside the actor that supervises them.
+		s.opts.System = h.tree.System()
+	}
 	return s, nil
 }
 
@@ -675,99 +685,64 @@ func serverOptions(base conduit.Options, name string, set Settings, logger *slog
 	return o, nil
 }
 
-// errManual ends serve when the server is stopped on purpose.
-var errManual = errors.New("stopped")
-
-// run supervises the server until its ctx ends, after prev (the previous
-// supervisor of the same server) is done.
-func (s *supervisor) run(prev <-chan struct{}) {
-	defer close(s.done)
-	if prev != nil {
-		select {
-		case <-prev:
-		case <-s.ctx.Done():
-			return
-		}
-	}
-	backoff := s.policy.InitialBackoff
-	var restarts, attempt int
-	var starts []time.Time // the starts within the last Period
-	for {
-		starts = append(starts, time.Now())
-		c, err := s.start(restarts)
-		if err == nil {
-			err = s.serve(c, func() { backoff, attempt = s.policy.InitialBackoff, 0 })
-		}
-		if s.ctx.Err() != nil {
-			return
-		}
-		attempt++
-		// A failure when the last Period saw Intensity starts parks the
-		// server: a crash loop costs at most Intensity starts per Period.
-		now := time.Now()
-		starts = slices.DeleteFunc(starts, func(t time.Time) bool { return now.Sub(t) >= s.policy.Period })
-		if len(starts) >= s.policy.Intensity {
-			s.set(Status{State: StateParked, Restarts: restarts, Attempt: attempt, Err: err})
-			<-s.ctx.Done()
-			return
-		}
-		wait := time.Duration(float64(backoff) * (0.8 + 0.4*s.h.opts.Jitter()))
-		backoff = min(2*backoff, s.policy.MaxBackoff)
-		s.set(Status{State: StateRestarting, Restarts: restarts, Attempt: attempt, NextRetry: now.Add(wait), Err: err})
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-s.ctx.Done():
-			t.Stop()
-			return
-		}
-		restarts++
-	}
+// stop stops s's supervisor; its state is no longer published. Called with
+// Host.mu held.
+func (s *server) stop() {
+	s.stopped = true
+	s.actor.Stop()
 }
 
-// set publishes a new state, with the stderr tail.
-func (s *supervisor) set(st Status) {
-	st.Stderr = s.tail.lines()
+// Report publishes a state of the server, with the stderr tail; a ready
+// one's session is its client.
+func (s *server) Report(r actors.Report) {
+	st := Status{State: State(r.State), Restarts: r.Restarts, Attempt: r.Attempt, NextRetry: r.NextRetry, Err: r.Err, Stderr: s.tail.lines()}
+	var c *conduit.Client
+	var tools []conduit.Tool
+	if ss, ok := r.Session.(*session); ok {
+		st.PID, c, tools = ss.pid, ss.c, ss.tools
+	}
 	s.h.update(s, func(e *entry) {
-		e.client, e.tools = nil, nil
 		s.h.set(s.name, e, st)
+		e.client, e.tools = c, tools
 	})
 }
 
-// start connects and lists the tools; the server is then ready.
-func (s *supervisor) start(restarts int) (*conduit.Client, error) {
-	if restarts > 0 { // launch published the first start
-		s.set(Status{State: StateStarting, Restarts: restarts})
-	}
+// session is one ready connection of a server.
+type session struct {
+	s     *server
+	c     *conduit.Client
+	pid   int
+	tools []conduit.Tool // the first tools/list
+}
+
+// Connect connects and lists the tools; the server is then ready.
+func (s *server) Connect(ctx context.Context) (actors.ServerSession, error) {
 	pt := &pidTransport{Transport: s.t}
-	c, err := conduit.Connect(s.ctx, pt, s.opts)
+	c, err := conduit.Connect(ctx, pt, s.opts)
 	if err != nil {
 		return nil, err
 	}
-	tools, err := listTools(s.ctx, c)
+	tools, err := listTools(ctx, c)
 	if err != nil {
 		_ = c.Close()
 		return nil, err
 	}
-	s.h.update(s, func(e *entry) {
-		s.h.set(s.name, e, Status{State: StateReady, Restarts: restarts, PID: int(pt.pid.Load()), Stderr: s.tail.lines()})
-		e.client, e.tools = c, tools
-	})
-	return c, nil
+	return &session{s: s, c: c, pid: int(pt.pid.Load()), tools: tools}, nil
 }
 
-// serve watches the ready server on c until c ends (its error) or the
-// supervisor is stopped (errManual), and closes c. reset is called once it
-// has been ready for ResetAfter.
-func (s *supervisor) serve(c *conduit.Client, reset func()) error {
-	defer c.Close()
-	uptime := time.NewTimer(s.policy.ResetAfter)
-	defer uptime.Stop()
+// Close closes the session's client.
+func (ss *session) Close() error { return ss.c.Close() }
+
+// Serve watches the ready server until its client ends (its error) or ctx
+// ends, refreshing its tools on tools/list_changed and pinging it when its
+// policy says so.
+func (ss *session) Serve(ctx context.Context) error {
+	s, c := ss.s, ss.c
 	var listed chan []conduit.Tool // non-nil while a tools/list runs
 	again := false                 // another list_changed came during it
 	list := func() chan []conduit.Tool {
-		return helper(s, func() []conduit.Tool {
-			tools, err := listTools(s.ctx, c)
+		return helper(s.h, func() []conduit.Tool {
+			tools, err := listTools(ctx, c)
 			if err != nil {
 				s.opts.Logger.Warn("tools/list after list_changed failed", "err", err)
 				return nil
@@ -787,10 +762,8 @@ func (s *supervisor) serve(c *conduit.Client, reset func()) error {
 		select {
 		case <-c.Done():
 			return c.Err()
-		case <-s.ctx.Done():
-			return errManual
-		case <-uptime.C:
-			reset()
+		case <-ctx.Done():
+			return ctx.Err()
 		case <-s.refresh:
 			if listed != nil {
 				again = true
@@ -814,7 +787,7 @@ func (s *supervisor) serve(c *conduit.Client, reset func()) error {
 			if pinged != nil {
 				break
 			}
-			pinged = helper(s, func() error { return c.Ping(s.ctx, conduit.WithTimeout(s.ping.Interval/2)) })
+			pinged = helper(s.h, func() error { return c.Ping(ctx, conduit.WithTimeout(s.ping.Interval/2)) })
 		case err := <-pinged:
 			pinged = nil
 			if err == nil {
@@ -830,11 +803,11 @@ func (s *supervisor) serve(c *conduit.Client, reset func()) error {
 
 // helper runs fn in a goroutine the host waits for, and delivers its
 // result on the returned channel (buffered: the helper never blocks).
-func helper[T any](s *supervisor, fn func() T) chan T {
+func helper[T any](h *Host, fn func() T) chan T {
 	ch := make(chan T, 1)
-	s.h.wg.Add(1)
+	h.wg.Add(1)
 	go func() {
-		defer s.h.wg.Done()
+		defer h.wg.Done()
 		ch <- fn()
 	}()
 	return ch

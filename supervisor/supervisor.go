@@ -2,7 +2,10 @@
 // children are stopped, never restarted; a handler runs in a goroutine its
 // child owns, with its panic recovered there (the actor library does not
 // recover panics in goroutines it did not start); a callback that ignores
-// its context is abandoned and counted, never waited for.
+// its context is abandoned and counted, never waited for. It also holds the
+// restart numbers of a host's servers (Restarts: backoff, jitter,
+// intensity, parking) as plain code, which the server supervisor actors
+// call.
 //
 // Only the actors import it.
 package supervisor
