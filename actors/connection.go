@@ -14,18 +14,20 @@ import (
 )
 
 // connection is the connection actor. It owns the map of outgoing calls in
-// flight and the map of request children, decodes what the reader goroutine
-// hands it, and answers what needs no callback (ping, unknown methods,
-// undeclared capabilities, duplicates, the busy cap) itself. It supervises
-// its children: a child's panic reaches HandleFailure on this actor's
-// goroutine and is answered -32603; children are stopped, never restarted.
+// flight, their deadlines (the call tracker) and the map of request
+// children, decodes what the reader goroutine hands it, and answers what
+// needs no callback (ping, unknown methods, undeclared capabilities,
+// duplicates, the busy cap) itself. It supervises its children: a child's
+// panic reaches HandleFailure on this actor's goroutine and is answered
+// -32603; children are stopped, never restarted. The notification mailbox
+// is spawned with the first notification that has a handler to reach.
 type connection struct {
 	cfg     *Config
 	shared  *shared
 	life    *lifecycle
 	writer  *writer
-	tracker *actor.PID
-	mailbox *actor.PID
+	tracker tracker
+	mailbox *actor.PID // nil until a notification needs it
 
 	closed bool
 
@@ -55,10 +57,8 @@ var _ actor.SupervisorStrategy = (*connection)(nil)
 func (c *connection) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		c.tracker = ctx.Spawn(c.props(func() actor.Actor { return newTracker(ctx.Self()) }))
-		c.life.tracker.Store(c.tracker)
-		mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID}, c.cfg.LogRate, c.cfg.LogBurst, c.life.mailboxGate, c.life.mailboxExited)
-		c.mailbox = ctx.Spawn(c.props(func() actor.Actor { return mb }))
+		self, root := ctx.Self(), ctx.ActorSystem().Root
+		c.tracker.fire = func(m *deadlineFired) { root.Send(self, m) }
 	case *inbound:
 		c.inbound(ctx, m.msg)
 	case *callRequest:
@@ -66,21 +66,36 @@ func (c *connection) Receive(ctx actor.Context) {
 	case *cancelCall:
 		if p, ok := c.pending[m.id]; ok {
 			delete(c.pending, m.id)
-			c.ended(ctx, p)
+			c.ended(p)
 			if cancellable(p.method) {
 				c.notify(messages.MethodCancelled, messages.CancelledParams{RequestID: m.id, Reason: m.reason})
 			}
 		}
-	case *callExpired:
-		c.expired(m)
+	case *deadlineFired:
+		c.expired(c.tracker.fired(m))
 	case *logicalStart:
+		if c.logicals == nil {
+			c.logicals = map[messages.ID]*logicalCall{}
+		}
 		c.logicals[m.id] = &logicalCall{method: m.method, expired: m.expired}
-		ctx.Send(c.tracker, &callStarted{id: m.id, method: m.method, timeout: m.timeout, maxTotal: m.maxTotal, assigns: m.assigns})
+		c.tracker.start(m.id, m.timeout, m.maxTotal, m.assigns)
 	case *logicalEnd:
 		if _, ok := c.logicals[m.id]; ok {
 			delete(c.logicals, m.id)
-			ctx.Send(c.tracker, &callEnded{id: m.id})
+			c.tracker.end(m.id)
 		}
+	case *inputStarted:
+		if c.closed {
+			m.reply <- nil
+			return
+		}
+		grant := c.tracker.inputStarted(m.token, m.hint, "")
+		grant.related = messages.ID{} // modern input is keyed, never related
+		m.reply <- grant
+	case *inputEnded:
+		c.expired(c.tracker.inputEnded(m.token))
+	case *taskBound:
+		c.tracker.bindTask(m.task, m.id)
 	case *notifyRequest:
 		if c.closed {
 			m.done <- &messages.Error{Kind: messages.KindClosed, Method: m.method, Message: "connection closed"}
@@ -104,6 +119,9 @@ func (c *connection) Receive(ctx actor.Context) {
 		// Every child has stopped: no activation of this connection's
 		// actors is left to run.
 		c.dispatch.close()
+		if c.mailbox == nil {
+			close(c.life.mailboxExited) // never spawned: nothing to wait for
+		}
 	case *actor.Terminated:
 		delete(c.stopping, m.Who)
 		if len(c.stopping) == 0 && c.closeDone != nil {
@@ -114,8 +132,8 @@ func (c *connection) Receive(ctx actor.Context) {
 }
 
 // HandleFailure runs on this actor's goroutine when a child panicked in
-// Receive. A request child is answered -32603 and stopped; the tracker or
-// mailbox failing is a bug, and ends the connection.
+// Receive. A request child is answered -32603 and stopped; the mailbox
+// failing is a bug, and ends the connection.
 func (c *connection) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, _ *actor.RestartStatistics, reason any, _ any) {
 	if id, ok := c.children[child]; ok {
 		c.shared.logger.Error("request child failed", "id", id.String(), "reason", fmt.Sprint(reason))
@@ -123,7 +141,7 @@ func (c *connection) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, c
 		c.release(child, id)
 		c.send(messages.NewErrorResponse(id, e))
 		sup.StopChildren(child)
-		c.stopping[child] = struct{}{}
+		c.stopped(child)
 		return
 	}
 	c.shared.logger.Error("conduit actor failed", "actor", child.String(), "reason", fmt.Sprint(reason))
@@ -133,7 +151,11 @@ func (c *connection) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, c
 
 // expired fails a call whose deadline passed: the call itself, or the
 // round of an MRTR call in flight, or (between rounds) the MRTR caller.
+// A nil m is no expiry.
 func (c *connection) expired(m *callExpired) {
+	if m == nil {
+		return
+	}
 	what := "timeout"
 	if m.total {
 		what = "max total timeout"
@@ -203,7 +225,7 @@ func (c *connection) response(ctx actor.Context, f *messages.Frame) {
 		return
 	}
 	delete(c.pending, f.ID)
-	c.ended(ctx, p)
+	c.ended(p)
 	if f.Error != nil {
 		p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindRPC, Method: p.method, RPC: f.Error}}
 		return
@@ -226,7 +248,7 @@ func (c *connection) requestFailed(ctx actor.Context, msg transport.Message) {
 		return
 	}
 	delete(c.pending, id)
-	c.ended(ctx, p)
+	c.ended(p)
 	p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindTransport, Method: p.method, Message: "the request failed", Err: msg.Err}}
 }
 
@@ -244,6 +266,17 @@ func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame) {
 	}
 	if f.Method == messages.MethodTaskStatus {
 		c.shared.taskWatch.notified(f.Params) // wakes the task's poller; the host gets it too
+	}
+	if h := &c.shared.handlers; f.Method == messages.MethodLog && h.Log == nil || f.Method != messages.MethodLog && h.Notification == nil {
+		return // nobody listens
+	}
+	if c.mailbox == nil {
+		if c.closed {
+			c.shared.counters.notificationsDiscarded.Add(1)
+			return
+		}
+		mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID}, c.cfg.LogRate, c.cfg.LogBurst, c.life.mailboxGate, c.life.mailboxExited)
+		c.mailbox = ctx.Spawn(c.props(func() actor.Actor { return mb }))
 	}
 	ctx.Send(c.mailbox, &enqueue{method: f.Method, params: f.Params})
 }
@@ -293,20 +326,23 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 		refuse(messages.CodeBusy, guards.OutcomeBusy, "Server busy: %d requests already running", c.slots.Max)
 		return
 	}
+	// Which call the request belongs to (and the pause of its deadline) is
+	// settled here, in this actor's order, before the call can end: the
+	// child starts with its grant. The request's id is its token: ids of
+	// running requests are unique.
 	spec := requestSpec{
 		id: f.ID, method: f.Method, params: f.Params,
 		version: sess.version, origin: c.cfg.Origin, shared: c.shared,
 		base:    messages.RequestContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID, Era: sess.era, Assigns: c.cfg.Assigns},
 		timeout: c.cfg.handlerTimeout(f.Method),
+		grant:   c.tracker.inputStarted(f.ID, hint, relatedTask(f.Params)),
 	}
 	child := ctx.Spawn(c.props(func() actor.Actor { return &request{spec: spec} }))
+	if c.children == nil {
+		c.children, c.running = map[*actor.PID]messages.ID{}, map[messages.ID]*actor.PID{}
+	}
 	c.children[child] = f.ID
 	c.running[f.ID] = child
-	// Which call the request belongs to (and the pause of its deadline) is
-	// asked here, on the child's behalf: the tracker sees it in this actor's
-	// order, before the call can end, and answers the child (inputGrant)
-	// while it starts, one hop sooner than if the child asked.
-	ctx.RequestWithCustomSender(c.tracker, &inputStarted{token: child, hint: hint, task: relatedTask(f.Params)}, child)
 }
 
 func (c *connection) childDone(ctx actor.Context, child *actor.PID, frame *messages.Frame) {
@@ -319,6 +355,14 @@ func (c *connection) childDone(ctx actor.Context, child *actor.PID, frame *messa
 		c.send(frame)
 	}
 	ctx.Stop(child) // only now: its reply has arrived
+	c.stopped(child)
+}
+
+// stopped records a child told to stop, until its Terminated.
+func (c *connection) stopped(child *actor.PID) {
+	if c.stopping == nil {
+		c.stopping = map[*actor.PID]struct{}{}
+	}
 	c.stopping[child] = struct{}{}
 }
 
@@ -326,8 +370,7 @@ func (c *connection) release(child *actor.PID, id messages.ID) {
 	delete(c.children, child)
 	delete(c.running, id)
 	c.slots.Release()
-	// The tracker may be gone during shutdown; the message is then dropped.
-	c.life.system.Root.Send(c.tracker, &inputEnded{token: child})
+	c.expired(c.tracker.inputEnded(id))
 }
 
 func (c *connection) call(ctx actor.Context, m *callRequest) {
@@ -340,25 +383,28 @@ func (c *connection) call(ctx actor.Context, m *callRequest) {
 		m.reply <- callOutcome{err: &messages.Error{Kind: messages.KindProtocol, Method: m.method, Err: err}}
 		return
 	}
+	if c.pending == nil {
+		c.pending = map[messages.ID]*callRequest{}
+	}
 	c.pending[m.id] = m
 	if l, ok := c.logicals[m.logical]; ok {
 		l.round = m.id // the logical call's deadline already runs
 	} else {
-		ctx.Send(c.tracker, &callStarted{id: m.id, method: m.method, timeout: m.timeout, maxTotal: m.maxTotal, assigns: m.assigns})
+		c.tracker.start(m.id, m.timeout, m.maxTotal, m.assigns)
 	}
 	c.send(f)
 }
 
 // ended tells the tracker a call has its answer; a round of an MRTR call
 // only clears the round (the MRTR caller ends the logical call).
-func (c *connection) ended(ctx actor.Context, p *callRequest) {
+func (c *connection) ended(p *callRequest) {
 	if l, ok := c.logicals[p.logical]; ok {
 		if l.round == p.id {
 			l.round = messages.ID{}
 		}
 		return
 	}
-	ctx.Send(c.tracker, &callEnded{id: p.id})
+	c.tracker.end(p.id)
 }
 
 func (c *connection) notify(method string, params any) error {
@@ -395,6 +441,7 @@ func (c *connection) shutdown(ctx actor.Context, err error) {
 	}
 	c.closed = true
 	c.life.stop(err)
+	c.tracker.stop()
 	for id, p := range c.pending {
 		delete(c.pending, id)
 		p.reply <- callOutcome{err: c.life.closedErr(p.method)}
@@ -408,5 +455,5 @@ func (c *connection) shutdown(ctx actor.Context, err error) {
 	// The children stop with this actor (the runtime poisons it next); their
 	// handlers' contexts are cancelled by the runtime. Stopping them here
 	// too would send a second Stop to a dead PID: a logged dead letter.
-	c.children, c.running = map[*actor.PID]messages.ID{}, map[messages.ID]*actor.PID{}
+	c.children, c.running = nil, nil
 }

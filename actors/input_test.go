@@ -22,9 +22,9 @@ func (r *rootsOnly) ListRoots(context.Context, *messages.RootsRequest) (*message
 	return &messages.ListRootsResult{}, nil
 }
 
-// Input is never answered with a grant the tracker did not give: once the
-// tracker is gone, gathering fails, before any callback runs.
-func TestGatherFailsWhenTheTrackerCannotGrant(t *testing.T) {
+// Input is never answered without a grant: once the connection has ended,
+// gathering fails, before any callback runs.
+func TestGatherFailsOnceTheConnectionEnded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &rootsOnly{}
 		client, server := transport.NewMemoryPair()

@@ -57,15 +57,14 @@ func (m *mailbox) Receive(ctx actor.Context) {
 	}
 }
 
-// admit queues a notification unless nobody listens for it, it is rate
-// limited (log entries), the queue is full, or it is malformed (log
-// entries), in that order: the checks that cost least come first.
+// admit queues a notification (one somebody listens for: the connection
+// sends no other) unless it is rate limited (log entries), the queue is
+// full, or it is malformed (log entries), in that order: the checks that
+// cost least come first.
 func (m *mailbox) admit(msg *enqueue) {
-	h, c := &m.shared.handlers, &m.shared.counters
+	c := &m.shared.counters
 	isLog := msg.method == messages.MethodLog
 	switch {
-	case isLog && h.Log == nil, !isLog && h.Notification == nil:
-		return
 	case isLog && !m.limiter.Allow():
 		c.logsDropped.Add(1)
 		return

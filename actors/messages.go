@@ -90,56 +90,28 @@ type (
 	}
 )
 
-// Connection ↔ call tracker.
+// Timers, MRTR and task callers → connection (the call tracker is the
+// connection's state).
 type (
-	callStarted struct {
-		quiet
-		id       messages.ID
-		method   string
-		timeout  time.Duration
-		maxTotal time.Duration
-		assigns  map[string]any
-	}
-	callEnded struct {
-		quiet
-		id messages.ID
-	}
-	// callExpired: the tracker gave up on a call (deadline or total).
-	callExpired struct {
-		quiet
-		id     messages.ID
-		active time.Duration
-		paused time.Duration
-		limit  time.Duration
-		total  bool
-	}
-	// inputStarted asks the tracker which call an input belongs to, and
-	// pauses that call's deadline. hint is the raw id of the call whose
-	// stream carried the request ("" when the transport cannot tell).
+	// inputStarted asks which call an MRTR or task input belongs to, and
+	// pauses that call's deadline; reply (buffered 1) gets the grant, or
+	// nil once the connection is closing. hint is the raw id of the call.
 	inputStarted struct {
 		quiet
 		token any
 		hint  string
-		// task is the related-task id the request carries (2025-11-25),
-		// "" when none: the call bound to that task (taskBound) is its call.
-		task string
+		reply chan *inputGrant
+	}
+	// inputEnded ends the pause of token's input.
+	inputEnded struct {
+		quiet
+		token any
 	}
 	// taskBound: server requests related to task belong to call id.
 	taskBound struct {
 		quiet
 		task string
 		id   messages.ID
-	}
-	inputGrant struct {
-		quiet
-		related  messages.ID
-		assigns  map[string]any
-		hasCall  bool
-		inFlight int
-	}
-	inputEnded struct {
-		quiet
-		token any
 	}
 	deadlineFired struct {
 		quiet
@@ -148,6 +120,24 @@ type (
 		total bool
 	}
 )
+
+// inputGrant is what an input learns of its call: the related call and
+// its assigns (hasCall), and how many calls are in flight.
+type inputGrant struct {
+	related  messages.ID
+	assigns  map[string]any
+	hasCall  bool
+	inFlight int
+}
+
+// callExpired is a call the tracker gave up on (deadline or total).
+type callExpired struct {
+	id     messages.ID
+	active time.Duration
+	paused time.Duration
+	limit  time.Duration
+	total  bool
+}
 
 // Connection ↔ request child.
 type (

@@ -196,7 +196,7 @@ func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, ra
 	if err != nil {
 		return nil, err
 	}
-	defer rt.system.Root.Send(rt.life.tracker.Load(), &inputEnded{token: token})
+	defer rt.system.Root.Send(rt.pid, &inputEnded{token: token})
 
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -242,25 +242,20 @@ func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, ra
 
 // inputStarted pauses the logical call's deadline while its input is
 // gathered and returns the grant (its assigns, the calls in flight) and the
-// token that ends the pause. A tracker that cannot answer is an error: the
-// input is not answered with a made-up grant.
+// token that ends the pause. Once the connection is ending there is no
+// grant, and the input is not answered.
 func (rt *Runtime) inputStarted(method string, logical messages.ID) (*inputGrant, any, error) {
 	token := &struct{}{}
-	res, err := rt.system.Root.RequestFuture(rt.life.tracker.Load(), &inputStarted{token: token, hint: logical.String()}, 10*time.Second).Result()
-	grant, ok := res.(*inputGrant)
-	if err == nil && ok {
-		grant.related = messages.ID{} // modern input is keyed, never related
-		return grant, token, nil
-	}
+	reply := make(chan *inputGrant, 1)
+	rt.system.Root.Send(rt.pid, &inputStarted{token: token, hint: logical.String(), reply: reply})
 	select {
-	case <-rt.life.stopping:
-		return nil, nil, rt.life.closedErr(method)
-	default:
+	case grant := <-reply:
+		if grant != nil {
+			return grant, token, nil
+		}
+	case <-rt.done: // the connection actor is gone: the message was dropped
 	}
-	if err == nil {
-		err = fmt.Errorf("unexpected answer %T", res)
-	}
-	return nil, nil, &messages.Error{Kind: messages.KindProtocol, Method: method, Message: "input not answered: the call tracker did not answer", Err: err}
+	return nil, nil, rt.life.closedErr(method)
 }
 
 // answerInput runs one input request through the pipeline and maps its

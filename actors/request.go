@@ -26,15 +26,15 @@ type requestSpec struct {
 	origin  string
 	base    messages.RequestContext // client, server id, era, client assigns
 	timeout time.Duration
+	grant   *inputGrant // the related call, settled by the connection
 	shared  *shared
 }
 
 // request is the child actor for one legacy server request: the legacy
-// adapter of the input pipeline. It gets from the tracker which call the
-// request belongs to (inputGrant, asked by the connection on its behalf
-// when it spawned it; the tracker paused that call's deadline), starts the
-// pipeline with the
-// handler in a goroutine the pipeline owns, and arms its own timer; it feeds
+// adapter of the input pipeline. It is spawned with its grant (the call it
+// belongs to, whose deadline the connection paused), starts the pipeline
+// with the handler in a goroutine the pipeline owns, and arms its own
+// timer; it feeds
 // the pipeline whichever of answer, timeout or server cancellation comes
 // first, and turns the outcome into the JSON-RPC frame to send (nothing for
 // a cancellation). It never blocks in Receive.
@@ -51,9 +51,8 @@ func (r *request) Receive(ctx actor.Context) {
 		rc := s.base
 		rc.RequestID = s.id
 		r.in = s.shared.newInput(guards.Input{Method: s.method, Params: s.params, Context: rc, Version: s.version, Origin: s.origin}, "", s.timeout)
-	case *inputGrant:
 		self, root := ctx.Self(), ctx.ActorSystem().Root
-		o, ended := r.in.start(r.spec.shared.ctx, m, func(out supervisor.Outcome) { root.Send(self, &handlerDone{out: out}) })
+		o, ended := r.in.start(s.shared.ctx, s.grant, func(out supervisor.Outcome) { root.Send(self, &handlerDone{out: out}) })
 		if ended {
 			r.reply(ctx, o)
 			return

@@ -122,9 +122,6 @@ type lifecycle struct {
 	teardown      func()
 	mailboxGate   *supervisor.Gate
 	mailboxExited chan struct{}
-	// tracker is the call tracker's PID, set when the connection starts,
-	// for MRTR callers that pause their call from their own goroutine.
-	tracker atomic.Pointer[actor.PID]
 }
 
 func (l *lifecycle) stop(err error) {
@@ -199,15 +196,7 @@ func Start(cfg Config) *Runtime {
 	rt.life.teardown = rt.teardown
 	// Until negotiation says otherwise, a server request is legacy.
 	rt.shared.session.Store(&session{version: era.LegacyVersions[0], era: messages.EraLegacy})
-	conn := &connection{
-		cfg: &rt.cfg, shared: rt.shared, life: rt.life,
-		pending:  map[messages.ID]*callRequest{},
-		logicals: map[messages.ID]*logicalCall{},
-		children: map[*actor.PID]messages.ID{},
-		running:  map[messages.ID]*actor.PID{},
-		stopping: map[*actor.PID]struct{}{},
-		slots:    supervisor.Cap{Max: cfg.MaxServerRequests},
-	}
+	conn := &connection{cfg: &rt.cfg, shared: rt.shared, life: rt.life, slots: supervisor.Cap{Max: cfg.MaxServerRequests}}
 	// The writer needs the PID for its error report, the actor needs the
 	// writer: the error path goes through a variable set before any write.
 	var pid *actor.PID

@@ -51,7 +51,7 @@ func (l *Logical) Round(ctx context.Context, method string, params json.RawMessa
 // related-task metadata belong to this call (2025-11-25): they pause its
 // deadline, get its assigns and are audited with its id.
 func (l *Logical) BindTask(taskID string) {
-	l.rt.system.Root.Send(l.rt.life.tracker.Load(), &taskBound{task: taskID, id: l.id})
+	l.rt.system.Root.Send(l.rt.pid, &taskBound{task: taskID, id: l.id})
 }
 
 // Answer answers a task's input requests (modern) through the input

@@ -3,8 +3,6 @@ package actors
 import (
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
-
 	"github.com/conduitmcp/conduit/messages"
 )
 
@@ -14,13 +12,16 @@ import (
 // generation bumped so a tick already in the mailbox is ignored); the total
 // timer is never paused, so no call outlives MaxTotalTimeout.
 //
-// Timers are time.AfterFunc callbacks that only send deadlineFired to self:
-// the actor's state is touched on the actor's goroutine alone.
+// It is state of the connection actor, touched on that actor's goroutine
+// only (docs/decisions.md #22): the connection starts and ends calls and
+// grants input in its own order, with no message in between, so a request
+// child is spawned with its grant. Timers are time.AfterFunc callbacks that
+// only call fire, which sends deadlineFired to the connection.
 type tracker struct {
-	conn   *actor.PID
-	calls  map[messages.ID]*trackedCall
-	inputs map[any]messages.ID    // input token → the call it paused
-	tasks  map[string]messages.ID // task id → the call awaiting it
+	fire   func(*deadlineFired)
+	calls  map[messages.ID]*trackedCall // made on first use: an idle connection has none
+	inputs map[any]messages.ID          // input token → the call it paused
+	tasks  map[string]messages.ID       // task id → the call awaiting it
 }
 
 type trackedCall struct {
@@ -39,63 +40,77 @@ type trackedCall struct {
 	assigns     map[string]any
 }
 
-func newTracker(conn *actor.PID) *tracker {
-	return &tracker{conn: conn, calls: map[messages.ID]*trackedCall{}, inputs: map[any]messages.ID{}, tasks: map[string]messages.ID{}}
+// start tracks a call and arms its timers.
+func (t *tracker) start(id messages.ID, timeout, maxTotal time.Duration, assigns map[string]any) {
+	if t.calls == nil {
+		t.calls = map[messages.ID]*trackedCall{}
+	}
+	c := &trackedCall{id: id, started: time.Now(), timeout: timeout, maxTotal: maxTotal, assigns: assigns}
+	t.calls[id] = c
+	if c.timeout > 0 {
+		t.arm(c, c.timeout)
+	}
+	if c.maxTotal > 0 {
+		c.totalTimer = time.AfterFunc(c.maxTotal, func() { t.fire(&deadlineFired{id: id, total: true}) })
+	}
 }
 
-func (t *tracker) Receive(ctx actor.Context) {
-	switch m := ctx.Message().(type) {
-	case *callStarted:
-		now := time.Now()
-		c := &trackedCall{id: m.id, started: now, timeout: m.timeout, maxTotal: m.maxTotal, assigns: m.assigns}
-		t.calls[m.id] = c
-		if c.timeout > 0 {
-			t.arm(ctx, c, c.timeout)
-		}
-		if c.maxTotal > 0 {
-			id, self, root := c.id, ctx.Self(), ctx.ActorSystem().Root
-			c.totalTimer = time.AfterFunc(c.maxTotal, func() { root.Send(self, &deadlineFired{id: id, total: true}) })
-		}
-	case *callEnded:
-		t.remove(m.id)
-	case *deadlineFired:
-		c, ok := t.calls[m.id]
-		if !ok || (!m.total && (m.gen != c.gen || c.open > 0)) {
-			return // stale tick: ended, re-armed or paused since
-		}
-		t.expire(ctx, c, m.total)
-	case *inputStarted:
-		grant := &inputGrant{inFlight: len(t.calls)}
-		if c := t.relate(m.hint, m.task); c != nil {
-			grant.related, grant.assigns, grant.hasCall = c.id, c.assigns, true
-			t.inputs[m.token] = c.id
-			if c.open == 0 {
-				t.pause(c)
-			}
-			c.open++
-		}
-		ctx.Respond(grant)
-	case *taskBound:
-		// It may come before the call's callStarted, which goes through
-		// the connection; the call's end removes it in any case.
-		t.tasks[m.task] = m.id
-	case *inputEnded:
-		id, ok := t.inputs[m.token]
-		if !ok {
-			return
-		}
-		delete(t.inputs, m.token)
-		if c, ok := t.calls[id]; ok {
-			c.open--
-			if c.open == 0 {
-				t.resume(ctx, c)
-			}
-		}
-	case *actor.Stopping:
-		for id := range t.calls {
-			t.remove(id)
-		}
+// fired takes a timer's tick: it reports the expiry to act on, or nil for
+// a stale tick (the call ended, was re-armed or is paused since).
+func (t *tracker) fired(m *deadlineFired) *callExpired {
+	c, ok := t.calls[m.id]
+	if !ok || (!m.total && (m.gen != c.gen || c.open > 0)) {
+		return nil
 	}
+	return t.expire(c, m.total)
+}
+
+// inputStarted relates an input to its call, pauses that call's deadline
+// and returns the grant; token ends the pause (inputEnded). hint is the raw
+// id of the call whose stream carried the input ("" when the transport
+// cannot tell), task the related-task id it carries ("" when none).
+func (t *tracker) inputStarted(token any, hint, task string) *inputGrant {
+	grant := &inputGrant{inFlight: len(t.calls)}
+	if c := t.relate(hint, task); c != nil {
+		grant.related, grant.assigns, grant.hasCall = c.id, c.assigns, true
+		if t.inputs == nil {
+			t.inputs = map[any]messages.ID{}
+		}
+		t.inputs[token] = c.id
+		if c.open == 0 {
+			t.pause(c)
+		}
+		c.open++
+	}
+	return grant
+}
+
+// inputEnded ends the pause token took; it reports the expiry to act on
+// when the call's time ran out meanwhile.
+func (t *tracker) inputEnded(token any) *callExpired {
+	id, ok := t.inputs[token]
+	if !ok {
+		return nil
+	}
+	delete(t.inputs, token)
+	c, ok := t.calls[id]
+	if !ok {
+		return nil
+	}
+	c.open--
+	if c.open > 0 {
+		return nil
+	}
+	return t.resume(c)
+}
+
+// bindTask makes the inputs that name task belong to call id. It may come
+// before the call starts; the call's end removes it in any case.
+func (t *tracker) bindTask(task string, id messages.ID) {
+	if t.tasks == nil {
+		t.tasks = map[string]messages.ID{}
+	}
+	t.tasks[task] = id
 }
 
 // relate finds the call an input belongs to: the one awaiting the task it
@@ -122,11 +137,11 @@ func (t *tracker) relate(hint, task string) *trackedCall {
 	return nil
 }
 
-func (t *tracker) arm(ctx actor.Context, c *trackedCall, d time.Duration) {
+func (t *tracker) arm(c *trackedCall, d time.Duration) {
 	c.gen++
 	c.deadline = time.Now().Add(d)
-	id, gen, self, root := c.id, c.gen, ctx.Self(), ctx.ActorSystem().Root
-	c.timer = time.AfterFunc(d, func() { root.Send(self, &deadlineFired{id: id, gen: gen}) })
+	id, gen := c.id, c.gen
+	c.timer = time.AfterFunc(d, func() { t.fire(&deadlineFired{id: id, gen: gen}) })
 }
 
 func (t *tracker) pause(c *trackedCall) {
@@ -138,19 +153,20 @@ func (t *tracker) pause(c *trackedCall) {
 	}
 }
 
-func (t *tracker) resume(ctx actor.Context, c *trackedCall) {
+func (t *tracker) resume(c *trackedCall) *callExpired {
 	c.paused += time.Since(c.pausedSince)
 	if c.timer == nil {
-		return
+		return nil
 	}
 	if c.remaining <= 0 {
-		t.expire(ctx, c, false)
-		return
+		return t.expire(c, false)
 	}
-	t.arm(ctx, c, c.remaining)
+	t.arm(c, c.remaining)
+	return nil
 }
 
-func (t *tracker) expire(ctx actor.Context, c *trackedCall, total bool) {
+// expire forgets c and returns its expiry.
+func (t *tracker) expire(c *trackedCall, total bool) *callExpired {
 	paused := c.paused
 	if c.open > 0 {
 		paused += time.Since(c.pausedSince)
@@ -159,11 +175,12 @@ func (t *tracker) expire(ctx actor.Context, c *trackedCall, total bool) {
 	if total {
 		limit = c.maxTotal
 	}
-	t.remove(c.id)
-	ctx.Send(t.conn, &callExpired{id: c.id, active: time.Since(c.started), paused: paused, limit: limit, total: total})
+	t.end(c.id)
+	return &callExpired{id: c.id, active: time.Since(c.started), paused: paused, limit: limit, total: total}
 }
 
-func (t *tracker) remove(id messages.ID) {
+// end forgets a call: its timers stop, its inputs and task bindings go.
+func (t *tracker) end(id messages.ID) {
 	for task, cid := range t.tasks {
 		if cid == id {
 			delete(t.tasks, task) // even when the call is gone: bound after it expired
@@ -184,5 +201,12 @@ func (t *tracker) remove(id messages.ID) {
 		if cid == id {
 			delete(t.inputs, tok)
 		}
+	}
+}
+
+// stop forgets every call: no timer fires after it.
+func (t *tracker) stop() {
+	for id := range t.calls {
+		t.end(id)
 	}
 }

@@ -204,12 +204,46 @@ func TestOptionsSystemHostsTheClient(t *testing.T) {
 		base := registered(sys)
 		_, closeIt := idleClient(t, conduit.Options{System: sys})
 		synctest.Wait()
-		// The connection actor, its tracker and mailbox, and the guardian
-		// of the top-level strategy (made once per system).
-		assert.Equal(t, base+4, registered(sys), "registry entries while connected")
+		// The connection actor and the guardian of the top-level strategy
+		// (made once per system): the call tracker is the connection's
+		// state, and no mailbox is spawned before a notification needs it.
+		assert.Equal(t, base+2, registered(sys), "registry entries while connected")
 		closeIt()
 		synctest.Wait()
 		assert.Equal(t, base+1, registered(sys), "registry entries after Close: the guardian alone")
+	})
+}
+
+// The notification mailbox is spawned by the first notification that has
+// a handler to reach, not before, and goes at Close with the rest.
+func TestMailboxIsSpawnedByTheFirstNotificationItServes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := actors.NewSystem(nil)
+		base := registered(sys)
+		var got []string
+		opts := conduit.Options{System: sys, Handlers: conduit.Handlers{
+			Notification: func(_ context.Context, _ conduit.NotificationContext, n *conduit.Notification) { got = append(got, n.Method) },
+		}}
+		clientSide, serverSide := transport.NewMemoryPair()
+		served := make(chan error, 1)
+		go func() { served <- handshakeOnly(serverSide) }()
+		c, err := conduit.Connect(context.Background(), transport.NewMemoryTransport(clientSide), opts)
+		require.NoError(t, err)
+		require.NoError(t, <-served)
+		synctest.Wait()
+		assert.Equal(t, base+2, registered(sys), "before any notification")
+		// A log entry has no handler here: it spawns nothing.
+		require.NoError(t, serverSide.Write(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)))
+		synctest.Wait()
+		assert.Equal(t, base+2, registered(sys), "after a log entry nobody listens for")
+		require.NoError(t, serverSide.Write(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)))
+		synctest.Wait()
+		assert.Equal(t, base+3, registered(sys), "after a notification with a handler")
+		assert.Equal(t, []string{"notifications/tools/list_changed"}, got)
+		require.NoError(t, c.Close())
+		_ = serverSide.Close()
+		synctest.Wait()
+		assert.Equal(t, base+1, registered(sys), "after Close: the guardian alone")
 	})
 }
 
