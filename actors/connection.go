@@ -43,6 +43,9 @@ type connection struct {
 	stopping  map[*actor.PID]struct{}
 	closeDone chan struct{} // a Close waiting for stopping to drain
 	dispatch  *dispatcher   // runs the activations of this actor and its children
+	// childProps and born: see spawn.
+	childProps *actor.Props
+	born       actor.Actor
 }
 
 // logicalCall is an MRTR call: several rounds, one deadline.
@@ -276,7 +279,7 @@ func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame) {
 			return
 		}
 		mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID}, c.cfg.LogRate, c.cfg.LogBurst, c.life.mailboxGate, c.life.mailboxExited)
-		c.mailbox = ctx.Spawn(c.props(func() actor.Actor { return mb }))
+		c.mailbox = c.spawn(ctx, mb)
 	}
 	ctx.Send(c.mailbox, &enqueue{method: f.Method, params: f.Params})
 }
@@ -337,7 +340,7 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 		timeout: c.cfg.handlerTimeout(f.Method),
 		grant:   c.tracker.inputStarted(f.ID, hint, relatedTask(f.Params)),
 	}
-	child := ctx.Spawn(c.props(func() actor.Actor { return &request{spec: spec} }))
+	child := c.spawn(ctx, &request{spec: spec})
 	if c.children == nil {
 		c.children, c.running = map[*actor.PID]messages.ID{}, map[messages.ID]*actor.PID{}
 	}

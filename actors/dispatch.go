@@ -97,3 +97,17 @@ func (c *connection) props(produce func() actor.Actor, opts ...actor.PropsOption
 	}
 	return actor.PropsFromProducer(produce, append(opts, actor.WithDispatcher(c.dispatch))...)
 }
+
+// spawn starts a as a child of the connection. Every child shares one
+// Props, made at the first spawn, whose producer hands out c.born: Spawn
+// calls the producer before it returns, on this actor's goroutine, and a
+// child is never restarted (the strategy stops it), so the producer is
+// never called later. A Props per child cost four allocations a request.
+func (c *connection) spawn(ctx actor.Context, a actor.Actor) *actor.PID {
+	if c.childProps == nil {
+		c.childProps = c.props(func() actor.Actor { return c.born })
+	}
+	c.born = a
+	defer func() { c.born = nil }()
+	return ctx.Spawn(c.childProps)
+}

@@ -1,13 +1,14 @@
 package actors
 
 import (
-	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit/internal/testpeer"
 )
 
 // An idle worker takes the next activation: no new goroutine per
@@ -15,17 +16,17 @@ import (
 func TestDispatcherReusesAnIdleWorkerThenExits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDispatcher()
-		base := runtime.NumGoroutine()
+		base := testpeer.BubbleGoroutines(t)
 		ran := make(chan int, 1)
 		for i := range 3 {
 			d.Schedule(func() { ran <- i })
 			require.Equal(t, i, <-ran)
 			synctest.Wait()
-			assert.Equal(t, base+1, runtime.NumGoroutine(), "one worker, activation %d", i)
+			assert.Equal(t, base+1, testpeer.BubbleGoroutines(t), "one worker, activation %d", i)
 		}
 		time.Sleep(workerIdle)
 		synctest.Wait()
-		assert.Equal(t, base, runtime.NumGoroutine(), "the idle worker exited")
+		assert.Equal(t, base, testpeer.BubbleGoroutines(t), "the idle worker exited")
 		d.close()
 	})
 }
@@ -49,18 +50,18 @@ func TestDispatcherRunsBesideABlockedActivation(t *testing.T) {
 func TestDispatcherCloseEndsItsWorkers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDispatcher()
-		base := runtime.NumGoroutine()
+		base := testpeer.BubbleGoroutines(t)
 		ran := make(chan struct{}, 1)
 		d.Schedule(func() { ran <- struct{}{} })
 		<-ran
 		synctest.Wait()
-		require.Equal(t, base+1, runtime.NumGoroutine())
+		require.Equal(t, base+1, testpeer.BubbleGoroutines(t))
 		d.close()
 		synctest.Wait()
-		assert.Equal(t, base, runtime.NumGoroutine(), "no sleep: the worker left on close")
+		assert.Equal(t, base, testpeer.BubbleGoroutines(t), "no sleep: the worker left on close")
 		d.Schedule(func() { ran <- struct{}{} })
 		<-ran
 		synctest.Wait()
-		assert.Equal(t, base, runtime.NumGoroutine())
+		assert.Equal(t, base, testpeer.BubbleGoroutines(t))
 	})
 }

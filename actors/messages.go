@@ -116,8 +116,7 @@ type (
 	deadlineFired struct {
 		quiet
 		id    messages.ID
-		gen   uint64
-		total bool
+		total bool // MaxTotalTimeout's timer, never paused
 	}
 )
 

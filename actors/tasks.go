@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
@@ -140,9 +141,14 @@ func (w *taskWatch) notified(params json.RawMessage) {
 	}
 }
 
+var relatedTaskKey = []byte("related-task")
+
 // relatedTask is the task id in a server request's related-task metadata
 // ("" when none): the task the request asks input for (2025-11-25).
 func relatedTask(params json.RawMessage) string {
+	if !bytes.Contains(params, relatedTaskKey) && bytes.IndexByte(params, '\\') < 0 {
+		return "" // most requests: no decode (a backslash may be an escaped key)
+	}
 	var p struct {
 		Meta struct {
 			Related struct {

@@ -8,9 +8,10 @@ import (
 
 // tracker is the call tracker: one entry per outgoing call in flight, with
 // its deadline, its MaxTotalTimeout and its assigns. While any input of a
-// call is open its deadline is paused (timer stopped, remaining time kept,
-// generation bumped so a tick already in the mailbox is ignored); the total
-// timer is never paused, so no call outlives MaxTotalTimeout.
+// call is open its deadline is paused (timer stopped, remaining time kept);
+// the total timer is never paused, so no call outlives MaxTotalTimeout. A
+// tick already in the mailbox when the timer was stopped or reset is
+// stale: the call is paused, or its deadline is later than now.
 //
 // It is state of the connection actor, touched on that actor's goroutine
 // only (docs/decisions.md #22): the connection starts and ends calls and
@@ -31,9 +32,8 @@ type trackedCall struct {
 	maxTotal    time.Duration
 	remaining   time.Duration // time left on the deadline when paused
 	deadline    time.Time     // when running
-	timer       *time.Timer
+	timer       *time.Timer // one per call, reset at each resume
 	totalTimer  *time.Timer
-	gen         uint64
 	open        int // inputs open
 	pausedSince time.Time
 	paused      time.Duration
@@ -48,7 +48,8 @@ func (t *tracker) start(id messages.ID, timeout, maxTotal time.Duration, assigns
 	c := &trackedCall{id: id, started: time.Now(), timeout: timeout, maxTotal: maxTotal, assigns: assigns}
 	t.calls[id] = c
 	if c.timeout > 0 {
-		t.arm(c, c.timeout)
+		c.deadline = c.started.Add(c.timeout)
+		c.timer = time.AfterFunc(c.timeout, func() { t.fire(&deadlineFired{id: id}) })
 	}
 	if c.maxTotal > 0 {
 		c.totalTimer = time.AfterFunc(c.maxTotal, func() { t.fire(&deadlineFired{id: id, total: true}) })
@@ -56,10 +57,11 @@ func (t *tracker) start(id messages.ID, timeout, maxTotal time.Duration, assigns
 }
 
 // fired takes a timer's tick: it reports the expiry to act on, or nil for
-// a stale tick (the call ended, was re-armed or is paused since).
+// a stale tick (the call ended, is paused, or was resumed with a later
+// deadline since).
 func (t *tracker) fired(m *deadlineFired) *callExpired {
 	c, ok := t.calls[m.id]
-	if !ok || (!m.total && (m.gen != c.gen || c.open > 0)) {
+	if !ok || (!m.total && (c.open > 0 || time.Now().Before(c.deadline))) {
 		return nil
 	}
 	return t.expire(c, m.total)
@@ -137,18 +139,10 @@ func (t *tracker) relate(hint, task string) *trackedCall {
 	return nil
 }
 
-func (t *tracker) arm(c *trackedCall, d time.Duration) {
-	c.gen++
-	c.deadline = time.Now().Add(d)
-	id, gen := c.id, c.gen
-	c.timer = time.AfterFunc(d, func() { t.fire(&deadlineFired{id: id, gen: gen}) })
-}
-
 func (t *tracker) pause(c *trackedCall) {
 	c.pausedSince = time.Now()
 	if c.timer != nil {
 		c.timer.Stop()
-		c.gen++
 		c.remaining = max(0, c.deadline.Sub(c.pausedSince))
 	}
 }
@@ -161,7 +155,8 @@ func (t *tracker) resume(c *trackedCall) *callExpired {
 	if c.remaining <= 0 {
 		return t.expire(c, false)
 	}
-	t.arm(c, c.remaining)
+	c.deadline = time.Now().Add(c.remaining)
+	c.timer.Reset(c.remaining)
 	return nil
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/actors"
+	"github.com/conduitmcp/conduit/internal/testpeer"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -131,35 +132,19 @@ func TestConnectCloseLeavesNothing(t *testing.T) {
 		cycle() // what is made once per process
 		warmRegistry(sys)
 		synctest.Wait()
-		goroutines, pids, subs := bubbleGoroutines(t), registered(sys), sys.EventStream.Length()
+		goroutines, pids, subs := testpeer.BubbleGoroutines(t), registered(sys), sys.EventStream.Length()
 		before := heapAfterGC()
 		for range *cycles {
 			cycle()
 		}
 		synctest.Wait()
 		after := heapAfterGC()
-		assert.Equal(t, goroutines, bubbleGoroutines(t), "goroutines")
+		assert.Equal(t, goroutines, testpeer.BubbleGoroutines(t), "goroutines")
 		assert.Equal(t, pids, registered(sys), "registry entries")
 		assert.Equal(t, subs, sys.EventStream.Length(), "event-stream subscriptions")
 		assert.Less(t, int64(after)-int64(before), int64(256<<10), "heap growth over %d cycles: %d → %d bytes", *cycles, before, after)
 		t.Logf("%d cycles: heap %d → %d bytes, %d goroutines in the bubble", *cycles, before, after, goroutines)
 	})
-}
-
-// bubbleGoroutines counts the goroutines of the calling synctest bubble,
-// its main one included: unlike runtime.NumGoroutine, it does not see
-// what other tests left to finish outside the bubble.
-func bubbleGoroutines(t *testing.T) int {
-	t.Helper()
-	var buf bytes.Buffer
-	require.NoError(t, pprof.Lookup("goroutine").WriteTo(&buf, 2))
-	n := 0
-	for line := range strings.Lines(buf.String()) {
-		if strings.HasPrefix(line, "goroutine ") && strings.Contains(line, "synctest bubble") {
-			n++
-		}
-	}
-	return n
 }
 
 func heapAfterGC() uint64 {
@@ -180,19 +165,19 @@ func TestIdleClientsKeepOneGoroutineEach(t *testing.T) {
 		_, closeIt := idleClient(t, conduit.Options{}) // what is made once per process
 		closeIt()
 		idle()
-		base := bubbleGoroutines(t)
+		base := testpeer.BubbleGoroutines(t)
 		closers := make([]func(), 0, n)
 		for range n {
 			_, closeIt := idleClient(t, conduit.Options{})
 			closers = append(closers, closeIt)
 		}
 		idle()
-		assert.Equal(t, n, bubbleGoroutines(t)-base, "goroutines of %d idle clients", n)
+		assert.Equal(t, n, testpeer.BubbleGoroutines(t)-base, "goroutines of %d idle clients", n)
 		for _, closeIt := range closers {
 			closeIt()
 		}
 		synctest.Wait()
-		assert.Equal(t, base, bubbleGoroutines(t), "goroutines after Close")
+		assert.Equal(t, base, testpeer.BubbleGoroutines(t), "goroutines after Close")
 	})
 }
 

@@ -1,15 +1,18 @@
 // Package testpeer gives Conduit's tests their real peers and network
 // fixtures, written once: the go-sdk v1.8.0 everything-server, built once
-// per test binary, and a loopback URL nothing listens on. Only tests import
-// it.
+// per test binary, a loopback URL nothing listens on, and a count of the
+// goroutines in a synctest bubble. Only tests import it.
 package testpeer
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -42,4 +45,22 @@ func ClosedURL(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return "http://" + addr + "/mcp"
+}
+
+// BubbleGoroutines counts the goroutines that run in a synctest bubble:
+// unlike runtime.NumGoroutine, it does not see goroutines of earlier tests
+// still on their way out.
+func BubbleGoroutines(t testing.TB) int {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&buf, 2); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range strings.Lines(buf.String()) {
+		if strings.HasPrefix(line, "goroutine ") && strings.Contains(line, "synctest bubble") {
+			n++
+		}
+	}
+	return n
 }
