@@ -32,7 +32,7 @@ type trackedCall struct {
 	maxTotal    time.Duration
 	remaining   time.Duration // time left on the deadline when paused
 	deadline    time.Time     // when running
-	timer       *time.Timer // one per call, reset at each resume
+	timer       *time.Timer   // one per call, reset at each resume
 	totalTimer  *time.Timer
 	open        int // inputs open
 	pausedSince time.Time

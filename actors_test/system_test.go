@@ -207,7 +207,9 @@ func TestMailboxIsSpawnedByTheFirstNotificationItServes(t *testing.T) {
 		base := registered(sys)
 		var got []string
 		opts := conduit.Options{System: sys, Handlers: conduit.Handlers{
-			Notification: func(_ context.Context, _ conduit.NotificationContext, n *conduit.Notification) { got = append(got, n.Method) },
+			Notification: func(_ context.Context, _ conduit.NotificationContext, n *conduit.Notification) {
+				got = append(got, n.Method)
+			},
 		}}
 		clientSide, serverSide := transport.NewMemoryPair()
 		served := make(chan error, 1)
