@@ -190,15 +190,18 @@ func (in *input) end(o outcome) outcome {
 }
 
 // run drives the input from the calling goroutine, once granted: the first
-// of the handler's outcome, its timeout and the end of ctx decides.
-func (in *input) run(ctx context.Context, g *inputGrant) outcome {
+// of the handler's outcome, its timeout, the end of ctx, an error on abort
+// and the end of the connection decides. It returns the abort's error when
+// that ended it.
+func (in *input) run(ctx context.Context, g *inputGrant, abort <-chan error) (outcome, error) {
 	done := make(chan supervisor.Outcome, 1)
 	if o, ended := in.start(ctx, g, func(out supervisor.Outcome) { done <- out }); ended {
-		return o
+		return o, nil
 	}
 	timer := time.NewTimer(in.timeout)
 	defer timer.Stop()
 	var o outcome
+	var aborted error
 	select {
 	case out := <-done:
 		o, _ = in.returned(out)
@@ -206,8 +209,12 @@ func (in *input) run(ctx context.Context, g *inputGrant) outcome {
 		o, _ = in.timedOut()
 	case <-ctx.Done():
 		o, _ = in.cancelled()
+	case aborted = <-abort:
+		o, _ = in.cancelled()
+	case <-in.shared.ctx.Done():
+		o, _ = in.cancelled()
 	}
-	return o
+	return o, aborted
 }
 
 // logAttrs names the input in a log record: its method and its id or key.

@@ -168,7 +168,8 @@ type inputRequest struct {
 // cancels the rest. Every request is checked against the declared
 // capabilities before any callback runs. The call's deadline is paused
 // meanwhile; when it expires anyway (MaxTotalTimeout) the round ends with
-// that error.
+// that error. A round of one input request, the common case, is driven
+// from the caller's goroutine: only its handler has a goroutine of its own.
 func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, raw map[string]json.RawMessage, expired chan error) (map[string]any, error) {
 	keys := make([]string, 0, len(raw))
 	for k := range raw {
@@ -198,6 +199,16 @@ func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, ra
 	}
 	defer rt.system.Root.Send(rt.pid, &inputEnded{token: token})
 
+	if len(reqs) == 1 {
+		res, err := rt.answerInput(ctx, m, reqs[0], grant, expired)
+		if ctx.Err() != nil {
+			return nil, &messages.Error{Kind: messages.KindCancelled, Method: m.Method, Err: context.Cause(ctx)}
+		}
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{reqs[0].key: res}, nil
+	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stop := context.AfterFunc(rt.shared.ctx, func() { cancel(rt.life.closedErr(m.Method)) })
@@ -213,7 +224,7 @@ func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, ra
 				if gctx.Err() != nil {
 					return context.Cause(gctx) // the round already failed
 				}
-				res, err := rt.answerInput(gctx, m, r, grant)
+				res, err := rt.answerInput(gctx, m, r, grant, nil)
 				if err != nil {
 					return err
 				}
@@ -259,11 +270,12 @@ func (rt *Runtime) inputStarted(method string, logical messages.ID) (*inputGrant
 }
 
 // answerInput runs one input request through the pipeline and maps its
-// outcome onto the error that ends the call, if any.
-func (rt *Runtime) answerInput(ctx context.Context, m Modern, r inputRequest, g *inputGrant) (any, error) {
+// outcome onto the error that ends the call, if any: an error on abort
+// (the call's deadline, or the connection's end) ends it with that error.
+func (rt *Runtime) answerInput(ctx context.Context, m Modern, r inputRequest, g *inputGrant, abort <-chan error) (any, error) {
 	rc := messages.RequestContext{Client: rt.cfg.Name, ServerID: rt.cfg.ServerID, Era: messages.EraModern, Assigns: rt.cfg.Assigns}
 	in := rt.shared.newInput(guards.Input{Method: r.method, Params: r.params, Context: rc, Version: m.Version, Origin: rt.cfg.Origin}, r.key, rt.cfg.handlerTimeout(r.method))
-	o := in.run(ctx, g)
+	o, aborted := in.run(ctx, g, abort)
 	switch o.ending {
 	case answered:
 		return o.raw, nil
@@ -280,5 +292,13 @@ func (rt *Runtime) answerInput(ctx context.Context, m Modern, r inputRequest, g 
 		return nil, &messages.Error{Kind: messages.KindInputHandler, Method: m.Method,
 			Message: fmt.Sprintf("input request %q: handler timed out after %s", r.key, in.timeout)}
 	}
-	return nil, context.Cause(ctx) // cancelled: the call, a sibling or Close
+	// Cancelled: the call's deadline or the connection's end (aborted),
+	// the caller or a sibling (ctx), else the connection's end.
+	switch {
+	case aborted != nil:
+		return nil, aborted
+	case ctx.Err() != nil:
+		return nil, context.Cause(ctx)
+	}
+	return nil, rt.life.closedErr(m.Method)
 }
