@@ -122,9 +122,6 @@ func (c *connection) Receive(ctx actor.Context) {
 		// Every child has stopped: no activation of this connection's
 		// actors is left to run.
 		c.dispatch.close()
-		if c.mailbox == nil {
-			close(c.life.mailboxExited) // never spawned: nothing to wait for
-		}
 	case *actor.Terminated:
 		delete(c.stopping, m.Who)
 		if len(c.stopping) == 0 && c.closeDone != nil {
@@ -278,7 +275,8 @@ func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame) {
 			c.shared.counters.notificationsDiscarded.Add(1)
 			return
 		}
-		mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID}, c.cfg.LogRate, c.cfg.LogBurst, c.life.mailboxGate, c.life.mailboxExited)
+		mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID}, c.cfg.LogRate, c.cfg.LogBurst)
+		c.life.notifications = mb.queue // read by the teardown once this actor stopped
 		c.mailbox = c.spawn(ctx, mb)
 	}
 	ctx.Send(c.mailbox, &enqueue{method: f.Method, params: f.Params})

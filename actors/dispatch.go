@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -21,29 +22,43 @@ const workerIdle = time.Millisecond
 // starts a new worker when none is idle (so a Receive that blocks, such as
 // a slow audit hook, delays only its own worker, as before). A worker
 // exits after workerIdle without work, so an idle connection keeps none,
-// and at once when the connection actor has stopped (close): nothing
-// outlives the connection. The channels are made by the connection, inside
-// a synctest bubble when a test runs in one.
+// and when the connection actor has stopped (close): nothing outlives the
+// connection. The channel is made by the connection, inside a synctest
+// bubble when a test runs in one.
 type dispatcher struct {
-	work chan func()   // unbuffered: a send succeeds only to an idle worker
-	done chan struct{} // closed by close
+	mu     sync.Mutex  // held to send on work or close it
+	work   chan func() // unbuffered: a send succeeds only to an idle worker; closed by close
+	closed bool
 }
 
 var _ actor.Dispatcher = (*dispatcher)(nil)
 
 func newDispatcher() *dispatcher {
-	return &dispatcher{work: make(chan func()), done: make(chan struct{})}
+	return &dispatcher{work: make(chan func())}
 }
 
 // close makes every worker exit once idle; a later Schedule still runs its
 // activation, on a worker that exits right after it.
-func (d *dispatcher) close() { close(d.done) }
+func (d *dispatcher) close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	close(d.work)
+}
 
 // Schedule runs fn on an idle worker or a new one.
 func (d *dispatcher) Schedule(fn func()) {
-	select {
-	case d.work <- fn:
-	default:
+	d.mu.Lock()
+	handed := false
+	if !d.closed {
+		select {
+		case d.work <- fn:
+			handed = true
+		default:
+		}
+	}
+	d.mu.Unlock()
+	if !handed {
 		go d.worker(fn)
 	}
 }
@@ -59,12 +74,13 @@ func (d *dispatcher) worker(fn func()) {
 	defer idle.Stop()
 	for {
 		select {
-		case fn := <-d.work:
+		case fn, ok := <-d.work:
+			if !ok {
+				return
+			}
 			fn()
 			idle.Reset(workerIdle)
 		case <-idle.C:
-			return
-		case <-d.done:
 			return
 		}
 	}

@@ -41,10 +41,11 @@ type item struct {
 	notif *messages.Notification
 }
 
-// newMailbox returns the mailbox actor and its queue; exited is closed once
-// the queue is closed and its worker, if any, has left (or was abandoned).
-func newMailbox(s *shared, nc messages.NotificationContext, limit rate.Limit, burst int, gate *supervisor.Gate, exited chan struct{}) *mailbox {
-	q := &notifQueue{shared: s, nc: nc, gate: gate, exited: exited}
+// newMailbox returns the mailbox actor; its queue's exited is closed once
+// the queue is closed and its worker, if any, has left (or was abandoned
+// through its gate).
+func newMailbox(s *shared, nc messages.NotificationContext, limit rate.Limit, burst int) *mailbox {
+	q := &notifQueue{shared: s, nc: nc, gate: supervisor.NewGate(&s.abandoned), exited: make(chan struct{})}
 	return &mailbox{shared: s, limiter: rate.NewLimiter(limit, burst), queue: q}
 }
 

@@ -9,7 +9,6 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/conduitmcp/conduit/messages"
-	"github.com/conduitmcp/conduit/supervisor"
 )
 
 // The rate limit and the cap are checked before an entry is sanitised: an
@@ -18,7 +17,7 @@ import (
 func TestLogEntriesBeyondTheCapAreDroppedUnsanitised(t *testing.T) {
 	sh := &shared{ctx: context.Background(), logger: slog.New(slog.DiscardHandler),
 		handlers: messages.Handlers{Log: func(context.Context, messages.NotificationContext, *messages.LoggingMessage) {}}}
-	m := newMailbox(sh, messages.NotificationContext{}, rate.Inf, 1, supervisor.NewGate(&sh.abandoned), make(chan struct{}))
+	m := newMailbox(sh, messages.NotificationContext{}, rate.Inf, 1)
 	m.queue.running = true // a worker holds one entry; none is started here
 	malformed := &enqueue{method: messages.MethodLog, params: []byte(`{"level":`)}
 

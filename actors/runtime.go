@@ -113,21 +113,23 @@ func (s *shared) audit(rec messages.AuditRecord, rpcErr *messages.RPCError) {
 
 // lifecycle is how the actors ask the runtime to tear the connection down.
 type lifecycle struct {
-	system   *actor.ActorSystem
-	once     sync.Once
-	stopping chan struct{} // closed by stop
-	err      error         // why; read after stopping is closed
+	system  *actor.ActorSystem
+	once    sync.Once
+	stopped atomic.Bool // set by stop
+	err     error       // why; read once stopped is set
 	// teardown is started by the first stop, in a goroutine of its own: no
 	// goroutine is parked waiting for the end of a connection.
-	teardown      func()
-	mailboxGate   *supervisor.Gate
-	mailboxExited chan struct{}
+	teardown func()
+	// notifications is the mailbox's queue, nil until a notification
+	// needs it: set by the connection actor, read by the teardown after
+	// that actor stopped.
+	notifications *notifQueue
 }
 
 func (l *lifecycle) stop(err error) {
 	l.once.Do(func() {
 		l.err = err
-		close(l.stopping)
+		l.stopped.Store(true)
 		go l.teardown()
 	})
 }
@@ -145,16 +147,16 @@ func (l *lifecycle) closedErr(method string) error {
 
 // Runtime is one running connection.
 type Runtime struct {
-	cfg       Config
-	system    *actor.ActorSystem
-	pid       *actor.PID
-	life      *lifecycle
-	shared    *shared
-	cancel    context.CancelFunc
-	writer    *writer
-	readerEnd chan struct{}
-	done      chan struct{} // closed when teardown has finished
-	nextID    atomic.Int64
+	cfg     Config
+	system  *actor.ActorSystem
+	pid     *actor.PID
+	life    *lifecycle
+	shared  *shared
+	cancel  context.CancelFunc
+	writer  *writer
+	reading sync.WaitGroup // the reader goroutine
+	done    chan struct{}  // closed when teardown has finished
+	nextID  atomic.Int64
 
 	afterMu  sync.Mutex
 	after    func() // AfterDone's, until teardown takes it
@@ -189,9 +191,8 @@ func Start(cfg Config) *Runtime {
 	sh := &shared{ctx: ctx, handlers: cfg.Handlers, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit}
 	rt := &Runtime{
 		cfg: cfg, system: system, cancel: cancel, shared: sh,
-		life:      &lifecycle{system: system, stopping: make(chan struct{}), mailboxGate: supervisor.NewGate(&sh.abandoned), mailboxExited: make(chan struct{})},
-		readerEnd: make(chan struct{}),
-		done:      make(chan struct{}),
+		life: &lifecycle{system: system},
+		done: make(chan struct{}),
 	}
 	rt.life.teardown = rt.teardown
 	// Until negotiation says otherwise, a server request is legacy.
@@ -205,15 +206,18 @@ func Start(cfg Config) *Runtime {
 	props := conn.props(func() actor.Actor { return conn }, actor.WithGuardian(topLevel))
 	pid = system.Root.Spawn(props)
 	rt.pid = pid
-	go rt.read(ctx)
+	rt.reading.Add(1)
+	go rt.read()
 	return rt
 }
 
-// read is the reader goroutine: it only moves messages to the actor.
-func (rt *Runtime) read(ctx context.Context) {
-	defer close(rt.readerEnd)
+// read is the reader goroutine: it only moves messages to the actor. The
+// teardown ends it by closing the transport, which must unblock Read: its
+// ctx has no Done channel to cost an idle connection.
+func (rt *Runtime) read() {
+	defer rt.reading.Done()
 	for {
-		msg, err := rt.cfg.Conn.Read(ctx)
+		msg, err := rt.cfg.Conn.Read(context.Background())
 		if err != nil {
 			rt.system.Root.Send(rt.pid, &readerDone{err: err})
 			return
@@ -233,21 +237,23 @@ func (rt *Runtime) teardown() {
 	rt.system.Root.Send(rt.pid, &closeRequest{err: rt.life.err, done: done})
 	<-done
 	rt.cancel()
-	rt.writer.close()
+	flushed := rt.writer.close()
 	flush := time.NewTimer(rt.cfg.FlushTimeout)
 	select {
-	case <-rt.writer.exited:
+	case <-flushed:
 	case <-flush.C:
 	}
 	flush.Stop()
 	_ = rt.cfg.Conn.Close()
-	<-rt.writer.exited
-	<-rt.readerEnd
+	<-flushed
+	rt.reading.Wait()
 	_ = rt.system.Root.PoisonFuture(rt.pid).Wait()
-	if rt.life.mailboxGate.Close() {
-		rt.cfg.Logger.Info("notification callback still running at close: abandoned")
-	} else {
-		<-rt.life.mailboxExited
+	if q := rt.life.notifications; q != nil {
+		if q.gate.Close() {
+			rt.cfg.Logger.Info("notification callback still running at close: abandoned")
+		} else {
+			<-q.exited
+		}
 	}
 	close(rt.done)
 	rt.afterMu.Lock()
@@ -307,12 +313,10 @@ func (rt *Runtime) begin(method string, opts *CallOptions) error {
 	if opts.Assigns == nil {
 		opts.Assigns = rt.cfg.Assigns
 	}
-	select {
-	case <-rt.life.stopping:
+	if rt.life.stopped.Load() {
 		return rt.life.closedErr(method)
-	default:
-		return nil
 	}
+	return nil
 }
 
 // Call sends a request and waits for its answer, the call's deadline, the

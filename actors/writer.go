@@ -16,7 +16,7 @@ import (
 type writer struct {
 	conn   transport.Conn
 	onErr  func(error)
-	exited chan struct{} // closed once closed and no goroutine writes
+	exited chan struct{} // made by close; closed once closed and no goroutine writes
 
 	mu      sync.Mutex
 	queue   [][]byte
@@ -25,7 +25,7 @@ type writer struct {
 }
 
 func startWriter(conn transport.Conn, onErr func(error)) *writer {
-	return &writer{conn: conn, onErr: onErr, exited: make(chan struct{})}
+	return &writer{conn: conn, onErr: onErr}
 }
 
 // send queues data; it reports false once the writer is closed.
@@ -43,17 +43,25 @@ func (w *writer) send(data []byte) bool {
 	return true
 }
 
-// close stops accepting; exited is closed once the queue is flushed.
-func (w *writer) close() {
+// close stops accepting; the channel it returns is closed once the queue
+// is flushed (or a write failed).
+func (w *writer) close() <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed {
-		return
+	if !w.closed {
+		w.closeLocked()
+		if !w.running {
+			close(w.exited)
+		}
 	}
+	return w.exited
+}
+
+// closeLocked stops accepting and makes exited: only now, so an idle
+// connection has no channel for it. w.mu is held; w is not closed yet.
+func (w *writer) closeLocked() {
 	w.closed = true
-	if !w.running {
-		close(w.exited)
-	}
+	w.exited = make(chan struct{})
 }
 
 // run writes batches until the queue is empty. A failed write ends the
@@ -73,7 +81,10 @@ func (w *writer) run() {
 		for _, data := range batch {
 			if err := w.conn.Write(context.Background(), data); err != nil {
 				w.mu.Lock()
-				w.closed, w.queue = true, nil
+				if !w.closed {
+					w.closeLocked()
+				}
+				w.queue = nil
 				w.mu.Unlock()
 				w.onErr(err)
 				w.mu.Lock()

@@ -440,7 +440,7 @@ func (c *httpConn) startCall(ctx context.Context, m *outgoing, hdr http.Header, 
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-c.in.done:
+	case <-c.base.Done(): // Close
 		return ErrClosed
 	}
 }
@@ -840,9 +840,9 @@ func (c *httpConn) shutdown() {
 	c.mu.Lock()
 	c.closed = true
 	c.in.clear()
+	c.in.poke() // Read sees ErrClosed
 	legacySession := c.era != messages.EraModern && c.sessionID != ""
 	c.mu.Unlock()
-	close(c.in.done)
 	c.stop(ErrClosed)
 	c.wg.Wait()
 	if legacySession {
@@ -876,12 +876,9 @@ func (c *httpConn) deleteSession() {
 }
 
 func (c *httpConn) isClosed() bool {
-	select {
-	case <-c.in.done:
-		return true
-	default:
-		return false
-	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
 }
 
 // exchange is one HTTP request and its response, read under ctx: Close,

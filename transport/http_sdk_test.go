@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -153,6 +154,11 @@ func TestHTTPWithSDKLegacy(t *testing.T) {
 	if r.Error != nil || !strings.Contains(string(r.Result), "hello Ada") {
 		t.Fatalf("tools/call: %s %+v", r.Result, r.Error)
 	}
+	// The standalone stream is opened in the background: it may still be
+	// on its way when the call is done.
+	eventually(t, func() bool {
+		return slices.ContainsFunc(methods(), func(m string) bool { return strings.HasPrefix(m, "GET ") })
+	})
 	c.Close()
 
 	seen := methods()

@@ -9,16 +9,16 @@ import (
 // received and Read has not returned yet, shared by the memory and HTTP
 // connections. Writers push without blocking; Read waits on ready.
 //
-// The connection's mutex guards items; ready and done are channels.
+// The connection's mutex guards items; ready is a channel. A closing end
+// pokes ready: Read re-checks the state after every wake-up.
 type inbox struct {
 	mu    *sync.Mutex
 	items []Message
 	ready chan struct{} // capacity 1: poked on every change Read must see
-	done  chan struct{} // closed when the connection is closed
 }
 
 func newInbox(mu *sync.Mutex) inbox {
-	return inbox{mu: mu, ready: make(chan struct{}, 1), done: make(chan struct{})}
+	return inbox{mu: mu, ready: make(chan struct{}, 1)}
 }
 
 // push queues m and wakes Read; mu is held.
@@ -71,7 +71,6 @@ func (q *inbox) next(ctx context.Context, closed func() bool, end func() error) 
 		select {
 		case <-ctx.Done():
 		case <-q.ready:
-		case <-q.done:
 		}
 	}
 }

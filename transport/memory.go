@@ -75,7 +75,7 @@ func (c *memConn) Close() error {
 	if !c.closed {
 		c.closed = true
 		c.in.clear()
-		close(c.in.done)
+		c.in.poke()      // this end's Read sees ErrClosed
 		c.peer.in.poke() // the peer's Read sees EOF once drained
 	}
 	return nil
