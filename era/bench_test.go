@@ -1,0 +1,60 @@
+package era
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/conduitmcp/conduit/messages"
+)
+
+// The second round of an MRTR tools/call as the scripted benchmark server
+// sees it: the tool's params, the answer to one form elicitation, the
+// request state, and the _meta of a client declaring form elicitation.
+var (
+	benchParams   = json.RawMessage(`{"name":"ask","arguments":{"topic":"benchmarks"}}`)
+	benchAnswer   = json.RawMessage(`{"user_name":{"action":"accept","content":{"name":"Ada"}}}`)
+	benchState    = json.RawMessage(`"s1"`)
+	benchComplete = json.RawMessage(`{"resultType":"complete","content":[{"type":"text","text":"done"}]}`)
+	benchInput    = json.RawMessage(`{"resultType":"input_required","inputRequests":{"user_name":{"method":"elicitation/create","params":{"mode":"form","message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}}},"requestState":"s1"}`)
+)
+
+func benchMeta() Meta {
+	d := Declared{ElicitModes: []string{messages.ModeForm}}
+	return Meta{
+		Version:      ModernVersions[0],
+		Capabilities: d.ModernCapabilities(ModernVersions[0]),
+		ClientInfo:   messages.Implementation{Name: "conduit", Version: "0.1.0"},
+		LogLevel:     "info",
+	}
+}
+
+// BenchmarkWithMeta is one round's params: the request's own, the round's
+// members and a fresh _meta.
+func BenchmarkWithMeta(b *testing.B) {
+	meta := benchMeta()
+	b.ReportAllocs()
+	for b.Loop() {
+		extra := map[string]json.RawMessage{"inputResponses": benchAnswer, "requestState": benchState}
+		if _, err := WithMeta(benchParams, extra, meta.Map()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkResultType classifies a complete result and an input_required
+// one.
+func BenchmarkResultType(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"complete", benchComplete}, {"input_required", benchInput}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ResultType(tc.raw, messages.MethodCallTool, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
