@@ -123,24 +123,29 @@ func members(raw json.RawMessage) (map[string]json.RawMessage, error) {
 // ResultType reads a modern result's resultType: absent means complete; a
 // value Conduit does not know is an error, as is "task" where tasks were not
 // declared or the method is not tools/call.
+//
+// raw must be valid JSON, as the result of a decoded frame is
+// (messages.Decode checked it): ResultType does not check it again. It
+// reads resultType with a scan of the top-level members and decodes raw in
+// full only where the scan cannot tell what json.Unmarshal would make of it
+// (not an object, a key with an escape, a resultType that is not a plain
+// string), so its answers and errors are json.Unmarshal's.
 func ResultType(raw json.RawMessage, method string, tasks bool) (string, error) {
-	var r struct {
-		ResultType *string `json:"resultType"`
+	t, present, err := readResultType(raw)
+	if err != nil {
+		return "", err
 	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return "", fmt.Errorf("result is not an object: %w", err)
-	}
-	if r.ResultType == nil {
+	if !present {
 		return ResultComplete, nil
 	}
-	switch t := *r.ResultType; t {
+	switch string(t) {
 	case ResultComplete:
-		return t, nil
+		return ResultComplete, nil
 	case ResultInputRequired:
 		if method != messages.MethodCallTool && method != messages.MethodReadResource && method != messages.MethodGetPrompt {
 			return "", fmt.Errorf("resultType %q is not allowed for %s", t, method)
 		}
-		return t, nil
+		return ResultInputRequired, nil
 	case ResultTask:
 		if strings.HasPrefix(method, "tasks/") {
 			// Some examples show "task" on tasks/* answers, where the
@@ -154,10 +159,28 @@ func ResultType(raw json.RawMessage, method string, tasks bool) (string, error) 
 		if method != messages.MethodCallTool {
 			return "", fmt.Errorf(`resultType "task" is not allowed for %s`, method)
 		}
-		return t, nil
+		return ResultTask, nil
 	default:
 		return "", fmt.Errorf("unknown resultType %q", t)
 	}
+}
+
+// readResultType returns a result's resultType, and false when it is
+// absent or null.
+func readResultType(raw json.RawMessage) (t []byte, present bool, err error) {
+	if t, present, ok := stringMember(raw, "resultType"); ok {
+		return t, present, nil
+	}
+	var r struct {
+		ResultType *string `json:"resultType"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, false, fmt.Errorf("result is not an object: %w", err)
+	}
+	if r.ResultType == nil {
+		return nil, false, nil
+	}
+	return []byte(*r.ResultType), true, nil
 }
 
 // LegacyHTTPStatus reports whether an HTTP status that answered the probe
