@@ -283,10 +283,11 @@ type Client struct {
 	closing  context.Context    // cancelled by Close: aborts a renewal's dial; the watchers then do nothing
 	abort    context.CancelFunc // cancels closing
 
-	logLevel atomic.Pointer[string]  // SetLogLevel's: in every modern request's _meta, sent again to a renewed legacy session
-	cur      atomic.Pointer[session] // read freely; stored by Connect, then only with redial and mu held
-	doneOnce sync.Once
-	watchers sync.WaitGroup // one per session, until its runtime's AfterDone callback has run
+	logLevel  atomic.Pointer[string]   // SetLogLevel's: in every modern request's _meta, sent again to a renewed legacy session
+	fixedMeta atomic.Pointer[era.Meta] // the _meta members fixed for the version last asked of sessionMeta
+	cur       atomic.Pointer[session]  // read freely; stored by Connect, then only with redial and mu held
+	doneOnce  sync.Once
+	watchers  sync.WaitGroup // one per session, until its runtime's AfterDone callback has run
 
 	// redial is held for a whole renewal (closing the lost session, dialling
 	// the fresh one), so there is one at a time; Close takes it to wait for

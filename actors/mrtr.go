@@ -20,8 +20,8 @@ type Modern struct {
 	Method string
 	// Params are the request's own params, without _meta.
 	Params json.RawMessage
-	// Meta returns a fresh _meta for each request.
-	Meta     func() map[string]any
+	// Meta returns the _meta members of each request, fresh each round.
+	Meta     func() ([]era.Member, error)
 	Version  string
 	Declared era.Declared
 	// Tasks: the tasks extension was declared (a "task" result is valid).
@@ -64,24 +64,33 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 	protocolErr := func(format string, args ...any) error {
 		return &messages.Error{Kind: messages.KindProtocol, Method: m.Method, Message: fmt.Sprintf(format, args...)}
 	}
+	own, err := era.ParseParams(m.Params) // read once, written again each round
+	if err != nil {
+		return nil, protocolErr("%v", err)
+	}
 	var responses map[string]any
 	var state json.RawMessage
 	for round := 1; ; round++ {
-		extra := map[string]json.RawMessage{}
+		extra := make([]era.Member, 0, 2)
 		if responses != nil {
 			b, err := json.Marshal(responses)
 			if err != nil {
 				return nil, protocolErr("input responses could not be encoded: %v", err)
 			}
-			extra["inputResponses"] = b
+			extra = append(extra, era.Member{Key: "inputResponses", Value: b})
 		}
 		if state != nil {
-			extra["requestState"] = state // the bytes as received
+			s, err := era.RawMember("requestState", state) // as received (escaped as json.Marshal would)
+			if err != nil {
+				return nil, protocolErr("%v", err)
+			}
+			extra = append(extra, s)
 		}
-		params, err := era.WithMeta(m.Params, extra, m.Meta())
+		meta, err := m.Meta()
 		if err != nil {
 			return nil, protocolErr("%v", err)
 		}
+		params := own.With(extra, meta)
 		raw, err := rt.round(ctx, logical, m.Method, params, expired)
 		if err != nil {
 			return nil, err

@@ -18,26 +18,26 @@ var (
 	benchInput    = json.RawMessage(`{"resultType":"input_required","inputRequests":{"user_name":{"method":"elicitation/create","params":{"mode":"form","message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}}},"requestState":"s1"}`)
 )
 
-func benchMeta() Meta {
-	d := Declared{ElicitModes: []string{messages.ModeForm}}
-	return Meta{
-		Version:      ModernVersions[0],
-		Capabilities: d.ModernCapabilities(ModernVersions[0]),
-		ClientInfo:   messages.Implementation{Name: "conduit", Version: "0.1.0"},
-		LogLevel:     "info",
-	}
-}
-
-// BenchmarkWithMeta is one round's params: the request's own, the round's
-// members and a fresh _meta.
+// BenchmarkWithMeta is one round's params as a modern call writes them:
+// the request's own (read once per call), the round's members and a fresh
+// _meta whose session part is encoded once per session.
 func BenchmarkWithMeta(b *testing.B) {
-	meta := benchMeta()
+	d := Declared{ElicitModes: []string{messages.ModeForm}}
+	meta, err := NewMeta(ModernVersions[0], d.ModernCapabilities(ModernVersions[0]), messages.Implementation{Name: "conduit", Version: "0.1.0"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := ParseParams(benchParams)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	for b.Loop() {
-		extra := map[string]json.RawMessage{"inputResponses": benchAnswer, "requestState": benchState}
-		if _, err := WithMeta(benchParams, extra, meta.Map()); err != nil {
+		m, err := meta.Request("info", nil)
+		if err != nil {
 			b.Fatal(err)
 		}
+		p.With([]Member{{Key: "inputResponses", Value: benchAnswer}, {Key: "requestState", Value: benchState}}, m)
 	}
 }
 

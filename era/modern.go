@@ -1,7 +1,6 @@
 package era
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,84 +39,61 @@ func (d Declared) ModernCapabilities(version string) map[string]any {
 	return caps
 }
 
-// Meta is what every modern request carries in params._meta.
+// Meta is the _meta every modern request carries, in two parts: the
+// members fixed for a session (protocol version, client capabilities,
+// client info), encoded once by NewMeta, and those each request adds
+// (Request).
 type Meta struct {
-	Version       string
-	Capabilities  map[string]any
-	ClientInfo    messages.Implementation
-	LogLevel      string // "" sends none: the server then sends no logs
-	ProgressToken any    // nil sends none
+	version string
+	session []Member
 }
 
-// Map returns the _meta object.
-func (m Meta) Map() map[string]any {
-	out := map[string]any{
-		MetaProtocolVersion:    m.Version,
-		MetaClientCapabilities: m.Capabilities,
-		MetaClientInfo:         m.ClientInfo,
+// NewMeta encodes the _meta members fixed for a session of version.
+func NewMeta(version string, capabilities map[string]any, info messages.Implementation) (Meta, error) {
+	m := Meta{version: version}
+	for _, f := range []struct {
+		key string
+		v   any
+	}{{MetaProtocolVersion, version}, {MetaClientCapabilities, capabilities}, {MetaClientInfo, info}} {
+		b, err := json.Marshal(f.v)
+		if err != nil {
+			return Meta{}, fmt.Errorf("_meta %s: %w", f.key, err)
+		}
+		m.session = append(m.session, Member{Key: f.key, Value: b})
 	}
-	if m.LogLevel != "" {
-		out[MetaLogLevel] = m.LogLevel
-	}
-	if m.ProgressToken != nil {
-		out[MetaProgressToken] = m.ProgressToken
-	}
-	return out
+	return m, nil
 }
 
-// WithMeta returns params (an object, or nil for {}) with extra fields set
-// and meta merged into its _meta (keys already in _meta are kept unless meta
-// sets them). Field values are raw JSON, so a requestState goes back
-// byte for byte. The result is what json.Marshal makes of the merged
-// members (keys sorted), built without re-encoding the members that are
-// already compact.
-func WithMeta(params json.RawMessage, extra map[string]json.RawMessage, meta map[string]any) (json.RawMessage, error) {
-	obj := map[string]json.RawMessage{}
-	if len(bytes.TrimSpace(params)) > 0 && !bytes.Equal(bytes.TrimSpace(params), []byte("null")) {
-		var err error
-		if obj, err = members(params); err != nil {
-			return nil, fmt.Errorf("params must be a JSON object: %w", err)
-		}
+// Version is the protocol version m carries.
+func (m Meta) Version() string { return m.version }
+
+// Request returns the _meta members of one request: the session's, with
+// the log level ("" sends none: the server then sends no logs) and the
+// progress token (nil sends none).
+func (m Meta) Request(logLevel string, progressToken any) ([]Member, error) {
+	out := make([]Member, len(m.session), len(m.session)+2)
+	copy(out, m.session)
+	if logLevel != "" {
+		out = append(out, Member{Key: MetaLogLevel, Value: appendString(nil, logLevel)})
 	}
-	for k, v := range extra {
-		obj[k] = v
-	}
-	if meta != nil {
-		merged := map[string]json.RawMessage{}
-		if old, ok := obj["_meta"]; ok {
-			var err error
-			if merged, err = members(old); err != nil {
-				return nil, fmt.Errorf("params._meta must be an object: %w", err)
-			}
-		}
-		for k, v := range meta {
-			b, err := json.Marshal(v)
-			if err != nil {
-				return nil, fmt.Errorf("_meta %s: %w", k, err)
-			}
-			merged[k] = b
-		}
-		b, err := messages.EncodeObject(merged)
+	if progressToken != nil {
+		t, err := ProgressToken(progressToken)
 		if err != nil {
 			return nil, err
 		}
-		obj["_meta"] = b
+		out = append(out, t)
 	}
-	return messages.EncodeObject(obj)
+	return out, nil
 }
 
-// members splits a JSON object into its members: in one scan when
-// messages.Members can, else through json.Unmarshal (which words the
-// error).
-func members(raw json.RawMessage) (map[string]json.RawMessage, error) {
-	if m, ok := messages.Members(raw); ok {
-		return m, nil
+// ProgressToken returns the _meta member that asks for progress
+// notifications under token.
+func ProgressToken(token any) (Member, error) {
+	b, err := json.Marshal(token)
+	if err != nil {
+		return Member{}, fmt.Errorf("_meta %s: %w", MetaProgressToken, err)
 	}
-	m := map[string]json.RawMessage{}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return Member{Key: MetaProgressToken, Value: b}, nil
 }
 
 // ResultType reads a modern result's resultType: absent means complete; a
