@@ -33,12 +33,6 @@ type Modern struct {
 	StateBackoff time.Duration
 }
 
-// inputRequired is an InputRequiredResult.
-type inputRequired struct {
-	InputRequests map[string]json.RawMessage `json:"inputRequests"`
-	RequestState  json.RawMessage            `json:"requestState"`
-}
-
 // CallModern runs a modern call with multi round-trip requests, in the
 // caller's goroutine: while the result is input_required it answers the
 // input requests through the input pipeline legacy requests take, and
@@ -102,8 +96,8 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 		if kind != era.ResultInputRequired {
 			return raw, nil
 		}
-		var ir inputRequired
-		if err := json.Unmarshal(raw, &ir); err != nil {
+		ir, err := era.ReadInputRequired(raw)
+		if err != nil {
 			return nil, protocolErr("malformed input_required result: %v", err)
 		}
 		if ir.InputRequests == nil && ir.RequestState == nil {

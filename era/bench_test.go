@@ -58,3 +58,24 @@ func BenchmarkResultType(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadInputRequired reads an input_required result: with the
+// scan, and with json.Unmarshal as it was read before.
+func BenchmarkReadInputRequired(b *testing.B) {
+	b.Run("scan", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := ReadInputRequired(benchInput); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("unmarshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := readInputRequiredByUnmarshal(benchInput); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -159,6 +159,57 @@ func readResultType(raw json.RawMessage) (t []byte, present bool, err error) {
 	return []byte(*r.ResultType), true, nil
 }
 
+// InputRequired is what an input_required result asks: the input
+// requests by key, and the request state as received (nil when none came).
+type InputRequired struct {
+	InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	RequestState  json.RawMessage            `json:"requestState"`
+}
+
+// inputRequired is the type the full decode of ReadInputRequired fills:
+// json.Unmarshal names it in its errors.
+type inputRequired InputRequired
+
+// ReadInputRequired reads an input_required result as json.Unmarshal
+// reads it into an InputRequired; the values alias raw. As for
+// ResultType, raw must be valid JSON: it is read with a scan, and decoded
+// in full only where the scan cannot tell what json.Unmarshal would make
+// of it.
+func ReadInputRequired(raw json.RawMessage) (InputRequired, error) {
+	var ir InputRequired
+	addRequest := func(key, v []byte) bool {
+		ir.InputRequests[string(key)] = v
+		return true
+	}
+	scanned := scanObject(raw, func(key, v []byte) bool {
+		switch {
+		case equalFoldASCII(key, "inputRequests"):
+			switch {
+			case isNull(v):
+				ir.InputRequests = nil
+			case v[0] == '{':
+				if ir.InputRequests == nil { // a repeated member adds to the map, as Unmarshal does
+					ir.InputRequests = map[string]json.RawMessage{}
+				}
+				return scanObject(v, addRequest)
+			default:
+				return false
+			}
+		case equalFoldASCII(key, "requestState"):
+			ir.RequestState = v
+		}
+		return true
+	})
+	if scanned {
+		return ir, nil
+	}
+	var full inputRequired
+	if err := json.Unmarshal(raw, &full); err != nil {
+		return InputRequired{}, err
+	}
+	return InputRequired(full), nil
+}
+
 // LegacyHTTPStatus reports whether an HTTP status that answered the probe
 // over Streamable HTTP, with no JSON-RPC error in its body, means a legacy
 // server: any 4xx, since a legacy server answers 400, 404 or 405 to a

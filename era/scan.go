@@ -7,65 +7,84 @@ package era
 // never a panic: the scan gives up (ok false) or reads something that a
 // full decode would have refused.
 
-// stringMember reads what json.Unmarshal gives a *string struct field
-// tagged name (ASCII only): the last top-level member of the object raw
-// whose key equals name without regard to ASCII case decides; its text is
-// returned with present true, or present is false when there is no such
-// member or the last is null. ok is false when the scan cannot tell: raw
-// is not an object, a key has an escape or a byte beyond ASCII (Unmarshal
-// unescapes keys and folds Unicode case), a matching member is neither
-// null nor a string of printable ASCII without escapes (Unmarshal would
-// unescape it, mend bad UTF-8, or refuse it, and a refusal anywhere fails
-// the whole decode), or raw is malformed after all. The caller then
-// decodes raw in full.
-func stringMember(raw []byte, name string) (text []byte, present, ok bool) {
+// scanObject calls fn with each top-level member of the object raw, in
+// order: its key as written between the quotes, and its value. It reports
+// false, having stopped, when fn does, and when the scan cannot read raw
+// as json.Unmarshal would: raw is not an object, a key has an escape or a
+// byte that is not printable ASCII (Unmarshal unescapes keys, mends bad
+// UTF-8 and folds Unicode case), or raw is malformed after all. The caller
+// then decodes raw in full.
+func scanObject(raw []byte, fn func(key, value []byte) bool) bool {
 	i := skipSpace(raw, 0)
 	if i == len(raw) || raw[i] != '{' {
-		return nil, false, false
+		return false
 	}
 	if i = skipSpace(raw, i+1); i < len(raw) && raw[i] == '}' {
-		return nil, false, true
+		return true
 	}
 	for i < len(raw) && raw[i] == '"' {
 		end, plain := stringEnd(raw, i)
 		if end < 0 || !plain {
-			return nil, false, false
+			return false
 		}
 		key := raw[i+1 : end-1]
 		if i = skipSpace(raw, end); i == len(raw) || raw[i] != ':' {
-			return nil, false, false
+			return false
 		}
 		start := skipSpace(raw, i+1)
-		if i = valueEnd(raw, start); i < 0 {
-			return nil, false, false
-		}
-		if equalFoldASCII(key, name) {
-			switch v := raw[start:i]; {
-			case string(v) == "null":
-				text, present = nil, false
-			case v[0] == '"':
-				if end, plain := stringEnd(v, 0); !plain || end != len(v) {
-					return nil, false, false
-				}
-				text, present = v[1:len(v)-1], true
-			default:
-				return nil, false, false
-			}
+		if i = valueEnd(raw, start); i < 0 || !fn(key, raw[start:i]) {
+			return false
 		}
 		if i = skipSpace(raw, i); i == len(raw) {
-			return nil, false, false
+			return false
 		}
 		switch raw[i] {
 		case '}':
-			return text, present, true
+			return true
 		case ',':
 			i = skipSpace(raw, i+1)
 		default:
-			return nil, false, false
+			return false
 		}
 	}
-	return nil, false, false
+	return false
 }
+
+// stringMember reads what json.Unmarshal gives a *string struct field
+// tagged name (ASCII only): the last top-level member of the object raw
+// whose key equals name without regard to ASCII case decides; its text is
+// returned with present true, or present is false when there is no such
+// member or the last is null. ok is false when the scan cannot tell (see
+// scanObject), or a matching member is neither null nor a string of
+// printable ASCII without escapes: Unmarshal would unescape it, mend bad
+// UTF-8, or refuse it, and a refusal anywhere fails the whole decode.
+func stringMember(raw []byte, name string) (text []byte, present, ok bool) {
+	ok = scanObject(raw, func(key, v []byte) bool {
+		if !equalFoldASCII(key, name) {
+			return true
+		}
+		switch {
+		case isNull(v):
+			text, present = nil, false
+		case v[0] == '"':
+			end, plain := stringEnd(v, 0)
+			if !plain || end != len(v) {
+				return false
+			}
+			text, present = v[1:len(v)-1], true
+		default:
+			return false
+		}
+		return true
+	})
+	if !ok {
+		return nil, false, false
+	}
+	return text, present, true
+}
+
+// isNull reports whether the value v is the literal null.
+func isNull(v []byte) bool { return string(v) == "null" }
 
 // skipSpace returns the index of the first byte at or after i that is not
 // JSON white space.
