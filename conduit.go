@@ -777,13 +777,13 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 	if res, ok, err := c.callToolAsTask(ctx, p, o); ok {
 		return res, err
 	}
-	var raw json.RawMessage
-	err := c.Call(ctx, messages.MethodCallTool, p, &raw, opts...)
+	// The result is decoded once, by toolResult.
+	raw, err := c.call(ctx, messages.MethodCallTool, p, o)
 	if errors.Is(err, messages.ErrHeaderMismatch) && c.Era() == EraModern {
 		// The server disagrees with our Mcp-Param-* headers: the tool's
 		// annotations may have changed. Refresh them and retry once.
 		if _, lerr := c.ListTools(ctx); lerr == nil {
-			err = c.Call(ctx, messages.MethodCallTool, p, &raw, opts...)
+			raw, err = c.call(ctx, messages.MethodCallTool, p, o)
 		}
 	}
 	if err != nil {

@@ -103,11 +103,9 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 		if ir.InputRequests == nil && ir.RequestState == nil {
 			return nil, protocolErr("input_required result has neither inputRequests nor requestState")
 		}
-		if ir.RequestState != nil {
-			var s string
-			if json.Unmarshal(ir.RequestState, &s) != nil {
-				return nil, protocolErr("requestState must be a string")
-			}
+		// Valid JSON that decodes into a string: a string, or null.
+		if ir.RequestState != nil && messages.FirstByte(ir.RequestState) != '"' && !messages.IsNull(ir.RequestState) {
+			return nil, protocolErr("requestState must be a string")
 		}
 		if round >= m.MaxRounds {
 			reqs, _ := json.Marshal(ir.InputRequests)

@@ -90,3 +90,34 @@ func TestModernCallParamsErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestModernRequestStateMustBeAString: a requestState that does not decode
+// into a string ends the call; null does (it is sent back as received).
+func TestModernRequestStateMustBeAString(t *testing.T) {
+	for _, state := range []string{`7`, `true`, `["s"]`, `{"s":1}`} {
+		t.Run(state, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c, srv := connectModernFake(t, conduit.Options{})
+				d := callAsync(c, "x")
+				id := frameID(t, srv.nextRaw())
+				srv.sendRaw(`{"jsonrpc":"2.0","id":` + id + `,"result":{"resultType":"input_required","requestState":` + state + `}}`)
+				var ce *conduit.Error
+				require.ErrorAs(t, (<-d).err, &ce)
+				assert.Equal(t, conduit.KindProtocol, ce.Kind)
+				assert.Equal(t, "conduit: tools/call: protocol: requestState must be a string", ce.Error())
+			})
+		})
+	}
+	t.Run("null", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			c, srv := connectModernFake(t, conduit.Options{})
+			d := callAsync(c, "x")
+			id := frameID(t, srv.nextRaw())
+			srv.sendRaw(`{"jsonrpc":"2.0","id":` + id + `,"result":{"resultType":"input_required","requestState":null}}`)
+			retry := srv.nextRaw()
+			assert.Contains(t, retry, `,"requestState":null}`)
+			srv.sendRaw(`{"jsonrpc":"2.0","id":` + frameID(t, retry) + `,"result":{"content":[]}}`)
+			require.NoError(t, (<-d).err)
+		})
+	})
+}

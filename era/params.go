@@ -99,14 +99,6 @@ func sorted(obj map[string]json.RawMessage) []Member {
 
 func byKey(a, b Member) int { return strings.Compare(a.Key, b.Key) }
 
-// set returns members (sorted by key) with each of add set, with room for
-// more members; members is not changed.
-func set(members []Member, room int, add ...Member) []Member {
-	out := make([]Member, len(members), len(members)+len(add)+room)
-	copy(out, members)
-	return setIn(out, add...)
-}
-
 // setIn sets each of add in members (sorted by key): it replaces the member
 // of the same key, or is inserted in key order.
 func setIn(members []Member, add ...Member) []Member {
@@ -126,10 +118,12 @@ func setIn(members []Member, add ...Member) []Member {
 // output is what json.Marshal makes of the merged members: keys sorted, at
 // both levels.
 func (p Params) With(extra, meta []Member) json.RawMessage {
-	top := set(p.members, 1, extra...)
+	// The merged lists live on the stack unless they are long.
+	var topSpace, metaSpace [8]Member
+	top := setIn(append(topSpace[:0], p.members...), extra...)
 	var merged []Member
 	if len(meta) > 0 {
-		merged = set(p.meta, 0, meta...)
+		merged = setIn(append(metaSpace[:0], p.meta...), meta...)
 		// A place for _meta in key order; its value is merged, written
 		// in place below.
 		top = setIn(top, Member{Key: "_meta"})
