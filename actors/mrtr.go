@@ -67,7 +67,7 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 	for round := 1; ; round++ {
 		extra := make([]era.Member, 0, 2)
 		if responses != nil {
-			b, err := json.Marshal(responses)
+			b, err := era.MarshalObject(responses)
 			if err != nil {
 				return nil, protocolErr("input responses could not be encoded: %v", err)
 			}

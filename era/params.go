@@ -154,6 +154,26 @@ func WithMeta(params json.RawMessage, extra, meta []Member) (json.RawMessage, er
 	return p.With(extra, meta), nil
 }
 
+// MarshalObject returns what json.Marshal makes of members, appending
+// the values that are json.RawMessage (the answers to input requests are)
+// without reflection.
+func MarshalObject(members map[string]any) (json.RawMessage, error) {
+	if members == nil {
+		return json.RawMessage("null"), nil
+	}
+	var space [8]Member
+	sorted := space[:0]
+	for k, v := range members {
+		raw, ok := v.(json.RawMessage)
+		if !ok || !json.Valid(raw) {
+			return json.Marshal(members) // the general way, which words any error
+		}
+		sorted = append(sorted, Member{Key: k, Value: marshalValid(raw)})
+	}
+	slices.SortFunc(sorted, byKey)
+	return appendObject(make([]byte, 0, objectSize(sorted)), sorted), nil
+}
+
 // objectSize is about the length of members written as an object.
 func objectSize(members []Member) int {
 	n := 2

@@ -172,3 +172,20 @@ func TestRawMember(t *testing.T) {
 	_, err := RawMember("requestState", json.RawMessage(`"open`))
 	assert.ErrorContains(t, err, "requestState: json: error calling MarshalJSON for type json.RawMessage")
 }
+
+func TestMarshalObjectIsMarshal(t *testing.T) {
+	for _, m := range []map[string]any{
+		nil, {}, {"b": json.RawMessage(`{"action":"accept"}`), "a": json.RawMessage(` { "x" : "<&>" } `), "c": json.RawMessage(`null`)},
+		{"k": map[string]any{"z": 1, "a": "<"}, "r": json.RawMessage(`[1]`)}, {"é": json.RawMessage(`"\u2028"`), "a<": json.RawMessage(`1`)},
+		{"bad": json.RawMessage(`{`)}, {"f": func() {}},
+	} {
+		want, wantErr := json.Marshal(m)
+		got, err := MarshalObject(m)
+		if wantErr != nil {
+			assert.EqualError(t, err, wantErr.Error())
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got))
+	}
+}
