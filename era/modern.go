@@ -42,7 +42,7 @@ func (d Declared) ModernCapabilities(version string) map[string]any {
 // Meta is the _meta every modern request carries, in two parts: the
 // members fixed for a session (protocol version, client capabilities,
 // client info), encoded once by NewMeta, and those each request adds
-// (Request).
+// (Request). A Meta does not change once made: concurrent calls share it.
 type Meta struct {
 	version string
 	session []Member

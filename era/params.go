@@ -88,9 +88,6 @@ func members(raw json.RawMessage) (map[string]json.RawMessage, error) {
 func sorted(obj map[string]json.RawMessage) []Member {
 	out := make([]Member, 0, len(obj))
 	for k, v := range obj {
-		if v == nil {
-			v = json.RawMessage("null") // as RawMessage.MarshalJSON
-		}
 		out = append(out, Member{Key: k, Value: marshalValid(v)})
 	}
 	slices.SortFunc(out, byKey)
