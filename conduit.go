@@ -283,10 +283,11 @@ type Client struct {
 	closing  context.Context    // cancelled by Close: aborts a renewal's dial; the watchers then do nothing
 	abort    context.CancelFunc // cancels closing
 
-	logLevel atomic.Pointer[string]  // SetLogLevel's: in every modern request's _meta, sent again to a renewed legacy session
-	cur      atomic.Pointer[session] // read freely; stored by Connect, then only with redial and mu held
-	doneOnce sync.Once
-	watchers sync.WaitGroup // one per session, until its runtime's AfterDone callback has run
+	logLevel  atomic.Pointer[string]   // SetLogLevel's: in every modern request's _meta, sent again to a renewed legacy session
+	fixedMeta atomic.Pointer[era.Meta] // the _meta members fixed for the version last asked of sessionMeta
+	cur       atomic.Pointer[session]  // read freely; stored by Connect, then only with redial and mu held
+	doneOnce  sync.Once
+	watchers  sync.WaitGroup // one per session, until its runtime's AfterDone callback has run
 
 	// redial is held for a whole renewal (closing the lost session, dialling
 	// the fresh one), so there is one at a time; Close takes it to wait for
@@ -776,13 +777,13 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 	if res, ok, err := c.callToolAsTask(ctx, p, o); ok {
 		return res, err
 	}
-	var raw json.RawMessage
-	err := c.Call(ctx, messages.MethodCallTool, p, &raw, opts...)
+	// The result is decoded once, by toolResult.
+	raw, err := c.call(ctx, messages.MethodCallTool, p, o)
 	if errors.Is(err, messages.ErrHeaderMismatch) && c.Era() == EraModern {
 		// The server disagrees with our Mcp-Param-* headers: the tool's
 		// annotations may have changed. Refresh them and retry once.
 		if _, lerr := c.ListTools(ctx); lerr == nil {
-			err = c.Call(ctx, messages.MethodCallTool, p, &raw, opts...)
+			raw, err = c.call(ctx, messages.MethodCallTool, p, o)
 		}
 	}
 	if err != nil {

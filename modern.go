@@ -73,10 +73,11 @@ func (c *Client) discover(ctx context.Context, s *session, version string) (era.
 	if timeout <= 0 {
 		timeout = DefaultDiscoverTimeout
 	}
-	params, err := encodeParams(messages.MethodDiscover, map[string]any{"_meta": c.meta(version, nil)})
+	meta, err := c.meta(version, nil)
 	if err != nil {
-		return era.Probe{}, err
+		return era.Probe{}, &Error{Kind: KindProtocol, Method: messages.MethodDiscover, Message: "params could not be encoded", Err: err}
 	}
+	params := era.Params{}.With(nil, meta)
 	raw, err := s.rt.Call(ctx, messages.MethodDiscover, params, actors.CallOptions{Timeout: timeout, MaxTotalTimeout: timeout})
 	if err == nil {
 		return era.ReadProbe(raw, nil), nil
@@ -121,18 +122,32 @@ func notAnEndpoint(err error) error {
 	return &Error{Kind: KindTransport, Method: method, Message: status.URL + " is not an MCP endpoint", Err: status}
 }
 
-// meta is the _meta of a modern request.
-func (c *Client) meta(version string, progressToken any) map[string]any {
-	m := era.Meta{
-		Version:       version,
-		Capabilities:  c.declared.ModernCapabilities(version),
-		ClientInfo:    Implementation{Name: c.opts.Name, Version: c.opts.Version},
-		ProgressToken: progressToken,
+// meta returns the _meta members of a modern request.
+func (c *Client) meta(version string, progressToken any) ([]era.Member, error) {
+	m, err := c.sessionMeta(version)
+	if err != nil {
+		return nil, err
 	}
+	level := ""
 	if l := c.logLevel.Load(); l != nil {
-		m.LogLevel = *l
+		level = *l
 	}
-	return m.Map()
+	return m.Request(level, progressToken)
+}
+
+// sessionMeta returns the _meta members fixed for version, encoded once:
+// the client's capabilities and info never change, and a connected client
+// speaks one version (it asks another only while it negotiates).
+func (c *Client) sessionMeta(version string) (*era.Meta, error) {
+	if m := c.fixedMeta.Load(); m != nil && m.Version() == version {
+		return m, nil
+	}
+	m, err := era.NewMeta(version, c.declared.ModernCapabilities(version), Implementation{Name: c.opts.Name, Version: c.opts.Version})
+	if err != nil {
+		return nil, err
+	}
+	c.fixedMeta.Store(&m)
+	return &m, nil
 }
 
 // call sends one call in the negotiated era: legacy as a plain request,
@@ -160,7 +175,7 @@ func (c *Client) callOn(ctx context.Context, s *session, method string, raw json
 	var err error
 	if s.rt.Era() != EraModern {
 		if o.progressToken != nil {
-			if raw, err = era.WithMeta(raw, nil, map[string]any{era.MetaProgressToken: o.progressToken}); err != nil {
+			if raw, err = withProgressToken(raw, nil, o.progressToken); err != nil {
 				return nil, &Error{Kind: KindProtocol, Method: method, Err: err}
 			}
 		}
@@ -170,8 +185,26 @@ func (c *Client) callOn(ctx context.Context, s *session, method string, raw json
 	return s.rt.CallModern(ctx, actors.Modern{
 		Method: method, Params: raw, Version: version, Declared: c.declared, Tasks: c.opts.Tasks,
 		MaxRounds: c.opts.MaxRounds,
-		Meta:      func() map[string]any { return c.meta(version, o.progressToken) },
+		Meta:      func() ([]era.Member, error) { return c.meta(version, o.progressToken) },
 	}, opts)
+}
+
+// withProgressToken returns params with extra set and, when token is not
+// nil, a _meta that asks for progress notifications under token.
+func withProgressToken(params json.RawMessage, extra []era.Member, token any) (json.RawMessage, error) {
+	p, err := era.ParseParams(params)
+	if err != nil {
+		return nil, err
+	}
+	var meta []era.Member
+	if token != nil {
+		t, err := era.ProgressToken(token)
+		if err != nil {
+			return nil, err
+		}
+		meta = []era.Member{t}
+	}
+	return p.With(extra, meta), nil
 }
 
 func encodeParams(method string, params any) (json.RawMessage, error) {

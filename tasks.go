@@ -188,12 +188,8 @@ func (c *Client) createTask(ctx context.Context, s *session, p messages.CallTool
 	if ttl <= 0 {
 		ttl = o.maxTotal
 	}
-	var meta map[string]any
-	if o.progressToken != nil {
-		meta = map[string]any{era.MetaProgressToken: o.progressToken}
-	}
-	task := json.RawMessage(`{"ttl":` + strconv.FormatInt(ttl.Milliseconds(), 10) + `}`)
-	if raw, err = era.WithMeta(raw, map[string]json.RawMessage{"task": task}, meta); err != nil {
+	task := era.Member{Key: "task", Value: json.RawMessage(`{"ttl":` + strconv.FormatInt(ttl.Milliseconds(), 10) + `}`)}
+	if raw, err = withProgressToken(raw, []era.Member{task}, o.progressToken); err != nil {
 		return nil, nil, nil, &Error{Kind: KindProtocol, Method: method, Err: err}
 	}
 	l, err := s.rt.StartLogical(method, actors.CallOptions{Timeout: o.timeout, MaxTotalTimeout: o.maxTotal, Assigns: o.assigns})
@@ -471,7 +467,11 @@ func (c *Client) taskRound(ctx context.Context, s *session, l *actors.Logical, m
 	}
 	modern := s.rt.Era() == EraModern
 	if modern {
-		if raw, err = era.WithMeta(raw, nil, c.meta(s.rt.Version(), nil)); err != nil {
+		meta, err := c.meta(s.rt.Version(), nil)
+		if err == nil {
+			raw, err = era.WithMeta(raw, nil, meta)
+		}
+		if err != nil {
 			return &Error{Kind: KindProtocol, Method: method, Err: err}
 		}
 	}

@@ -20,8 +20,8 @@ type Modern struct {
 	Method string
 	// Params are the request's own params, without _meta.
 	Params json.RawMessage
-	// Meta returns a fresh _meta for each request.
-	Meta     func() map[string]any
+	// Meta returns the _meta members of each request, fresh each round.
+	Meta     func() ([]era.Member, error)
 	Version  string
 	Declared era.Declared
 	// Tasks: the tasks extension was declared (a "task" result is valid).
@@ -31,12 +31,6 @@ type Modern struct {
 	// StateBackoff is the pause before retrying a state-only result (0:
 	// 100 ms).
 	StateBackoff time.Duration
-}
-
-// inputRequired is an InputRequiredResult.
-type inputRequired struct {
-	InputRequests map[string]json.RawMessage `json:"inputRequests"`
-	RequestState  json.RawMessage            `json:"requestState"`
 }
 
 // CallModern runs a modern call with multi round-trip requests, in the
@@ -64,24 +58,33 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 	protocolErr := func(format string, args ...any) error {
 		return &messages.Error{Kind: messages.KindProtocol, Method: m.Method, Message: fmt.Sprintf(format, args...)}
 	}
+	own, err := era.ParseParams(m.Params) // read once, written again each round
+	if err != nil {
+		return nil, protocolErr("%v", err)
+	}
 	var responses map[string]any
 	var state json.RawMessage
 	for round := 1; ; round++ {
-		extra := map[string]json.RawMessage{}
+		extra := make([]era.Member, 0, 2)
 		if responses != nil {
-			b, err := json.Marshal(responses)
+			b, err := era.MarshalObject(responses)
 			if err != nil {
 				return nil, protocolErr("input responses could not be encoded: %v", err)
 			}
-			extra["inputResponses"] = b
+			extra = append(extra, era.Member{Key: "inputResponses", Value: b})
 		}
 		if state != nil {
-			extra["requestState"] = state // the bytes as received
+			s, err := era.RawMember("requestState", state) // as received (escaped as json.Marshal would)
+			if err != nil {
+				return nil, protocolErr("%v", err)
+			}
+			extra = append(extra, s)
 		}
-		params, err := era.WithMeta(m.Params, extra, m.Meta())
+		meta, err := m.Meta()
 		if err != nil {
 			return nil, protocolErr("%v", err)
 		}
+		params := own.With(extra, meta)
 		raw, err := rt.round(ctx, logical, m.Method, params, expired)
 		if err != nil {
 			return nil, err
@@ -93,18 +96,16 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 		if kind != era.ResultInputRequired {
 			return raw, nil
 		}
-		var ir inputRequired
-		if err := json.Unmarshal(raw, &ir); err != nil {
+		ir, err := era.ReadInputRequired(raw)
+		if err != nil {
 			return nil, protocolErr("malformed input_required result: %v", err)
 		}
 		if ir.InputRequests == nil && ir.RequestState == nil {
 			return nil, protocolErr("input_required result has neither inputRequests nor requestState")
 		}
-		if ir.RequestState != nil {
-			var s string
-			if json.Unmarshal(ir.RequestState, &s) != nil {
-				return nil, protocolErr("requestState must be a string")
-			}
+		// Valid JSON that decodes into a string: a string, or null.
+		if ir.RequestState != nil && messages.FirstByte(ir.RequestState) != '"' && !messages.IsNull(ir.RequestState) {
+			return nil, protocolErr("requestState must be a string")
 		}
 		if round >= m.MaxRounds {
 			reqs, _ := json.Marshal(ir.InputRequests)

@@ -1,7 +1,6 @@
 package era
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,107 +39,89 @@ func (d Declared) ModernCapabilities(version string) map[string]any {
 	return caps
 }
 
-// Meta is what every modern request carries in params._meta.
+// Meta is the _meta every modern request carries, in two parts: the
+// members fixed for a session (protocol version, client capabilities,
+// client info), encoded once by NewMeta, and those each request adds
+// (Request). A Meta does not change once made: concurrent calls share it.
 type Meta struct {
-	Version       string
-	Capabilities  map[string]any
-	ClientInfo    messages.Implementation
-	LogLevel      string // "" sends none: the server then sends no logs
-	ProgressToken any    // nil sends none
+	version string
+	session []Member
 }
 
-// Map returns the _meta object.
-func (m Meta) Map() map[string]any {
-	out := map[string]any{
-		MetaProtocolVersion:    m.Version,
-		MetaClientCapabilities: m.Capabilities,
-		MetaClientInfo:         m.ClientInfo,
+// NewMeta encodes the _meta members fixed for a session of version.
+func NewMeta(version string, capabilities map[string]any, info messages.Implementation) (Meta, error) {
+	m := Meta{version: version}
+	for _, f := range []struct {
+		key string
+		v   any
+	}{{MetaProtocolVersion, version}, {MetaClientCapabilities, capabilities}, {MetaClientInfo, info}} {
+		b, err := json.Marshal(f.v)
+		if err != nil {
+			return Meta{}, fmt.Errorf("_meta %s: %w", f.key, err)
+		}
+		m.session = append(m.session, Member{Key: f.key, Value: b})
 	}
-	if m.LogLevel != "" {
-		out[MetaLogLevel] = m.LogLevel
-	}
-	if m.ProgressToken != nil {
-		out[MetaProgressToken] = m.ProgressToken
-	}
-	return out
+	return m, nil
 }
 
-// WithMeta returns params (an object, or nil for {}) with extra fields set
-// and meta merged into its _meta (keys already in _meta are kept unless meta
-// sets them). Field values are raw JSON, so a requestState goes back
-// byte for byte. The result is what json.Marshal makes of the merged
-// members (keys sorted), built without re-encoding the members that are
-// already compact.
-func WithMeta(params json.RawMessage, extra map[string]json.RawMessage, meta map[string]any) (json.RawMessage, error) {
-	obj := map[string]json.RawMessage{}
-	if len(bytes.TrimSpace(params)) > 0 && !bytes.Equal(bytes.TrimSpace(params), []byte("null")) {
-		var err error
-		if obj, err = members(params); err != nil {
-			return nil, fmt.Errorf("params must be a JSON object: %w", err)
-		}
+// Version is the protocol version m carries.
+func (m Meta) Version() string { return m.version }
+
+// Request returns the _meta members of one request: the session's, with
+// the log level ("" sends none: the server then sends no logs) and the
+// progress token (nil sends none).
+func (m Meta) Request(logLevel string, progressToken any) ([]Member, error) {
+	out := make([]Member, len(m.session), len(m.session)+2)
+	copy(out, m.session)
+	if logLevel != "" {
+		out = append(out, Member{Key: MetaLogLevel, Value: appendString(nil, logLevel)})
 	}
-	for k, v := range extra {
-		obj[k] = v
-	}
-	if meta != nil {
-		merged := map[string]json.RawMessage{}
-		if old, ok := obj["_meta"]; ok {
-			var err error
-			if merged, err = members(old); err != nil {
-				return nil, fmt.Errorf("params._meta must be an object: %w", err)
-			}
-		}
-		for k, v := range meta {
-			b, err := json.Marshal(v)
-			if err != nil {
-				return nil, fmt.Errorf("_meta %s: %w", k, err)
-			}
-			merged[k] = b
-		}
-		b, err := messages.EncodeObject(merged)
+	if progressToken != nil {
+		t, err := ProgressToken(progressToken)
 		if err != nil {
 			return nil, err
 		}
-		obj["_meta"] = b
+		out = append(out, t)
 	}
-	return messages.EncodeObject(obj)
+	return out, nil
 }
 
-// members splits a JSON object into its members: in one scan when
-// messages.Members can, else through json.Unmarshal (which words the
-// error).
-func members(raw json.RawMessage) (map[string]json.RawMessage, error) {
-	if m, ok := messages.Members(raw); ok {
-		return m, nil
+// ProgressToken returns the _meta member that asks for progress
+// notifications under token.
+func ProgressToken(token any) (Member, error) {
+	b, err := json.Marshal(token)
+	if err != nil {
+		return Member{}, fmt.Errorf("_meta %s: %w", MetaProgressToken, err)
 	}
-	m := map[string]json.RawMessage{}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return Member{Key: MetaProgressToken, Value: b}, nil
 }
 
 // ResultType reads a modern result's resultType: absent means complete; a
 // value Conduit does not know is an error, as is "task" where tasks were not
 // declared or the method is not tools/call.
+//
+// raw must be valid JSON, as the result of a decoded frame is
+// (messages.Decode checked it): ResultType does not check it again. It
+// reads resultType with a scan of the top-level members and decodes raw in
+// full only where the scan cannot tell what json.Unmarshal would make of it
+// (not an object, a key with an escape, a resultType that is not a plain
+// string), so its answers and errors are json.Unmarshal's.
 func ResultType(raw json.RawMessage, method string, tasks bool) (string, error) {
-	var r struct {
-		ResultType *string `json:"resultType"`
+	t, present, err := readResultType(raw)
+	if err != nil {
+		return "", err
 	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return "", fmt.Errorf("result is not an object: %w", err)
-	}
-	if r.ResultType == nil {
+	if !present {
 		return ResultComplete, nil
 	}
-	switch t := *r.ResultType; t {
+	switch string(t) {
 	case ResultComplete:
-		return t, nil
+		return ResultComplete, nil
 	case ResultInputRequired:
 		if method != messages.MethodCallTool && method != messages.MethodReadResource && method != messages.MethodGetPrompt {
 			return "", fmt.Errorf("resultType %q is not allowed for %s", t, method)
 		}
-		return t, nil
+		return ResultInputRequired, nil
 	case ResultTask:
 		if strings.HasPrefix(method, "tasks/") {
 			// Some examples show "task" on tasks/* answers, where the
@@ -154,10 +135,79 @@ func ResultType(raw json.RawMessage, method string, tasks bool) (string, error) 
 		if method != messages.MethodCallTool {
 			return "", fmt.Errorf(`resultType "task" is not allowed for %s`, method)
 		}
-		return t, nil
+		return ResultTask, nil
 	default:
 		return "", fmt.Errorf("unknown resultType %q", t)
 	}
+}
+
+// readResultType returns a result's resultType, and false when it is
+// absent or null.
+func readResultType(raw json.RawMessage) (t []byte, present bool, err error) {
+	if t, present, ok := stringMember(raw, "resultType"); ok {
+		return t, present, nil
+	}
+	var r struct {
+		ResultType *string `json:"resultType"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, false, fmt.Errorf("result is not an object: %w", err)
+	}
+	if r.ResultType == nil {
+		return nil, false, nil
+	}
+	return []byte(*r.ResultType), true, nil
+}
+
+// InputRequired is what an input_required result asks: the input
+// requests by key, and the request state as received (nil when none came).
+type InputRequired struct {
+	InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	RequestState  json.RawMessage            `json:"requestState"`
+}
+
+// inputRequired is the type the full decode of ReadInputRequired fills:
+// json.Unmarshal names it in its errors.
+type inputRequired InputRequired
+
+// ReadInputRequired reads an input_required result as json.Unmarshal
+// reads it into an InputRequired; the values alias raw. As for
+// ResultType, raw must be valid JSON: it is read with a scan, and decoded
+// in full only where the scan cannot tell what json.Unmarshal would make
+// of it.
+func ReadInputRequired(raw json.RawMessage) (InputRequired, error) {
+	var ir InputRequired
+	addRequest := func(key, v []byte) bool {
+		ir.InputRequests[string(key)] = v
+		return true
+	}
+	scanned := scanObject(raw, func(key, v []byte) bool {
+		switch {
+		case equalFoldASCII(key, "inputRequests"):
+			switch {
+			case isNull(v):
+				ir.InputRequests = nil
+			case v[0] == '{':
+				if ir.InputRequests == nil { // a repeated member adds to the map, as Unmarshal does
+					ir.InputRequests = map[string]json.RawMessage{}
+				}
+				return scanObject(v, addRequest)
+			default:
+				return false
+			}
+		case equalFoldASCII(key, "requestState"):
+			ir.RequestState = v
+		}
+		return true
+	})
+	if scanned {
+		return ir, nil
+	}
+	var full inputRequired
+	if err := json.Unmarshal(raw, &full); err != nil {
+		return InputRequired{}, err
+	}
+	return InputRequired(full), nil
 }
 
 // LegacyHTTPStatus reports whether an HTTP status that answered the probe
