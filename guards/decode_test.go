@@ -81,6 +81,7 @@ var decodeInputs = append(append([]string{
 	`{"Mode":"url","message":"m"}`,
 	`{"message":"m","requestedSchema":{"type":"object"},"requestedschema":{}}`,
 	`{"message":["m"]}`,
+	`{"a\u0062":1}`, `[1]`, ` null`, `nul`, `{} {}`, "\t{\"é\":1}\n",
 }, fastSamplingInputs...), fastElicitInputs...)
 
 // TestFastDecodersAreJSON holds the fast decoders to the general path on
@@ -112,6 +113,9 @@ func FuzzFastDecodersAreJSON(f *testing.F) {
 
 func checkFastDecoders(t *testing.T, in string) {
 	raw := json.RawMessage(in)
+	if _, r := rawFields(raw); !reflect.DeepEqual(checkObject(raw), r) {
+		t.Fatalf("checkObject(%q) = %v, splitting says %v", in, checkObject(raw), r)
+	}
 	if got, ok := fastSampling(raw); ok {
 		want, r := decodeSamplingJSON(raw)
 		if r != nil {
