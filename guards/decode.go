@@ -120,7 +120,8 @@ func fastSampling(raw json.RawMessage) (decodedSampling, bool) {
 		case "temperature":
 			p.Temperature, ok = floatPointer(v)
 		case "maxTokens":
-			s.MaxTokens, ok = rawCopy(v), !messages.IsNull(v)
+			// Only read by positiveInt, never handed on: not copied.
+			s.MaxTokens, ok = v, !messages.IsNull(v)
 		case "stopSequences":
 			if !messages.IsNull(v) {
 				p.StopSequences, ok = decodeArray(v, jsonscan.String)
