@@ -10,16 +10,13 @@ import (
 // must be one the handler declared and the revision defines; a URL must pass
 // CheckURL; a form schema must be the revision's flat primitive subset.
 func (p *Pipeline) beforeElicitation(in *Input) (any, *Refusal) {
-	fields, r := rawFields(in.Params)
+	e, r := decodeElicit(in.Params)
 	if r != nil {
 		return nil, r
 	}
-	var params messages.ElicitParams
-	if r := decode(in.Params, &params); r != nil {
-		return nil, r
-	}
+	params := e.ElicitParams
 	mode := params.Mode
-	if present(fields, "mode") && mode == "" {
+	if e.mode && mode == "" {
 		return nil, invalidParams("elicitation mode must be \"form\" or \"url\"")
 	}
 	if mode == "" {
@@ -54,7 +51,7 @@ func (p *Pipeline) beforeElicitation(in *Input) (any, *Refusal) {
 		req.OriginMismatch = !info.SameOrigin(o)
 		return req, nil
 	}
-	if !present(fields, "requestedSchema") {
+	if !e.schema {
 		return nil, invalidParams("form mode requires \"requestedSchema\"")
 	}
 	form, err := p.forms.parse(in.Version, params.RequestedSchema)

@@ -246,19 +246,87 @@ func (f *Form) Complete(content map[string]any) (map[string]any, error) {
 			return nil, &messages.FieldError{Field: name, Reason: messages.ReasonRequired, Message: fmt.Sprintf("field %q is required", name)}
 		}
 	}
-	// One round trip for all, so the values are seen as the server will
-	// see them (and an unencodable one is said once, for the whole).
-	values, err := jsonRoundTrip(out)
+	values, err := asJSON(out, names)
 	if err != nil {
 		return nil, fmt.Errorf("content cannot be encoded as JSON: %v", err)
 	}
-	m, _ := values.(map[string]any)
-	for _, name := range names {
-		if fe := checkValue(f.byName[name], m[name]); fe != nil {
+	for i, name := range names {
+		if fe := checkValue(f.byName[name], values[i]); fe != nil {
 			return nil, fe
 		}
 	}
 	return out, nil
+}
+
+// asJSON returns content's values under names as the server will see
+// them: encoded and decoded back, numbers as json.Number. The kinds of
+// value answers usually hold are converted without encoding (decoded); if
+// any value is of another kind, the whole content takes one round trip,
+// which says once what cannot be encoded.
+func asJSON(content map[string]any, names []string) ([]any, error) {
+	values := make([]any, len(names))
+	for i, name := range names {
+		v, ok := decoded(content[name])
+		if !ok {
+			return roundTripValues(content, names)
+		}
+		values[i] = v
+	}
+	return values, nil
+}
+
+// roundTripValues is asJSON through encoding/json.
+func roundTripValues(content map[string]any, names []string) ([]any, error) {
+	all, err := jsonRoundTrip(content)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := all.(map[string]any)
+	values := make([]any, len(names))
+	for i, name := range names {
+		values[i] = m[name]
+	}
+	return values, nil
+}
+
+// decoded returns jsonRoundTrip(v) without encoding for nil, a bool, a
+// string of valid UTF-8 (encoding/json mends any other), an integer, a
+// float64 written without an exponent, and a []string of valid UTF-8. It
+// reports false for any other value.
+func decoded(v any) (any, bool) {
+	switch v := v.(type) {
+	case nil, bool:
+		return v, true
+	case string:
+		return v, utf8.ValidString(v)
+	case int:
+		return json.Number(strconv.FormatInt(int64(v), 10)), true
+	case int64:
+		return json.Number(strconv.FormatInt(v, 10)), true
+	case int32:
+		return json.Number(strconv.FormatInt(int64(v), 10)), true
+	case float64:
+		// encoding/json writes a float as strconv's shortest 'f' form,
+		// except beyond these bounds (an exponent) and NaN or ±Inf (an
+		// error).
+		if a := math.Abs(v); a != 0 && (a < 1e-6 || a >= 1e21 || math.IsNaN(a)) {
+			return nil, false
+		}
+		return json.Number(strconv.FormatFloat(v, 'f', -1, 64)), true
+	case []string:
+		if v == nil {
+			return nil, true
+		}
+		out := make([]any, len(v))
+		for i, s := range v {
+			if !utf8.ValidString(s) {
+				return nil, false
+			}
+			out[i] = s
+		}
+		return out, true
+	}
+	return nil, false
 }
 
 // CheckField checks one answer value (any Go value that encodes as the
@@ -271,7 +339,11 @@ func (f *Form) Complete(content map[string]any) (map[string]any, error) {
 // that reads back as its float64 (the literal the server wrote, in
 // practice).
 func CheckField(field messages.FormField, value any) *messages.FieldError {
-	v, err := jsonRoundTrip(value)
+	v, ok := decoded(value)
+	var err error
+	if !ok {
+		v, err = jsonRoundTrip(value)
+	}
 	if err != nil {
 		return &messages.FieldError{Field: field.Name, Reason: messages.ReasonType, Message: fmt.Sprintf("field %q cannot be encoded as JSON", field.Name)}
 	}

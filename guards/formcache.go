@@ -21,17 +21,20 @@ const (
 // no more memory than the bound.
 type formCache struct {
 	mu    sync.Mutex
-	forms map[string]*Form
+	forms map[formKey]*Form
 }
+
+// formKey is a form's protocol version and schema bytes. A lookup with
+// string(raw) in it does not copy raw.
+type formKey struct{ version, schema string }
 
 // parse returns ParseForm(version, raw), from the cache when it can.
 func (c *formCache) parse(version string, raw json.RawMessage) (*Form, error) {
 	if len(raw) > formCacheMaxSize {
 		return ParseForm(version, raw)
 	}
-	key := version + "\x00" + string(raw)
 	c.mu.Lock()
-	f, ok := c.forms[key]
+	f, ok := c.forms[formKey{version, string(raw)}]
 	c.mu.Unlock()
 	if ok {
 		return f, nil
@@ -43,8 +46,8 @@ func (c *formCache) parse(version string, raw json.RawMessage) (*Form, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.forms == nil || len(c.forms) >= formCacheEntries {
-		c.forms = make(map[string]*Form, formCacheEntries) // full: start over
+		c.forms = make(map[formKey]*Form, formCacheEntries) // full: start over
 	}
-	c.forms[key] = f
+	c.forms[formKey{version, string(raw)}] = f
 	return f, nil
 }

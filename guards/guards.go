@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/conduitmcp/conduit/internal/jsonscan"
 	"github.com/conduitmcp/conduit/messages"
 )
 
@@ -274,10 +275,14 @@ func decode(raw json.RawMessage, v any) *Refusal {
 	return nil
 }
 
-// checkObject refuses params that are present but not a JSON object.
+// checkObject refuses params that are present but not a JSON object: it
+// accepts what rawFields accepts (absent params, null, any object) without
+// splitting the object.
 func checkObject(raw json.RawMessage) *Refusal {
-	_, r := rawFields(raw)
-	return r
+	if len(raw) == 0 || jsonscan.Valid(raw) && (messages.FirstByte(raw) == '{' || messages.IsNull(raw)) {
+		return nil
+	}
+	return invalidParams("params must be an object")
 }
 
 // rawFields splits params into their top-level members (absent or null

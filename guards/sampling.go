@@ -24,20 +24,8 @@ func (p *Pipeline) beforeSampling(in *Input) (any, *Refusal) {
 	if in.Context.Era == messages.EraLegacy && in.CallsInFlight <= 0 && !cfg.AllowIdle {
 		return nil, refuse(cfg.RejectionCode, "Sampling rejected: no call in flight")
 	}
-	fields, r := rawFields(in.Params)
+	w, r := decodeSampling(in.Params)
 	if r != nil {
-		return nil, r
-	}
-	msgs, ok := fields["messages"]
-	if !ok || messages.FirstByte(msgs) != '[' {
-		return nil, invalidParams("messages must be an array")
-	}
-	mt, ok := fields["maxTokens"]
-	if !ok || messages.IsNull(mt) {
-		return nil, invalidParams("maxTokens is required")
-	}
-	var w samplingWire
-	if r := decode(in.Params, &w); r != nil {
 		return nil, r
 	}
 	params := w.CreateMessageParams
@@ -55,10 +43,10 @@ func (p *Pipeline) beforeSampling(in *Input) (any, *Refusal) {
 		}
 	}
 	if !cfg.Tools {
-		if present(fields, "tools") {
+		if w.tools {
 			return nil, invalidParams("tools require the sampling.tools capability, which this client did not declare")
 		}
-		if present(fields, "toolChoice") {
+		if w.toolChoice {
 			return nil, invalidParams("toolChoice requires the sampling.tools capability, which this client did not declare")
 		}
 	}

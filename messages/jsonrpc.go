@@ -2,7 +2,7 @@
 // Conduit: JSON-RPC frames and ids, the MCP types the client reads and
 // writes, the handler set (Handlers) and the request values it receives,
 // typed form fields, and the errors callers inspect. It imports only the
-// standard library.
+// standard library (and Conduit's internal JSON scanner).
 //
 // A host rarely imports it: the root package conduit re-exports what
 // everyday use needs. Import it for the wire types and JSON-RPC frames
@@ -17,6 +17,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/conduitmcp/conduit/internal/jsonscan"
 )
 
 // Version is the JSON-RPC version every frame carries.
@@ -249,7 +251,7 @@ func appendString(b []byte, s string) []byte {
 // JSON is an error, and the value is compacted with <, >, &, U+2028 and
 // U+2029 escaped inside strings. Raw that is already so is appended as is.
 func appendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
-	if !json.Valid(raw) {
+	if !jsonscan.Valid(raw) {
 		return nil, errors.New("jsonrpc: a raw member is not valid JSON")
 	}
 	if plainJSON(raw) {
@@ -295,15 +297,41 @@ func plainJSON(raw []byte) bool {
 // the peer should get: -32700 for text that is not JSON, -32600 for JSON that
 // is not a valid JSON-RPC 2.0 message (with the id when one could be read).
 func Decode(data []byte) (*Frame, *DecodeError) {
-	fields, ok := Members(data)
-	if !ok {
+	var m frameMembers
+	if !jsonscan.Valid(data) || !jsonscan.Object(data, m.set) {
 		return decodeMap(data)
 	}
-	return decodeFields(fields)
+	return m.frame()
+}
+
+// frameMembers are the members of a message that make its Frame, each nil
+// when absent; a repeated key keeps its last value, as in decoding.
+type frameMembers struct {
+	jsonrpc, id, method, params, result, error json.RawMessage
+}
+
+// set keeps value when key names a frame member.
+func (m *frameMembers) set(key, value []byte) bool {
+	switch string(key) {
+	case "jsonrpc":
+		m.jsonrpc = value
+	case "id":
+		m.id = value
+	case "method":
+		m.method = value
+	case "params":
+		m.params = value
+	case "result":
+		m.result = value
+	case "error":
+		m.error = value
+	}
+	return true
 }
 
 // decodeMap decodes data through a map of its members: the general way,
-// taken when Members cannot, and the one that words a parse error.
+// taken when a key must be unescaped or data is not a JSON object, and the
+// one that words a parse error.
 func decodeMap(data []byte) (*Frame, *DecodeError) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
@@ -313,16 +341,20 @@ func decodeMap(data []byte) (*Frame, *DecodeError) {
 		}
 		return nil, &DecodeError{Err: &RPCError{Code: CodeParseError, Message: "Parse error: " + err.Error()}}
 	}
-	return decodeFields(fields)
+	m := frameMembers{
+		jsonrpc: fields["jsonrpc"], id: fields["id"], method: fields["method"],
+		params: fields["params"], result: fields["result"], error: fields["error"],
+	}
+	return m.frame()
 }
 
-// decodeFields checks the members of a message and builds its Frame.
-func decodeFields(fields map[string]json.RawMessage) (*Frame, *DecodeError) {
+// frame checks the members of a message and builds its Frame.
+func (m *frameMembers) frame() (*Frame, *DecodeError) {
 	f := &Frame{}
 	var id ID
 	idErr := error(nil)
-	if raw, ok := fields["id"]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		idErr = id.UnmarshalJSON(raw)
+	if m.id != nil && !IsNull(m.id) {
+		idErr = id.UnmarshalJSON(m.id)
 		if idErr == nil {
 			f.ID = id
 		}
@@ -330,17 +362,18 @@ func decodeFields(fields map[string]json.RawMessage) (*Frame, *DecodeError) {
 	invalid := func(why string) (*Frame, *DecodeError) {
 		return nil, &DecodeError{ID: f.ID, Err: &RPCError{Code: CodeInvalidRequest, Message: "Invalid Request: " + why}}
 	}
-	if !decodeString(fields["jsonrpc"], &f.JSONRPC) || f.JSONRPC != Version {
+	var ok bool
+	if f.JSONRPC, ok = jsonscan.String(m.jsonrpc); !ok || f.JSONRPC != Version {
 		return invalid(`"jsonrpc" must be "2.0"`)
 	}
 	if idErr != nil {
 		return invalid(idErr.Error())
 	}
-	if raw, ok := fields["method"]; ok {
-		if !decodeString(raw, &f.Method) || f.Method == "" {
+	if m.method != nil {
+		if f.Method, ok = jsonscan.String(m.method); !ok || f.Method == "" {
 			return invalid(`"method" must be a non-empty string`)
 		}
-		if p, ok := fields["params"]; ok && !IsNull(p) {
+		if p := m.params; p != nil && !IsNull(p) {
 			if t := FirstByte(p); t != '{' && t != '[' {
 				return invalid(`"params" must be an object`)
 			}
@@ -349,41 +382,22 @@ func decodeFields(fields map[string]json.RawMessage) (*Frame, *DecodeError) {
 		return f, nil
 	}
 	// A response.
-	if _, ok := fields["id"]; !ok {
+	if m.id == nil {
 		return invalid(`a message needs "method" or "id"`)
 	}
-	res, hasResult := fields["result"]
-	errRaw, hasError := fields["error"]
-	if hasResult == hasError {
+	if (m.result != nil) == (m.error != nil) {
 		return invalid(`a response needs exactly one of "result" and "error"`)
 	}
-	if hasResult {
-		f.Result = res
+	if m.result != nil {
+		f.Result = m.result
 		return f, nil
 	}
 	var rpcErr RPCError
-	if err := json.Unmarshal(errRaw, &rpcErr); err != nil {
+	if err := json.Unmarshal(m.error, &rpcErr); err != nil {
 		return invalid(`"error" must be an object with an integer "code" and a string "message"`)
 	}
 	f.Error = &rpcErr
 	return f, nil
-}
-
-// decodeString decodes a JSON string: a plain one (printable ASCII, no
-// escape) by slicing, any other through encoding/json. It reports false
-// when raw is not a string.
-func decodeString(raw json.RawMessage, s *string) bool {
-	n := len(raw)
-	plain := n >= 2 && raw[0] == '"' && raw[n-1] == '"'
-	for i := 1; plain && i < n-1; i++ {
-		c := raw[i]
-		plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\'
-	}
-	if plain {
-		*s = string(raw[1 : n-1])
-		return true
-	}
-	return json.Unmarshal(raw, s) == nil
 }
 
 // Members splits a JSON object into its top-level members in one scan,
@@ -393,76 +407,17 @@ func decodeString(raw json.RawMessage, s *string) bool {
 // when data is not valid JSON, not an object, or has a key with an escape
 // or a byte beyond ASCII in it, where the caller unmarshals instead.
 func Members(data []byte) (map[string]json.RawMessage, bool) {
-	if !json.Valid(data) {
-		return nil, false
-	}
-	i := skipSpace(data, 0)
-	if data[i] != '{' {
+	if !jsonscan.Valid(data) {
 		return nil, false
 	}
 	fields := make(map[string]json.RawMessage, 4)
-	for i = skipSpace(data, i+1); data[i] != '}'; {
-		end := stringEnd(data, i)
-		key := data[i+1 : end-1]
-		for _, c := range key {
-			if c == '\\' || c >= 0x80 { // Unmarshal unescapes, and mends bad UTF-8
-				return nil, false
-			}
-		}
-		i = skipSpace(data, skipSpace(data, end)+1) // past the colon
-		start := i
-		i = valueEnd(data, i)
-		fields[string(key)] = data[start:i]
-		if i = skipSpace(data, i); data[i] == ',' {
-			i = skipSpace(data, i+1)
-		}
+	if !jsonscan.Object(data, func(key, value []byte) bool {
+		fields[string(key)] = value
+		return true
+	}) {
+		return nil, false
 	}
 	return fields, true
-}
-
-// skipSpace returns the index of the first byte at or after i that is not
-// JSON white space.
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index just past the string starting at i.
-func stringEnd(data []byte, i int) int {
-	for i++; data[i] != '"'; i++ {
-		if data[i] == '\\' {
-			i++
-		}
-	}
-	return i + 1
-}
-
-// valueEnd returns the index just past the valid JSON value starting at i.
-func valueEnd(data []byte, i int) int {
-	switch data[i] {
-	case '"':
-		return stringEnd(data, i)
-	case '{', '[':
-		depth := 0
-		for ; ; i++ {
-			switch data[i] {
-			case '"':
-				i = stringEnd(data, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-		}
-	}
-	for i < len(data) && data[i] != ',' && data[i] != '}' && data[i] != ']' && data[i] != ' ' && data[i] != '\t' && data[i] != '\n' && data[i] != '\r' {
-		i++
-	}
-	return i
 }
 
 // DecodeError is a message that could not be decoded, with the id to answer

@@ -179,6 +179,10 @@ func TestDecodeSplitsAsTheMapDoes(t *testing.T) {
 		`{"jsonrpc":"2.0","id":"\u00e9","result":{}}`,
 		`{}`, `{"jsonrpc":"2.0"}`, `{"jsonrpc":"2.0","id":2,"result":{},"error":{"code":1,"message":"m"}}`,
 		`{"jsonrpc":`, ``, `[]`, `42`, `null`, `{"a":1}x`, `{"a" 1}`,
+		`{"jsonrpc":"2.0","id":99999999999999999999,"result":{}}`, `{"jsonrpc":"2.0","id":1,"id":"a","result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{},"result":null}`, `{"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"m"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
 	}
 	for _, in := range ins {
 		gotF, gotE := Decode([]byte(in))

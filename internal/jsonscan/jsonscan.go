@@ -1,0 +1,315 @@
+// Package jsonscan reads JSON text by hand where encoding/json's scanner
+// and reflection cost more than the job: checking that a message is JSON,
+// splitting an object into its members, reading a plain string. Every
+// answer is the one encoding/json gives for the same bytes; where a
+// function cannot be sure of that (an escaped key, say) it reports false
+// and the caller asks encoding/json. It is plumbing shared by messages and
+// guards, not API.
+package jsonscan
+
+import "encoding/json"
+
+// maxDepth is encoding/json's nesting limit: Valid refuses deeper text, as
+// json.Valid does.
+const maxDepth = 10000
+
+// Valid reports whether data is one JSON value with optional space around
+// it: exactly json.Valid, in one pass without its per-byte state machine
+// (no UTF-8 check inside strings, nesting up to 10 000 levels).
+func Valid(data []byte) bool {
+	var buf [32]byte
+	open := buf[:0] // '{' or '[' of each container not yet closed
+	i := skipSpace(data, 0)
+	for {
+		// A value starts at i.
+		if i >= len(data) {
+			return false
+		}
+		switch c := data[i]; c {
+		case '{', '[':
+			if len(open) >= maxDepth {
+				return false
+			}
+			end := byte('}')
+			if c == '[' {
+				end = ']'
+			}
+			if i = skipSpace(data, i+1); i < len(data) && data[i] == end {
+				i++ // empty: the value ends here
+				break
+			}
+			open = append(open, c)
+			if c == '{' {
+				if i = memberValue(data, i); i < 0 {
+					return false
+				}
+			}
+			continue
+		case '"':
+			i = validString(data, i)
+		case 't':
+			i = literal(data, i, "true")
+		case 'f':
+			i = literal(data, i, "false")
+		case 'n':
+			i = literal(data, i, "null")
+		default:
+			i = number(data, i)
+		}
+		if i < 0 {
+			return false
+		}
+		// A value ended at i: close the containers it ends, up to the
+		// next value.
+		for {
+			i = skipSpace(data, i)
+			if len(open) == 0 {
+				return i == len(data)
+			}
+			if i >= len(data) {
+				return false
+			}
+			top := open[len(open)-1]
+			if data[i] == ',' {
+				i = skipSpace(data, i+1)
+				if top == '{' {
+					if i = memberValue(data, i); i < 0 {
+						return false
+					}
+				}
+				break
+			}
+			if (top == '{' && data[i] != '}') || (top == '[' && data[i] != ']') {
+				return false
+			}
+			open = open[:len(open)-1]
+			i++
+		}
+	}
+}
+
+// memberValue reads a member's key and colon at i and returns where its
+// value starts (after space), or -1 when they are not there.
+func memberValue(data []byte, i int) int {
+	if i >= len(data) || data[i] != '"' {
+		return -1
+	}
+	if i = validString(data, i); i < 0 {
+		return -1
+	}
+	if i = skipSpace(data, i); i >= len(data) || data[i] != ':' {
+		return -1
+	}
+	return skipSpace(data, i+1)
+}
+
+// validString returns the index just past the string starting at i, or -1
+// when it is not a valid JSON string (an unknown escape, a control byte, no
+// closing quote). Bytes beyond ASCII are not checked, as in json.Valid.
+func validString(data []byte, i int) int {
+	for i++; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '"':
+			return i + 1
+		case c < 0x20:
+			return -1
+		case c == '\\':
+			if i++; i >= len(data) {
+				return -1
+			}
+			switch data[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(data) {
+					return -1
+				}
+				for _, h := range data[i+1 : i+5] {
+					if !isHex(h) {
+						return -1
+					}
+				}
+				i += 4
+			default:
+				return -1
+			}
+		}
+	}
+	return -1
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// literal returns the index just past word at i, or -1.
+func literal(data []byte, i int, word string) int {
+	if len(data)-i < len(word) || string(data[i:i+len(word)]) != word {
+		return -1
+	}
+	return i + len(word)
+}
+
+// number returns the index just past the number -?(0|[1-9][0-9]*)
+// (.[0-9]+)?([eE][+-]?[0-9]+)? at i, or -1.
+func number(data []byte, i int) int {
+	if i < len(data) && data[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(data):
+		return -1
+	case data[i] == '0':
+		i++
+	case isDigit(data[i]):
+		i = digits(data, i)
+	default:
+		return -1
+	}
+	if i < len(data) && data[i] == '.' {
+		if i = digits(data, i+1); i < 0 {
+			return -1
+		}
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		if i++; i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		if i = digits(data, i); i < 0 {
+			return -1
+		}
+	}
+	return i
+}
+
+// digits returns the index just past the one or more digits at i, or -1.
+func digits(data []byte, i int) int {
+	start := i
+	for i < len(data) && isDigit(data[i]) {
+		i++
+	}
+	if i == start {
+		return -1
+	}
+	return i
+}
+
+// Object calls fn with each member of the object data, which must be valid
+// JSON (as Valid reports), in order: the key's bytes between its quotes,
+// and the value without the space around it (aliasing data). It reports
+// false when data is not an object, when a key holds an escape or a byte
+// beyond ASCII (its text is not its bytes: encoding/json unescapes it, and
+// mends bad UTF-8), or when fn reports false; fn may have been called for
+// the members before.
+func Object(data []byte, fn func(key, value []byte) bool) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	for i = skipSpace(data, i+1); data[i] != '}'; {
+		end := stringEnd(data, i)
+		key := data[i+1 : end-1]
+		for _, c := range key {
+			if c == '\\' || c >= 0x80 {
+				return false
+			}
+		}
+		i = skipSpace(data, skipSpace(data, end)+1) // past the colon
+		start := i
+		i = valueEnd(data, i)
+		if !fn(key, data[start:i]) {
+			return false
+		}
+		if i = skipSpace(data, i); data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return true
+}
+
+// Array calls fn with each element of the array data, which must be valid
+// JSON (as Valid reports), in order, without the space around it. It
+// reports false when data is not an array or fn reports false.
+func Array(data []byte, fn func(elem []byte) bool) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return false
+	}
+	for i = skipSpace(data, i+1); data[i] != ']'; {
+		start := i
+		i = valueEnd(data, i)
+		if !fn(data[start:i]) {
+			return false
+		}
+		if i = skipSpace(data, i); data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return true
+}
+
+// String decodes the JSON value raw as json.Unmarshal into a string does: a
+// plain string (printable ASCII, no escape) by slicing, any other through
+// encoding/json. It reports false when raw is not a string.
+func String(raw []byte) (string, bool) {
+	n := len(raw)
+	plain := n >= 2 && raw[0] == '"' && raw[n-1] == '"'
+	for i := 1; plain && i < n-1; i++ {
+		c := raw[i]
+		plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\'
+	}
+	if plain {
+		return string(raw[1 : n-1]), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON white space.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the valid string starting at i.
+func stringEnd(data []byte, i int) int {
+	for i++; data[i] != '"'; i++ {
+		if data[i] == '\\' {
+			i++
+		}
+	}
+	return i + 1
+}
+
+// valueEnd returns the index just past the valid JSON value starting at i.
+func valueEnd(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return stringEnd(data, i)
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch data[i] {
+			case '"':
+				i = stringEnd(data, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	}
+	for i < len(data) && data[i] != ',' && data[i] != '}' && data[i] != ']' && data[i] != ' ' && data[i] != '\t' && data[i] != '\n' && data[i] != '\r' {
+		i++
+	}
+	return i
+}
