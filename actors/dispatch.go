@@ -105,13 +105,14 @@ func growStack() byte {
 	return frame[stackIndex]
 }
 
-// props is the actor.Props of an actor of this connection: its activations
-// run on the connection's dispatcher.
+// props is the actor.Props of an actor of this connection: its messages
+// wait in a msgQueue, and its activations run on the connection's
+// dispatcher.
 func (c *connection) props(produce func() actor.Actor, opts ...actor.PropsOption) *actor.Props {
 	if c.dispatch == nil {
 		c.dispatch = newDispatcher()
 	}
-	return actor.PropsFromProducer(produce, append(opts, actor.WithDispatcher(c.dispatch))...)
+	return actor.PropsFromProducer(produce, append(opts, actor.WithDispatcher(c.dispatch), actor.WithMailbox(newMsgQueue))...)
 }
 
 // spawn starts a as a child of the connection. Every child shares one
