@@ -27,7 +27,7 @@ func (r *recorder) EscalateFailure(reason, m any) { r.escalated = append(r.escal
 type manual struct{ pending []func() }
 
 func (d *manual) Schedule(fn func()) { d.pending = append(d.pending, fn) }
-func (d *manual) Throughput() int   { return 300 }
+func (d *manual) Throughput() int    { return 300 }
 func (d *manual) run() {
 	for len(d.pending) > 0 {
 		fn := d.pending[0]
