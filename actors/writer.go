@@ -20,7 +20,8 @@ type writer struct {
 
 	mu      sync.Mutex
 	queue   [][]byte
-	running bool // a writing goroutine exists
+	spare   [][]byte // an empty backing array for the next queue
+	running bool     // a writing goroutine exists
 	closed  bool
 }
 
@@ -67,24 +68,35 @@ func (w *writer) closeLocked() {
 // run writes batches until the queue is empty. A failed write ends the
 // writer: what is queued is dropped and onErr is told, before exited is
 // closed.
+//
+// The queue and the batch being written swap backing arrays (a small one
+// is kept), so a steady flow of frames appends without allocating.
 func (w *writer) run() {
+	var written [][]byte // the last batch, emptied
 	for {
 		w.mu.Lock()
+		if w.spare == nil && cap(written) <= keptCap {
+			w.spare = written
+		}
 		batch := w.queue
-		w.queue = nil
 		if len(batch) == 0 {
+			if w.queue == nil {
+				w.queue, w.spare = w.spare, nil // the next send appends to it
+			}
 			w.idleLocked()
 			w.mu.Unlock()
 			return
 		}
+		w.queue, w.spare = w.spare, nil
 		w.mu.Unlock()
-		for _, data := range batch {
+		for i, data := range batch {
+			batch[i] = nil
 			if err := w.conn.Write(context.Background(), data); err != nil {
 				w.mu.Lock()
 				if !w.closed {
 					w.closeLocked()
 				}
-				w.queue = nil
+				w.queue, w.spare = nil, nil
 				w.mu.Unlock()
 				w.onErr(err)
 				w.mu.Lock()
@@ -93,6 +105,7 @@ func (w *writer) run() {
 				return
 			}
 		}
+		written = batch[:0]
 	}
 }
 
