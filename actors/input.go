@@ -180,6 +180,9 @@ func (in *input) end(o outcome) outcome {
 		// operator watches.
 		in.shared.logger.Info("input handler still running after its request ended: abandoned", in.logAttrs()...)
 	}
+	if in.shared.auditFn == nil {
+		return o // no hook: no record to build
+	}
 	rc := in.guard.Context
 	in.shared.audit(messages.AuditRecord{
 		Time: time.Now(), ServerID: rc.ServerID, Era: rc.Era, Method: in.guard.Method,
