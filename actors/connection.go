@@ -379,11 +379,6 @@ func (c *connection) call(ctx actor.Context, m *callRequest) {
 		m.reply <- callOutcome{err: c.life.closedErr(m.method)}
 		return
 	}
-	f, err := messages.NewRequest(m.id, m.method, m.params)
-	if err != nil {
-		m.reply <- callOutcome{err: &messages.Error{Kind: messages.KindProtocol, Method: m.method, Err: err}}
-		return
-	}
 	if c.pending == nil {
 		c.pending = map[messages.ID]*callRequest{}
 	}
@@ -393,7 +388,7 @@ func (c *connection) call(ctx actor.Context, m *callRequest) {
 	} else {
 		c.tracker.start(m.id, m.timeout, m.maxTotal, m.assigns)
 	}
-	c.send(f)
+	c.writer.send(m.data)
 }
 
 // ended tells the tracker a call has its answer; a round of an MRTR call

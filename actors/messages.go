@@ -43,7 +43,7 @@ type (
 		quiet
 		id       messages.ID
 		method   string
-		params   json.RawMessage
+		data     []byte // the encoded request
 		timeout  time.Duration
 		maxTotal time.Duration
 		assigns  map[string]any

@@ -142,8 +142,13 @@ func (rt *Runtime) round(ctx context.Context, logical messages.ID, method string
 
 // roundAs is round with the request's id given.
 func (rt *Runtime) roundAs(ctx context.Context, id, logical messages.ID, method string, params json.RawMessage, expired chan error) (json.RawMessage, error) {
-	reply := make(chan callOutcome, 1)
-	rt.system.Root.Send(rt.pid, &callRequest{id: id, method: method, params: params, logical: logical, reply: reply})
+	m, err := newCall(id, method, params)
+	if err != nil {
+		return nil, err
+	}
+	m.logical = logical
+	reply := m.reply
+	rt.system.Root.Send(rt.pid, m)
 	select {
 	case out := <-reply:
 		return out.result, out.err

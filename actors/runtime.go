@@ -211,9 +211,11 @@ func Start(cfg Config) *Runtime {
 	return rt
 }
 
-// read is the reader goroutine: it only moves messages to the actor. The
-// teardown ends it by closing the transport, which must unblock Read: its
-// ctx has no Done channel to cost an idle connection.
+// read is the reader goroutine: it only moves messages to the actor, so
+// that its stack stays the smallest the runtime gives (decoding here grew
+// every idle connection's stack to 4 KB). The teardown ends it by closing
+// the transport, which must unblock Read: its ctx has no Done channel to
+// cost an idle connection.
 func (rt *Runtime) read() {
 	defer rt.reading.Done()
 	for {
@@ -327,8 +329,13 @@ func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage,
 		return nil, err
 	}
 	id := messages.IntID(rt.nextID.Add(1))
-	reply := make(chan callOutcome, 1)
-	rt.system.Root.Send(rt.pid, &callRequest{id: id, method: method, params: raw, timeout: opts.Timeout, maxTotal: opts.MaxTotalTimeout, assigns: opts.Assigns, reply: reply})
+	m, err := newCall(id, method, raw)
+	if err != nil {
+		return nil, err
+	}
+	m.timeout, m.maxTotal, m.assigns = opts.Timeout, opts.MaxTotalTimeout, opts.Assigns
+	reply := m.reply
+	rt.system.Root.Send(rt.pid, m)
 	select {
 	case out := <-reply:
 		return out.result, out.err
@@ -343,6 +350,20 @@ func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage,
 			return nil, rt.life.closedErr(method)
 		}
 	}
+}
+
+// newCall encodes the request of a call, on the caller's goroutine: the
+// connection actor, which every call and message of the connection goes
+// through, only registers it and queues the bytes.
+func newCall(id messages.ID, method string, params json.RawMessage) (*callRequest, error) {
+	f, err := messages.NewRequest(id, method, params)
+	if err == nil {
+		var data []byte
+		if data, err = f.Encode(); err == nil {
+			return &callRequest{id: id, method: method, data: data, reply: make(chan callOutcome, 1)}, nil
+		}
+	}
+	return nil, &messages.Error{Kind: messages.KindProtocol, Method: method, Err: err}
 }
 
 // Notify sends a notification to the server.
