@@ -106,7 +106,7 @@ func (c *connection) Receive(ctx actor.Context) {
 		}
 		m.done <- c.notify(m.method, m.params)
 	case *childReply:
-		c.childDone(ctx, m.child, m.frame)
+		c.childDone(ctx, m.child, m.data)
 	case *readerDone:
 		c.shutdown(ctx, &messages.Error{Kind: messages.KindTransport, Message: "connection to the server lost", Err: m.err})
 	case *writerFailed:
@@ -346,14 +346,14 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	c.running[f.ID] = child
 }
 
-func (c *connection) childDone(ctx actor.Context, child *actor.PID, frame *messages.Frame) {
+func (c *connection) childDone(ctx actor.Context, child *actor.PID, data []byte) {
 	id, ok := c.children[child]
 	if !ok {
 		return
 	}
 	c.release(child, id)
-	if frame != nil {
-		c.send(frame)
+	if data != nil {
+		c.writer.send(data)
 	}
 	ctx.Stop(child) // only now: its reply has arrived
 	c.stopped(child)

@@ -143,7 +143,7 @@ type (
 	childReply struct {
 		quiet
 		child *actor.PID
-		frame *messages.Frame // nil: send nothing (the server cancelled)
+		data  []byte // the encoded frame; nil: send nothing (the server cancelled)
 	}
 	cancelInput struct {
 		quiet

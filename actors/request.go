@@ -81,7 +81,8 @@ func (r *request) Receive(ctx actor.Context) {
 	}
 }
 
-// reply sends the parent the frame for o: the result, the error, or
+// reply sends the parent the frame for o, encoded here rather than by the
+// parent that every message goes through: the result, the error, or
 // nothing when the request was cancelled.
 func (r *request) reply(ctx actor.Context, o outcome) {
 	if r.timer != nil {
@@ -95,5 +96,15 @@ func (r *request) reply(ctx actor.Context, o outcome) {
 	default:
 		frame = &messages.Frame{JSONRPC: messages.Version, ID: r.spec.id, Result: o.raw}
 	}
-	ctx.Send(ctx.Parent(), &childReply{child: ctx.Self(), frame: frame})
+	var data []byte
+	if frame != nil {
+		var err error
+		if data, err = frame.Encode(); err != nil {
+			// A handler's own error whose Data is not JSON: the server
+			// still gets an answer.
+			r.spec.shared.logger.Error("answer could not be encoded; sent -32603", "id", r.spec.id.String(), "err", err)
+			data, _ = messages.NewErrorResponse(r.spec.id, &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: answer could not be encoded"}).Encode()
+		}
+	}
+	ctx.Send(ctx.Parent(), &childReply{child: ctx.Self(), data: data})
 }

@@ -2,6 +2,7 @@ package actors_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -292,6 +293,20 @@ func TestHandlerRPCErrorIsSentAsIs(t *testing.T) {
 		srv.request(1, "roots/list", nil)
 		e := srv.expectError(1, -32042)
 		assert.Equal(t, "no", e["message"])
+	})
+}
+
+// A handler's own error whose Data is not JSON cannot be sent as is: the
+// server still gets an answer, -32603.
+func TestHandlerRPCErrorThatCannotBeEncodedIsAnswered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &handler{roots: func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+			return nil, &conduit.RPCError{Code: -32042, Message: "no", Data: json.RawMessage(`{not json`)}
+		}}
+		_, srv := connect(t, conduit.Options{Handler: h}, "2025-11-25")
+		srv.request(1, "roots/list", nil)
+		e := srv.expectError(1, -32603)
+		assert.Equal(t, "Internal error: answer could not be encoded", e["message"])
 	})
 }
 
