@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"golang.org/x/time/rate"
@@ -89,7 +90,10 @@ func (m *mailbox) admit(msg *enqueue) {
 // them. Only the mailbox actor pushes and closes it, so full-then-push
 // cannot overshoot the cap. A worker goroutine exists only while there is
 // something to deliver: push starts one when none runs, and it exits when
-// the queue is empty, so an idle connection has none.
+// the queue is empty, so an idle connection has none. The worker takes
+// everything waiting at once (one lock for a batch, not one per entry:
+// in a flood the mailbox actor pushes as fast as it can); what it took and
+// has not started yet still counts toward the cap.
 //
 // A callback still running at close (one that ignores its ctx) is
 // abandoned through gate and counted until it returns; teardown never waits
@@ -100,16 +104,23 @@ type notifQueue struct {
 	gate   *supervisor.Gate
 
 	mu      sync.Mutex
-	items   []item // waiting, oldest first; the one in the worker's hands is not here
-	running bool   // a worker goroutine exists
+	items []item // waiting, oldest first
+	// taken counts what the worker took and has not started; raised only
+	// with mu held. close sets takenClosed in it (and counts the rest as
+	// discarded): the worker claims each entry with a compare-and-swap,
+	// so an entry is either started or counted, never both.
+	taken   atomic.Int64
+	running bool         // a worker goroutine exists
 	closed  bool
 	exited  chan struct{} // closed once closed and no worker runs
 }
 
+// full reports 1 000 waiting, counting those the worker took but has not
+// started: the one in the handler's hands does not count.
 func (q *notifQueue) full() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.items) >= MaxWaitingNotifications
+	return len(q.items)+int(q.taken.Load()&^takenClosed) >= MaxWaitingNotifications
 }
 
 // push queues it and starts a worker if none runs; after close it drops
@@ -128,8 +139,12 @@ func (q *notifQueue) push(it item) {
 	}
 }
 
-// close discards and counts what waits; no callback starts after it.
-// exited is closed now if no worker runs, else when the worker leaves.
+// takenClosed marks taken once the queue is closed.
+const takenClosed = int64(1) << 62
+
+// close discards and counts what waits, and what the worker took and has
+// not started; no callback starts after it. exited is closed now if no
+// worker runs, else when the worker leaves.
 func (q *notifQueue) close() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -137,16 +152,17 @@ func (q *notifQueue) close() {
 		return
 	}
 	q.closed = true
-	q.shared.counters.notificationsDiscarded.Add(int64(len(q.items)))
+	q.shared.counters.notificationsDiscarded.Add(int64(len(q.items)) + q.taken.Swap(takenClosed))
 	q.items = nil
 	if !q.running {
 		close(q.exited)
 	}
 }
 
-// next hands the worker the oldest waiting item, or reports false when
-// there is none (or the queue is closed): the worker then exits.
-func (q *notifQueue) next() (item, bool) {
+// take hands the worker everything waiting, in batch's backing array, or
+// reports false when there is none (or the queue is closed): the worker
+// then exits.
+func (q *notifQueue) take(batch []item) ([]item, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.items) == 0 || q.closed {
@@ -154,42 +170,59 @@ func (q *notifQueue) next() (item, bool) {
 		if q.closed {
 			close(q.exited)
 		}
-		return item{}, false
+		return batch, false
 	}
-	it := q.items[0]
-	q.items[0] = item{}
-	q.items = q.items[1:]
-	if len(q.items) == 0 {
-		q.items = nil // let the backing array go
-	}
-	return it, true
+	batch, q.items = q.items, batch[:0]
+	q.taken.Store(int64(len(batch)))
+	return batch, true
 }
 
-// run is the worker goroutine: one callback at a time until the queue is
-// empty. It runs nothing once the gate is closed, and nothing more after
-// its callback was abandoned.
+// run is the worker goroutine: one callback at a time, in order, until the
+// queue is empty. It runs nothing once the gate is closed, and nothing
+// more after its callback was abandoned; what it took and did not run is
+// discarded and counted.
 func (q *notifQueue) run() {
+	var batch []item
 	for {
-		it, ok := q.next()
-		if !ok {
+		var ok bool
+		if batch, ok = q.take(batch); !ok {
 			return
 		}
-		if !q.gate.Enter() {
-			q.shared.counters.notificationsDiscarded.Add(1)
-			q.exit()
-			return
+		for i, it := range batch {
+			batch[i] = item{}
+			if !q.claim() || !q.gate.Enter() {
+				q.stop() // closed: close counted the rest
+				return
+			}
+			q.deliver(q.shared.ctx, it)
+			if !q.gate.Leave() {
+				q.stop()
+				return
+			}
 		}
-		q.deliver(q.shared.ctx, it)
-		if !q.gate.Leave() {
-			q.exit()
-			return
+		if cap(batch) > keptCap {
+			batch = nil // a flood's array goes
 		}
 	}
 }
 
-// exit ends a worker that stops early: the gate was closed, so the queue
-// is closing or closed.
-func (q *notifQueue) exit() {
+// claim takes the next entry of the worker's batch off taken; it reports
+// false once the queue is closed.
+func (q *notifQueue) claim() bool {
+	for {
+		n := q.taken.Load()
+		if n&takenClosed != 0 {
+			return false
+		}
+		if q.taken.CompareAndSwap(n, n-1) {
+			return true
+		}
+	}
+}
+
+// stop ends a worker that stops early: the queue is closed (its gate
+// closes after it), and close counted what the worker did not run.
+func (q *notifQueue) stop() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.running = false
