@@ -103,14 +103,14 @@ type notifQueue struct {
 	nc     messages.NotificationContext // Era is filled in at each delivery
 	gate   *supervisor.Gate
 
-	mu      sync.Mutex
+	mu    sync.Mutex
 	items []item // waiting, oldest first
 	// taken counts what the worker took and has not started; raised only
 	// with mu held. close sets takenClosed in it (and counts the rest as
 	// discarded): the worker claims each entry with a compare-and-swap,
 	// so an entry is either started or counted, never both.
 	taken   atomic.Int64
-	running bool         // a worker goroutine exists
+	running bool // a worker goroutine exists
 	closed  bool
 	exited  chan struct{} // closed once closed and no worker runs
 }
