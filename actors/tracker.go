@@ -14,7 +14,7 @@ import (
 // stale: the call is paused, or its deadline is later than now.
 //
 // It is state of the connection actor, touched on that actor's goroutine
-// only (docs/decisions.md #22): the connection starts and ends calls and
+// only (docs/decisions.md #23): the connection starts and ends calls and
 // grants input in its own order, with no message in between, so a request
 // child is spawned with its grant. Timers are time.AfterFunc callbacks that
 // only call fire, which sends deadlineFired to the connection.
