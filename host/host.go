@@ -464,9 +464,17 @@ func describe(st Status) string {
 	case StateRestarting:
 		return fmt.Sprintf("restarting in %s (attempt %d)", time.Until(st.NextRetry).Round(time.Millisecond), st.Attempt)
 	case StateParked:
-		return fmt.Sprintf("parked after %d restarts", st.Restarts)
+		return "parked after " + RestartsText(st.Restarts)
 	}
 	return string(st.State)
+}
+
+// RestartsText says n restarts in words: "1 restart", "2 restarts".
+func RestartsText(n int) string {
+	if n == 1 {
+		return "1 restart"
+	}
+	return fmt.Sprintf("%d restarts", n)
 }
 
 // stateError is why a call could not reach a server: a sentinel

@@ -386,3 +386,9 @@ func TestListChangedBurst(t *testing.T) {
 		assert.Equal(t, StateRestarting, h.Status()[0].State)
 	})
 }
+
+func TestRestartsText(t *testing.T) {
+	assert.Equal(t, "0 restarts", RestartsText(0))
+	assert.Equal(t, "1 restart", RestartsText(1))
+	assert.Equal(t, "5 restarts", RestartsText(5))
+}

@@ -354,7 +354,7 @@ func eventLine(ev host.Event) string {
 	case host.StateRestarting:
 		fmt.Fprintf(&b, " in %s (attempt %d)", ev.NextRetry.Sub(ev.Time).Round(time.Millisecond), ev.Attempt)
 	case host.StateParked:
-		fmt.Fprintf(&b, " after %d restarts", ev.Restarts)
+		fmt.Fprintf(&b, " after %s", host.RestartsText(ev.Restarts))
 	}
 	if ev.Err != nil && ev.State != host.StateReady {
 		fmt.Fprintf(&b, ": %s", oneLine(plain(ev.Err)))
