@@ -62,6 +62,10 @@ type Options struct {
 	// Host. A *transport.Command without a Logger gets one that keeps its
 	// last stderr lines for Status.
 	Transport func(name string, s Server) (transport.Transport, error)
+	// MaxMessageBytes bounds a message from a server (a stdio line, an
+	// HTTP body or SSE event) on the transports the Host builds; 0 keeps
+	// the transports' default (64 MiB).
+	MaxMessageBytes int
 	// Jitter returns a number in [0, 1) that spreads each backoff over
 	// ±20 %; nil draws it from math/rand/v2. Supervisors call it
 	// concurrently.
@@ -559,7 +563,7 @@ func (h *Host) newServer(name string, cfg Server) (*server, error) {
 	if h.opts.Transport != nil {
 		s.t, err = h.opts.Transport(name, cfg)
 	} else {
-		s.t, err = defaultTransport(cfg, logger), nil
+		s.t, err = defaultTransport(cfg, logger, h.opts.MaxMessageBytes), nil
 	}
 	if err != nil {
 		return nil, err
@@ -584,14 +588,15 @@ func (h *Host) newServer(name string, cfg Server) (*server, error) {
 	return s, nil
 }
 
-// defaultTransport builds the transport cfg describes.
-func defaultTransport(cfg Server, logger *slog.Logger) transport.Transport {
+// defaultTransport builds the transport cfg describes, with a message
+// limit of maxBytes (0: the transport's default).
+func defaultTransport(cfg Server, logger *slog.Logger, maxBytes int) transport.Transport {
 	if cfg.URL != "" {
 		header := http.Header{}
 		for k, v := range cfg.Headers {
 			header.Set(k, v)
 		}
-		return &transport.HTTP{URL: cfg.URL, Header: header, Logger: logger}
+		return &transport.HTTP{URL: cfg.URL, Header: header, Logger: logger, MaxBodyBytes: maxBytes, MaxEventBytes: maxBytes}
 	}
 	var env []string
 	if len(cfg.Env) > 0 {
@@ -600,7 +605,7 @@ func defaultTransport(cfg Server, logger *slog.Logger) transport.Transport {
 			env = append(env, k+"="+cfg.Env[k])
 		}
 	}
-	return &transport.Command{Path: cfg.Command, Args: cfg.Args, Env: env, Dir: cfg.Cwd}
+	return &transport.Command{Path: cfg.Command, Args: cfg.Args, Env: env, Dir: cfg.Cwd, MaxMessageBytes: maxBytes}
 }
 
 // withHandlers makes o's handlers a handler set (Handlers, from Handler
@@ -640,7 +645,7 @@ func (cfg Config) Connection(name string, base conduit.Options) (transport.Trans
 	if err != nil {
 		return nil, conduit.Options{}, err
 	}
-	return defaultTransport(server, logger), o, nil
+	return defaultTransport(server, logger, 0), o, nil
 }
 
 // clientOptions are the options of one server's clients under a Host:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/conduitmcp/conduit/transport"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -391,4 +392,14 @@ func TestRestartsText(t *testing.T) {
 	assert.Equal(t, "0 restarts", RestartsText(0))
 	assert.Equal(t, "1 restart", RestartsText(1))
 	assert.Equal(t, "5 restarts", RestartsText(5))
+}
+
+// The Host's transports get its message limit, 0 keeping theirs.
+func TestDefaultTransportTakesTheMessageLimit(t *testing.T) {
+	cmd := defaultTransport(Server{Command: "srv"}, nil, 1<<20).(*transport.Command)
+	assert.Equal(t, 1<<20, cmd.MaxMessageBytes)
+	web := defaultTransport(Server{URL: "http://127.0.0.1:1/mcp"}, nil, 1<<20).(*transport.HTTP)
+	assert.Equal(t, 1<<20, web.MaxBodyBytes)
+	assert.Equal(t, 1<<20, web.MaxEventBytes)
+	assert.Zero(t, defaultTransport(Server{Command: "srv"}, nil, 0).(*transport.Command).MaxMessageBytes)
 }

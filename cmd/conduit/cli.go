@@ -220,10 +220,15 @@ func (a *app) connectionFlags(fs *pflag.FlagSet) {
 	group("timeout")
 	fs.DurationVar(&o.maxTotalTimeout, "max-total-timeout", 0, "give up on each request after `D` in all, pauses included (default 30m)")
 	group("max-total-timeout")
-	fs.Var(&o.maxMessageBytes, "max-message-bytes", "refuse a message from the server (a stdio line, an HTTP body or SSE event) larger than `SIZE`: bytes, or with a unit KiB, MiB, GiB, KB, MB, GB (default 64MiB)")
+	a.maxMessageFlag(fs)
 	group("max-message-bytes")
 	fs.StringArrayVar(&o.headers, "header", nil, "send the HTTP header `K=V` with every request, repeatable (HTTP only: ignored, with a warning, for a stdio server)")
 	group("header")
+}
+
+// maxMessageFlag is --max-message-bytes, on every command that connects.
+func (a *app) maxMessageFlag(fs *pflag.FlagSet) {
+	fs.Var(&a.opts.maxMessageBytes, "max-message-bytes", "refuse a message from the server (a stdio line, an HTTP body or SSE event) larger than `SIZE`: bytes, or with a unit KiB, MiB, GiB, KB, MB, GB (default 64MiB)")
 }
 
 func (a *app) handlerFlags(fs *pflag.FlagSet) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/transport"
 )
 
 // exitError carries the exit status an error ends the process with, and
@@ -26,9 +27,17 @@ func (e *exitError) Error() string {
 
 func (e *exitError) Unwrap() error { return e.err }
 
-// plain is err's text without the library's "conduit: " prefix: the CLI
-// adds its own.
-func plain(err error) string { return strings.TrimPrefix(err.Error(), "conduit: ") }
+// plain is err's text in the CLI's words: without the library's
+// "conduit: " prefix (the CLI adds its own), and naming the flag that
+// raises a message size limit rather than the library's field.
+func plain(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "conduit: ")
+	var tooLong *transport.MessageTooLongError
+	if errors.As(err, &tooLong) {
+		msg = strings.Replace(msg, "raise "+tooLong.Setting, sizeFlagHint, 1)
+	}
+	return msg
+}
 
 // usagef is a usage error (exit 2).
 func usagef(format string, args ...any) error {

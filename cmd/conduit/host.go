@@ -61,6 +61,7 @@ a status table (with --json, one object per server) and exit.`,
 	c.Flags().SortFlags = false
 	c.Flags().StringVar(&a.opts.config, "config", "", "run the servers of the configuration `FILE` (mcpServers or VS Code servers)")
 	c.Flags().BoolVar(&a.opts.once, "once", false, "start every server, wait until each is ready or parked, print their status and exit (1 if any is parked)")
+	a.maxMessageFlag(c.Flags())
 	a.handlerFlags(c.Flags())
 	return c
 }
@@ -127,7 +128,7 @@ func (a *app) withHost(do func(*host.Host, <-chan host.Event) error) error {
 	}
 	defer closeAudit()
 	// Each server's name is its ServerID.
-	h, err := host.New(cfg, host.Options{Client: a.clientOptions(handlers, audit, logger)})
+	h, err := host.New(cfg, host.Options{Client: a.clientOptions(handlers, audit, logger), MaxMessageBytes: int(o.maxMessageBytes)})
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}

@@ -236,3 +236,14 @@ search  restarting  -       1         0      0      0      next try in 1.2s (att
 db      parked      -       5         0      0      0      transport: could not connect
 `, regexp.MustCompile(`(?m) +$`).ReplaceAllString(b.String(), ""))
 }
+
+// --max-message-bytes bounds the messages of the host's servers too, and
+// the error names the flag.
+func TestHostMaxMessageBytes(t *testing.T) {
+	script := `read line; printf '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"%s"}}\n' "$(head -c 3000 /dev/zero | tr '\0' x)"; cat >/dev/null`
+	config := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers": {"big": {"command": "sh", "args": ["-c", %q],
+		"conduit": {"restart": {"backoff": {"initial": "10ms", "max": "10ms"}, "intensity": 1}}}}}`, script))
+	r := runInProcess(t, "host", "--config", config, "--once", "--max-message-bytes", "1KB")
+	require.Equal(t, exitFailed, r.code, r)
+	assert.Regexp(t, `(?m)^big +parked .*stdio message exceeds the limit of 1000 bytes; raise it with --max-message-bytes$`, r.stdout)
+}

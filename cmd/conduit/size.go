@@ -56,12 +56,12 @@ func sizeHint(err error) error {
 	if !errors.As(err, &ee) {
 		return err
 	}
-	const hint = "raise it with --max-message-bytes"
-	msg, lib := ee.Error(), "raise "+tooLong.Setting
-	if strings.Contains(msg, lib) {
-		msg = strings.Replace(msg, lib, hint, 1)
-	} else {
-		msg += "; " + hint
+	msg := ee.Error() // plain words it, when the library's text is in it
+	if !strings.Contains(msg, sizeFlagHint) {
+		msg += "; " + sizeFlagHint
 	}
 	return &exitError{code: ee.code, msg: msg, err: ee.err}
 }
+
+// sizeFlagHint is how the CLI says to raise a message size limit.
+const sizeFlagHint = "raise it with --max-message-bytes"
