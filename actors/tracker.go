@@ -124,11 +124,10 @@ func (t *tracker) relate(hint, task string) *trackedCall {
 			return c
 		}
 	}
-	if hint != "" {
-		for id, c := range t.calls {
-			if id.String() == hint {
-				return c
-			}
+	var carrier messages.ID
+	if hint != "" && carrier.UnmarshalJSON([]byte(hint)) == nil {
+		if c, ok := t.calls[carrier]; ok {
+			return c
 		}
 	}
 	if len(t.calls) == 1 {

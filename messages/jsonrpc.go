@@ -28,12 +28,16 @@ const Version = "2.0"
 // ID means "no id" (a notification, or an error that cannot be attributed).
 // IDs are comparable and usable as map keys: two ids are equal when their
 // JSON is equal, so the integer 7 and the string "7" differ, as they must.
+// An integer id is kept as a number: making, decoding and encoding one
+// allocates nothing (every call and response has one).
 type ID struct {
-	raw string // canonical JSON text: an integer, or a quoted string
+	raw   string // a string id's JSON text (quoted); "" for an integer id and the zero ID
+	num   int64  // an integer id
+	isInt bool
 }
 
 // IntID returns the integer id n.
-func IntID(n int64) ID { return ID{raw: strconv.FormatInt(n, 10)} }
+func IntID(n int64) ID { return ID{num: n, isInt: true} }
 
 // StringID returns the string id s.
 func StringID(s string) ID {
@@ -42,23 +46,32 @@ func StringID(s string) ID {
 }
 
 // IsZero reports whether id is absent.
-func (id ID) IsZero() bool { return id.raw == "" }
+func (id ID) IsZero() bool { return id.raw == "" && !id.isInt }
 
 // String returns the id's JSON text, or "null" for the zero ID.
 func (id ID) String() string {
+	if id.isInt {
+		return strconv.FormatInt(id.num, 10)
+	}
 	if id.raw == "" {
 		return "null"
 	}
 	return id.raw
 }
 
-// MarshalJSON writes the id, or null for the zero ID.
-func (id ID) MarshalJSON() ([]byte, error) {
-	if id.raw == "" {
-		return []byte("null"), nil
+// appendJSON appends the id's JSON text, or null for the zero ID.
+func (id ID) appendJSON(b []byte) []byte {
+	switch {
+	case id.isInt:
+		return strconv.AppendInt(b, id.num, 10)
+	case id.raw == "":
+		return append(b, "null"...)
 	}
-	return []byte(id.raw), nil
+	return append(b, id.raw...)
 }
+
+// MarshalJSON writes the id, or null for the zero ID.
+func (id ID) MarshalJSON() ([]byte, error) { return id.appendJSON(nil), nil }
 
 // UnmarshalJSON accepts a string or an integer. null, fractions, exponents,
 // booleans, arrays and objects are refused: the spec allows only strings and
@@ -77,14 +90,42 @@ func (id *ID) UnmarshalJSON(data []byte) error {
 		*id = StringID(s)
 		return nil
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		n, err := strconv.ParseInt(string(data), 10, 64)
-		if err != nil {
+		n, ok := parseInt64(data)
+		if !ok {
 			return fmt.Errorf("jsonrpc: id %s is not a 64-bit integer", truncate(data, 32))
 		}
 		*id = IntID(n)
 		return nil
 	}
 	return fmt.Errorf("jsonrpc: id must be a string or an integer, got %s", truncate(data, 32))
+}
+
+// parseInt64 reads a decimal integer, an optional minus sign and digits
+// only, as strconv.ParseInt does (which would make the text a string, an
+// allocation per id decoded); it reports false for anything else and for a
+// value beyond int64.
+func parseInt64(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' || n > (1<<63)/10 {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	switch {
+	case neg && n <= 1<<63:
+		return int64(-n), true
+	case !neg && n < 1<<63:
+		return int64(n), true
+	}
+	return 0, false
 }
 
 // Frame is one JSON-RPC 2.0 message on the wire: a request (ID and Method), a
@@ -173,7 +214,7 @@ func (f *Frame) Encode() ([]byte, error) {
 		return appendError(append(b, `,"id":null`...), f.Error)
 	}
 	if !f.ID.IsZero() {
-		b = append(append(b, `,"id":`...), f.ID.raw...)
+		b = f.ID.appendJSON(append(b, `,"id":`...))
 	}
 	var err error
 	if f.Method != "" {

@@ -231,3 +231,38 @@ func TestEncodeObjectIsMarshal(t *testing.T) {
 	_, err := EncodeObject(map[string]json.RawMessage{"a": json.RawMessage(`{`)})
 	assert.Error(t, err)
 }
+
+// An integer id is a number: it compares equal to the same integer decoded
+// from the wire, is never the zero ID (0 included), and is made and encoded
+// without allocating.
+func TestIntIDIsANumber(t *testing.T) {
+	var decoded ID
+	require.NoError(t, decoded.UnmarshalJSON([]byte("42")))
+	assert.Equal(t, IntID(42), decoded)
+	assert.NotEqual(t, StringID("42"), decoded)
+	assert.False(t, IntID(0).IsZero())
+	assert.True(t, ID{}.IsZero())
+	assert.Equal(t, "-3", IntID(-3).String())
+	b, err := IntID(-3).MarshalJSON()
+	require.NoError(t, err)
+	assert.Equal(t, "-3", string(b))
+	var seven, quoted ID
+	require.NoError(t, seven.UnmarshalJSON([]byte("7")))
+	require.NoError(t, quoted.UnmarshalJSON([]byte(`"7"`)))
+	m := map[ID]int{IntID(7): 1, StringID("7"): 2}
+	assert.Equal(t, 1, m[seven])
+	assert.Equal(t, 2, m[quoted])
+	buf, text := make([]byte, 0, 32), []byte("987654321")
+	assert.Zero(t, testing.AllocsPerRun(100, func() {
+		id := IntID(123456789)
+		buf = id.appendJSON(buf[:0])
+		_ = decoded.UnmarshalJSON(text)
+	}))
+	for _, bad := range []string{"9223372036854775808", "-9223372036854775809", "1.5", "1e3", "-", "12a"} {
+		assert.EqualError(t, decoded.UnmarshalJSON([]byte(bad)), "jsonrpc: id "+bad+" is not a 64-bit integer")
+	}
+	require.NoError(t, decoded.UnmarshalJSON([]byte("-9223372036854775808")))
+	assert.Equal(t, IntID(-1<<63), decoded)
+	require.NoError(t, decoded.UnmarshalJSON([]byte("9223372036854775807")))
+	assert.Equal(t, IntID(1<<63-1), decoded)
+}
