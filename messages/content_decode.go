@@ -5,14 +5,15 @@ import "github.com/conduitmcp/conduit/internal/jsonscan"
 var contentBlockNames = []string{"type", "text", "data", "mimeType", "uri", "name", "id", "input",
 	"toolUseId", "content", "structuredContent", "isError", "resource", "annotations", "_meta"}
 
-// FastContentBlock decodes one content block, an object inside valid JSON,
-// in one pass, as json.Unmarshal into a ContentBlock does (every raw
-// member a copy). It reports false wherever it cannot be sure to give
-// json.Unmarshal's answer (a member of the wrong type, a repeated or
-// case-variant key, an escaped key, not an object): the caller then
-// decodes with encoding/json, which also words the error. It exists for
-// the fast paths of the guards (sampling messages) and the Client (tool
-// results), which decode the objects around the blocks themselves.
+// FastContentBlock decodes one content block in one pass, as json.Unmarshal
+// into a ContentBlock does (every raw member a copy). raw must be valid
+// JSON: the caller checked the whole text it is part of once. It reports
+// false wherever it cannot be sure to give json.Unmarshal's answer (not an
+// object, a member of the wrong type, a repeated or case-variant key, an
+// escaped key): the caller then decodes with encoding/json, which also
+// words the error. It exists for the fast paths of the guards (sampling
+// messages) and the Client (tool results), which decode the objects
+// around the blocks themselves.
 func FastContentBlock(raw []byte) (ContentBlock, bool) {
 	var b ContentBlock
 	ok := jsonscan.Struct(raw, contentBlockNames, func(name string, v []byte) bool {
