@@ -133,6 +133,15 @@ func TestDecodeToolResultError(t *testing.T) {
 	}
 }
 
+// TestDecodeToolResultAllocs: a common result costs its own values only:
+// the result, its content slice, two strings and two raw members.
+func TestDecodeToolResultAllocs(t *testing.T) {
+	raw := []byte(benchToolResult)
+	if n := testing.AllocsPerRun(100, func() { _, _ = decodeToolResult(messages.MethodCallTool, raw) }); n != 6 {
+		t.Fatalf("%v allocations, want 6", n)
+	}
+}
+
 func BenchmarkDecodeToolResult(b *testing.B) {
 	raw := []byte(benchToolResult)
 	b.ReportAllocs()
