@@ -631,10 +631,17 @@ type callOptions struct {
 // callOptions applies opts to the client's defaults.
 func (c *Client) callOptions(opts []CallOption) callOptions {
 	o := callOptions{timeout: c.opts.Timeout, maxTotal: c.opts.MaxTotalTimeout, assigns: c.opts.Assigns}
-	for _, opt := range opts {
-		opt(&o)
+	if len(opts) == 0 {
+		return o
 	}
-	return o
+	// An option gets a pointer it may keep: its target is on the heap,
+	// and a call without options does not pay for one.
+	p := &callOptions{}
+	*p = o
+	for _, opt := range opts {
+		opt(p)
+	}
+	return *p
 }
 
 // WithTimeout sets the call's deadline (paused while input is gathered).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/conduitmcp/conduit/actors"
 	"github.com/conduitmcp/conduit/era"
+	"github.com/conduitmcp/conduit/internal/jsonscan"
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/transport"
 )
@@ -244,11 +245,52 @@ func (c *Client) toolResult(ctx context.Context, raw json.RawMessage, o callOpti
 }
 
 func decodeToolResult(method string, raw json.RawMessage) (*CallToolResult, error) {
-	var r CallToolResult
-	if err := json.Unmarshal(raw, &r); err != nil {
+	r, err := unmarshalToolResult(raw)
+	if err != nil {
 		return nil, &Error{Kind: KindProtocol, Method: method, Message: "malformed result", Err: err}
 	}
 	return &r, nil
+}
+
+// unmarshalToolResult is json.Unmarshal of a tool's result, the same value
+// and the same error. Every tools/call pays it, so the common result
+// (valid JSON, plain keys, each member once and of its type) is read in
+// one pass without reflection; anything else goes to encoding/json.
+func unmarshalToolResult(raw []byte) (CallToolResult, error) {
+	if r, ok := fastToolResult(raw); ok {
+		return r, nil
+	}
+	var r CallToolResult
+	err := json.Unmarshal(raw, &r)
+	return r, err
+}
+
+var toolResultNames = []string{"content", "structuredContent", "isError", "_meta"}
+
+// fastToolResult is unmarshalToolResult's fast decoder: it reports false
+// where it cannot be sure to give what encoding/json gives.
+func fastToolResult(raw []byte) (CallToolResult, bool) {
+	var r CallToolResult
+	if !jsonscan.Valid(raw) {
+		return r, false
+	}
+	ok := jsonscan.Struct(raw, toolResultNames, func(name string, v []byte) bool {
+		ok := true
+		switch name {
+		case "content":
+			if !jsonscan.IsNull(v) {
+				r.Content, ok = jsonscan.Slice(v, messages.FastContentBlock)
+			}
+		case "structuredContent":
+			r.StructuredContent = jsonscan.Raw(v)
+		case "isError":
+			r.IsError, ok = jsonscan.Bool(v)
+		case "_meta":
+			r.Meta = jsonscan.Raw(v)
+		}
+		return ok
+	})
+	return r, ok
 }
 
 // AwaitTask waits for a task a tools/call created (CallToolResult.Task) to
@@ -375,8 +417,8 @@ func (c *Client) await(ctx context.Context, s *session, l *actors.Logical, t *Ta
 // modernTaskEnd is the outcome of a modern task that completed or failed.
 func modernTaskEnd(d *DetailedTask) (*CallToolResult, error) {
 	if d.Status == messages.TaskCompleted {
-		var r CallToolResult
-		if err := json.Unmarshal(d.Result, &r); err != nil {
+		r, err := unmarshalToolResult(d.Result)
+		if err != nil {
 			return nil, &Error{Kind: KindProtocol, Method: messages.MethodGetTask, Message: "malformed task result", Err: err}
 		}
 		return &r, nil

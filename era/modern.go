@@ -69,8 +69,15 @@ func (m Meta) Version() string { return m.version }
 
 // Request returns the _meta members of one request: the session's, with
 // the log level ("" sends none: the server then sends no logs) and the
-// progress token (nil sends none).
+// progress token (nil sends none). The members may be shared with other
+// requests: they are read, not changed.
 func (m Meta) Request(logLevel string, progressToken any) ([]Member, error) {
+	if logLevel == "" && progressToken == nil {
+		// Nothing of the request's own: the session's members as they
+		// are, full, so that an append copies them (every round of
+		// every call would otherwise copy them).
+		return m.session[:len(m.session):len(m.session)], nil
+	}
 	out := make([]Member, len(m.session), len(m.session)+2)
 	copy(out, m.session)
 	if logLevel != "" {

@@ -161,6 +161,20 @@ func TestMetaIsTheMap(t *testing.T) {
 	assert.EqualError(t, err, "_meta progressToken: json: unsupported type: func()")
 }
 
+// TestMetaRequestAllocs: a request adding nothing to the session's _meta
+// (no log level, no progress token) allocates nothing for it.
+func TestMetaRequestAllocs(t *testing.T) {
+	m, err := NewMeta(ModernVersions[0], nil, messages.Implementation{Name: "c", Version: "1"})
+	require.NoError(t, err)
+	if n := testing.AllocsPerRun(100, func() { _, _ = m.Request("", nil) }); n != 0 {
+		t.Fatalf("%v allocations, want 0", n)
+	}
+	members, err := m.Request("", nil)
+	require.NoError(t, err)
+	assert.Equal(t, m.session, members)
+	assert.Equal(t, len(members), cap(members), "an append must not write into the shared members")
+}
+
 func TestRawMember(t *testing.T) {
 	for _, raw := range []string{`"s1"`, `"a b"`, `"<&>"`, "\"\u2028\"", ` { "a" : [ 1 ] } `, `null`} {
 		want, err := json.Marshal(json.RawMessage(raw))

@@ -2,8 +2,6 @@ package guards
 
 import (
 	"encoding/json"
-	"strconv"
-	"strings"
 
 	"github.com/conduitmcp/conduit/internal/jsonscan"
 	"github.com/conduitmcp/conduit/messages"
@@ -17,47 +15,9 @@ import (
 // makes them report false, and the request takes the general path through
 // encoding/json, which words every refusal. A fast decoder reporting true
 // gives exactly what the general path gives (decode_test.go holds them to
-// it).
-
-// decodeStruct walks the members of raw, valid JSON, as json.Unmarshal into
-// a struct with the JSON field names names: set gets each member whose key
-// is one of the names, members with other keys are skipped. It reports
-// false when raw is not an object, a key is escaped or beyond ASCII, a key
-// matches a name only when case is ignored (encoding/json would take it
-// for the field), a name comes twice (encoding/json would merge the two
-// values) or set reports false.
-func decodeStruct(raw []byte, names []string, set func(name string, value []byte) bool) bool {
-	var seen uint64
-	return jsonscan.Object(raw, func(key, value []byte) bool {
-		for i, name := range names {
-			if !strings.EqualFold(string(key), name) {
-				continue
-			}
-			if string(key) != name || seen&(1<<i) != 0 {
-				return false
-			}
-			seen |= 1 << i
-			return set(name, value)
-		}
-		return true
-	})
-}
-
-// decodeArray decodes the JSON array raw into a new slice, non-nil even
-// when empty (as encoding/json makes it), each element by elem; it reports
-// false when raw is not an array or elem reports false.
-func decodeArray[T any](raw []byte, elem func(raw []byte) (T, bool)) ([]T, bool) {
-	out := []T{}
-	ok := jsonscan.Array(raw, func(e []byte) bool {
-		v, ok := elem(e)
-		out = append(out, v)
-		return ok
-	})
-	return out, ok
-}
-
-// rawCopy is value as a json.RawMessage field decodes it: a copy.
-func rawCopy(value []byte) json.RawMessage { return append(json.RawMessage(nil), value...) }
+// it). The pieces (a struct's members, an array, a content block) are
+// shared with the Client's fast paths: internal/jsonscan and
+// messages.FastContentBlock.
 
 // decodedSampling are sampling params as the sampling rules read them.
 type decodedSampling struct {
@@ -108,36 +68,36 @@ func fastSampling(raw json.RawMessage) (decodedSampling, bool) {
 		return s, false
 	}
 	p := &s.CreateMessageParams
-	ok := decodeStruct(raw, samplingNames, func(name string, v []byte) bool {
+	ok := jsonscan.Struct(raw, samplingNames, func(name string, v []byte) bool {
 		ok := true
 		switch name {
 		case "messages":
-			p.Messages, ok = decodeArray(v, samplingMessage)
+			p.Messages, ok = jsonscan.Slice(v, samplingMessage)
 		case "systemPrompt":
 			p.SystemPrompt, ok = jsonscan.String(v)
 		case "includeContext":
 			p.IncludeContext, ok = jsonscan.String(v)
 		case "temperature":
-			p.Temperature, ok = floatPointer(v)
+			p.Temperature, ok = jsonscan.FloatPointer(v)
 		case "maxTokens":
 			// Only read by positiveInt, never handed on: not copied.
 			s.MaxTokens, ok = v, !messages.IsNull(v)
 		case "stopSequences":
 			if !messages.IsNull(v) {
-				p.StopSequences, ok = decodeArray(v, jsonscan.String)
+				p.StopSequences, ok = jsonscan.Slice(v, jsonscan.String)
 			}
 		case "modelPreferences":
-			p.ModelPreferences = rawCopy(v)
+			p.ModelPreferences = jsonscan.Raw(v)
 		case "metadata":
-			p.Metadata = rawCopy(v)
+			p.Metadata = jsonscan.Raw(v)
 		case "tools":
-			p.Tools, s.tools = rawCopy(v), !messages.IsNull(v)
+			p.Tools, s.tools = jsonscan.Raw(v), !messages.IsNull(v)
 		case "toolChoice":
-			p.ToolChoice, s.toolChoice = rawCopy(v), !messages.IsNull(v)
+			p.ToolChoice, s.toolChoice = jsonscan.Raw(v), !messages.IsNull(v)
 		case "task":
-			p.Task = rawCopy(v)
+			p.Task = jsonscan.Raw(v)
 		case "_meta":
-			p.Meta = rawCopy(v)
+			p.Meta = jsonscan.Raw(v)
 		}
 		return ok
 	})
@@ -148,7 +108,7 @@ func fastSampling(raw json.RawMessage) (decodedSampling, bool) {
 // samplingMessage decodes one element of "messages".
 func samplingMessage(raw []byte) (messages.SamplingMessage, bool) {
 	var m messages.SamplingMessage
-	ok := decodeStruct(raw, []string{"role", "content", "_meta"}, func(name string, v []byte) bool {
+	ok := jsonscan.Struct(raw, []string{"role", "content", "_meta"}, func(name string, v []byte) bool {
 		ok := true
 		switch name {
 		case "role":
@@ -156,7 +116,7 @@ func samplingMessage(raw []byte) (messages.SamplingMessage, bool) {
 		case "content":
 			m.Content, ok = contents(v)
 		case "_meta":
-			m.Meta = rawCopy(v)
+			m.Meta = jsonscan.Raw(v)
 		}
 		return ok
 	})
@@ -168,88 +128,13 @@ func samplingMessage(raw []byte) (messages.SamplingMessage, bool) {
 func contents(raw []byte) (messages.Contents, bool) {
 	switch messages.FirstByte(raw) {
 	case '{':
-		b, ok := contentBlock(raw)
+		b, ok := messages.FastContentBlock(raw)
 		return messages.Contents{Blocks: []messages.ContentBlock{b}}, ok
 	case '[':
-		blocks, ok := decodeArray(raw, contentBlock)
+		blocks, ok := jsonscan.Slice(raw, messages.FastContentBlock)
 		return messages.Contents{Blocks: blocks, Array: true}, ok
 	}
 	return messages.Contents{}, false
-}
-
-var contentBlockNames = []string{"type", "text", "data", "mimeType", "uri", "name", "id", "input",
-	"toolUseId", "content", "structuredContent", "isError", "resource", "annotations", "_meta"}
-
-// contentBlock decodes one content block, an object.
-func contentBlock(raw []byte) (messages.ContentBlock, bool) {
-	var b messages.ContentBlock
-	ok := decodeStruct(raw, contentBlockNames, func(name string, v []byte) bool {
-		ok := true
-		switch name {
-		case "type":
-			b.Type, ok = jsonscan.String(v)
-		case "text":
-			b.Text, ok = jsonscan.String(v)
-		case "data":
-			b.Data, ok = jsonscan.String(v)
-		case "mimeType":
-			b.MimeType, ok = jsonscan.String(v)
-		case "uri":
-			b.URI, ok = jsonscan.String(v)
-		case "name":
-			b.Name, ok = jsonscan.String(v)
-		case "id":
-			b.ID, ok = jsonscan.String(v)
-		case "toolUseId":
-			b.ToolUseID, ok = jsonscan.String(v)
-		case "isError":
-			b.IsError, ok = boolPointer(v)
-		case "input":
-			b.Input = rawCopy(v)
-		case "content":
-			b.Content = rawCopy(v)
-		case "structuredContent":
-			b.StructuredContent = rawCopy(v)
-		case "resource":
-			b.Resource = rawCopy(v)
-		case "annotations":
-			b.Annotations = rawCopy(v)
-		case "_meta":
-			b.Meta = rawCopy(v)
-		}
-		return ok
-	})
-	return b, ok
-}
-
-// floatPointer decodes a number or null as a *float64 field decodes it.
-func floatPointer(raw []byte) (*float64, bool) {
-	if messages.IsNull(raw) {
-		return nil, true
-	}
-	if c := raw[0]; c != '-' && (c < '0' || c > '9') {
-		return nil, false
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil {
-		return nil, false
-	}
-	return &f, true
-}
-
-// boolPointer decodes true, false or null as a *bool field decodes it.
-func boolPointer(raw []byte) (*bool, bool) {
-	var b bool
-	switch string(raw) {
-	case "null":
-		return nil, true
-	case "true":
-		b = true
-	case "false":
-	default:
-		return nil, false
-	}
-	return &b, true
 }
 
 // decodedElicit are elicitation params as the elicitation rules read them.
@@ -292,7 +177,7 @@ func fastElicit(raw json.RawMessage) (decodedElicit, bool) {
 		return e, false
 	}
 	p := &e.ElicitParams
-	ok := decodeStruct(raw, elicitNames, func(name string, v []byte) bool {
+	ok := jsonscan.Struct(raw, elicitNames, func(name string, v []byte) bool {
 		ok := true
 		switch name {
 		case "mode":
@@ -305,11 +190,11 @@ func fastElicit(raw json.RawMessage) (decodedElicit, bool) {
 		case "elicitationId":
 			p.ElicitationID, ok = jsonscan.String(v)
 		case "requestedSchema":
-			p.RequestedSchema, e.schema = rawCopy(v), !messages.IsNull(v)
+			p.RequestedSchema, e.schema = jsonscan.Raw(v), !messages.IsNull(v)
 		case "task":
-			p.Task = rawCopy(v)
+			p.Task = jsonscan.Raw(v)
 		case "_meta":
-			p.Meta = rawCopy(v)
+			p.Meta = jsonscan.Raw(v)
 		}
 		return ok
 	})
