@@ -12,6 +12,7 @@ import (
 
 	"github.com/conduitmcp/conduit/era"
 	"github.com/conduitmcp/conduit/guards"
+	"github.com/conduitmcp/conduit/internal/jsonscan"
 	"github.com/conduitmcp/conduit/messages"
 )
 
@@ -184,11 +185,8 @@ func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, ra
 	slices.Sort(keys)
 	reqs := make([]inputRequest, 0, len(keys))
 	for _, k := range keys {
-		var r struct {
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-		}
-		if err := json.Unmarshal(raw[k], &r); err != nil || r.Method == "" {
+		r, ok := readInputRequest(raw[k])
+		if !ok || r.Method == "" {
 			return nil, &messages.Error{Kind: messages.KindProtocol, Method: m.Method, Message: fmt.Sprintf("input request %q is malformed", k)}
 		}
 		if !m.Declared.Allows(r.Method, m.Version) {
@@ -255,6 +253,36 @@ func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, ra
 		return nil, err
 	}
 	return answers, nil
+}
+
+// wireInputRequest is an entry of inputRequests as the wire has it.
+type wireInputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+var inputRequestNames = []string{"method", "params"}
+
+// readInputRequest decodes an entry of inputRequests, valid JSON (its
+// frame was checked), in one pass when it can and through encoding/json
+// otherwise (an escaped or repeated key, a method that is not a plain
+// string): the same result either way. Params alias raw.
+func readInputRequest(raw []byte) (wireInputRequest, bool) {
+	var r wireInputRequest
+	fast := jsonscan.Struct(raw, inputRequestNames, func(name string, v []byte) bool {
+		if name == "params" {
+			r.Params = v
+			return true
+		}
+		var ok bool
+		r.Method, ok = jsonscan.String(v)
+		return ok
+	})
+	if fast {
+		return r, true
+	}
+	r = wireInputRequest{}
+	return r, json.Unmarshal(raw, &r) == nil
 }
 
 // inputStarted pauses the logical call's deadline while its input is
