@@ -396,6 +396,9 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 		_ = rt.Close()
 		return nil, err
 	}
+	if rt.Era() == EraLegacy {
+		c.fixedMeta.Store(nil) // the probe's: a legacy session sends no _meta of that kind
+	}
 	return s, nil
 }
 

@@ -68,7 +68,7 @@ func (c *connection) Receive(ctx actor.Context) {
 		c.call(ctx, m)
 	case *cancelCall:
 		if p, ok := c.pending[m.id]; ok {
-			delete(c.pending, m.id)
+			c.forget(m.id)
 			c.ended(p)
 			if cancellable(p.method) {
 				c.notify(messages.MethodCancelled, messages.CancelledParams{RequestID: m.id, Reason: m.reason})
@@ -180,7 +180,7 @@ func (c *connection) expired(m *callExpired) {
 	if !ok {
 		return
 	}
-	delete(c.pending, id)
+	c.forget(id)
 	if cancellable(p.method) {
 		c.notify(messages.MethodCancelled, messages.CancelledParams{RequestID: id, Reason: "timeout"})
 	}
@@ -224,7 +224,7 @@ func (c *connection) response(ctx actor.Context, f *messages.Frame) {
 		c.shared.logger.Warn("response to an unknown id dropped", "id", f.ID.String())
 		return
 	}
-	delete(c.pending, f.ID)
+	c.forget(f.ID)
 	c.ended(p)
 	if f.Error != nil {
 		p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindRPC, Method: p.method, RPC: f.Error}}
@@ -247,7 +247,7 @@ func (c *connection) requestFailed(ctx actor.Context, msg transport.Message) {
 		c.shared.logger.Debug("transport failure of a request no longer pending", "id", msg.Related, "err", msg.Err)
 		return
 	}
-	delete(c.pending, id)
+	c.forget(id)
 	c.ended(p)
 	p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindTransport, Method: p.method, Message: "the request failed", Err: msg.Err}}
 }
@@ -391,6 +391,15 @@ func (c *connection) call(ctx actor.Context, m *callRequest) {
 	c.writer.send(m.data)
 }
 
+// forget removes a call from pending; an empty map goes, so that an idle
+// connection keeps none (a map keeps its largest size).
+func (c *connection) forget(id messages.ID) {
+	delete(c.pending, id)
+	if len(c.pending) == 0 {
+		c.pending = nil
+	}
+}
+
 // ended tells the tracker a call has its answer; a round of an MRTR call
 // only clears the round (the MRTR caller ends the logical call).
 func (c *connection) ended(p *callRequest) {
@@ -438,10 +447,10 @@ func (c *connection) shutdown(ctx actor.Context, err error) {
 	c.closed = true
 	c.life.stop(err)
 	c.tracker.stop()
-	for id, p := range c.pending {
-		delete(c.pending, id)
+	for _, p := range c.pending {
 		p.reply <- callOutcome{err: c.life.closedErr(p.method)}
 	}
+	c.pending = nil
 	for _, l := range c.logicals {
 		select {
 		case l.expired <- c.life.closedErr(l.method):

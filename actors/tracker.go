@@ -191,6 +191,9 @@ func (t *tracker) end(id messages.ID) {
 		c.totalTimer.Stop()
 	}
 	delete(t.calls, id)
+	if len(t.calls) == 0 {
+		t.calls = nil // an idle connection keeps no map (a map keeps its largest size)
+	}
 	for tok, cid := range t.inputs {
 		if cid == id {
 			delete(t.inputs, tok)

@@ -31,13 +31,17 @@ const Version = "2.0"
 // An integer id is kept as a number: making, decoding and encoding one
 // allocates nothing (every call and response has one).
 type ID struct {
-	raw   string // a string id's JSON text (quoted); "" for an integer id and the zero ID
-	num   int64  // an integer id
-	isInt bool
+	raw string // a string id's JSON text (quoted), intID for an integer id, "" for none
+	num int64  // an integer id
 }
 
+// intID marks an integer id in ID.raw; a string id's text starts with a
+// quote. (A flag of its own would make every map keyed by ids a third
+// bigger.)
+const intID = "\x00"
+
 // IntID returns the integer id n.
-func IntID(n int64) ID { return ID{num: n, isInt: true} }
+func IntID(n int64) ID { return ID{raw: intID, num: n} }
 
 // StringID returns the string id s.
 func StringID(s string) ID {
@@ -46,11 +50,11 @@ func StringID(s string) ID {
 }
 
 // IsZero reports whether id is absent.
-func (id ID) IsZero() bool { return id.raw == "" && !id.isInt }
+func (id ID) IsZero() bool { return id.raw == "" }
 
 // String returns the id's JSON text, or "null" for the zero ID.
 func (id ID) String() string {
-	if id.isInt {
+	if id.raw == intID {
 		return strconv.FormatInt(id.num, 10)
 	}
 	if id.raw == "" {
@@ -62,7 +66,7 @@ func (id ID) String() string {
 // appendJSON appends the id's JSON text, or null for the zero ID.
 func (id ID) appendJSON(b []byte) []byte {
 	switch {
-	case id.isInt:
+	case id.raw == intID:
 		return strconv.AppendInt(b, id.num, 10)
 	case id.raw == "":
 		return append(b, "null"...)
