@@ -120,7 +120,7 @@ func (in *input) returned(out supervisor.Outcome) (outcome, bool) {
 	if refusal != nil {
 		return in.end(outcome{ending: rejected, rpc: refusal.Err, audit: refusal.Outcome}), true
 	}
-	raw, err := json.Marshal(result)
+	raw, err := messages.MarshalResult(result)
 	if err != nil {
 		in.shared.logger.Error("input result could not be encoded", in.logAttrs("err", err)...)
 		e := &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: result could not be encoded"}

@@ -1,0 +1,62 @@
+package messages
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func boolPtr(b bool) *bool { return &b }
+
+// MarshalResult writes a sampling result byte for byte as json.Marshal
+// does, and fails where it fails.
+func TestMarshalResultIsMarshal(t *testing.T) {
+	block := ContentBlock{Type: "text", Text: "hi <b>&</b> \u2028 \xff \"q\" \\ \n"}
+	full := ContentBlock{Type: "tool_result", Text: "t", Data: "d", MimeType: "m", URI: "u", Name: "n", ID: "i",
+		Input: json.RawMessage(` { "a" : [1, 2] } `), ToolUseID: "tu", Content: json.RawMessage(`[{"type":"text","text":"<x>"}]`),
+		StructuredContent: json.RawMessage(`{"k":"v\u2029"}`), IsError: boolPtr(false),
+		Resource: json.RawMessage(`null`), Annotations: json.RawMessage(`{}`), Meta: json.RawMessage(`{"m":1}`)}
+	for _, r := range []*CreateMessageResult{
+		{Role: "assistant", Content: Contents{Blocks: []ContentBlock{block}}, Model: "m"},
+		{Role: "assistant", Content: Contents{Blocks: []ContentBlock{block}, Array: true}, Model: "m", StopReason: "endTurn"},
+		{Role: "assistant", Content: Contents{Blocks: []ContentBlock{block, full}}, Model: "", Meta: json.RawMessage(`{"x": true}`)},
+		{Role: "", Content: Contents{}, Model: "m"},
+		{Role: "a", Content: Contents{Blocks: []ContentBlock{}}, Model: "m"},
+		{Role: "a", Content: Contents{Blocks: []ContentBlock{{Type: "x", IsError: boolPtr(true)}}}, Model: "m"},
+	} {
+		want, err := json.Marshal(r)
+		require.NoError(t, err)
+		got, err := MarshalResult(r)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got))
+	}
+	bad := &CreateMessageResult{Role: "a", Content: Contents{Blocks: []ContentBlock{{Type: "x", Input: json.RawMessage(`{nope`)}}}}
+	_, wantErr := json.Marshal(bad)
+	_, err := MarshalResult(bad)
+	assert.Error(t, wantErr)
+	assert.Error(t, err)
+	other := &ListRootsResult{Roots: []Root{{URI: "file:///a", Name: "<a>"}}}
+	want, _ := json.Marshal(other)
+	got, err := MarshalResult(other)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+}
+
+func FuzzMarshalResult(f *testing.F) {
+	f.Add("assistant", "hi <there>", "m", "endTurn", `{"a":1}`, true)
+	f.Add("", "\xff\u2028", "", "", ``, false)
+	f.Fuzz(func(t *testing.T, role, text, model, stop, raw string, array bool) {
+		r := &CreateMessageResult{Role: role, Model: model, StopReason: stop,
+			Content: Contents{Blocks: []ContentBlock{{Type: "text", Text: text, Input: json.RawMessage(raw)}}, Array: array}}
+		want, wantErr := json.Marshal(r)
+		got, err := MarshalResult(r)
+		if (wantErr == nil) != (err == nil) {
+			t.Fatalf("errors differ: %v / %v", wantErr, err)
+		}
+		if err == nil && string(want) != string(got) {
+			t.Fatalf("\n got %s\nwant %s", got, want)
+		}
+	})
+}
