@@ -70,6 +70,10 @@ func (d *dispatcher) Throughput() int { return 300 }
 func (d *dispatcher) worker(fn func()) {
 	growStack()
 	fn()
+	// The idle timer is not reset at each activation (that was a timer
+	// operation per message): when it fires, the worker exits only if it
+	// has been idle for workerIdle since its last activation.
+	last := time.Now()
 	idle := time.NewTimer(workerIdle)
 	defer idle.Stop()
 	for {
@@ -79,8 +83,12 @@ func (d *dispatcher) worker(fn func()) {
 				return
 			}
 			fn()
-			idle.Reset(workerIdle)
+			last = time.Now()
 		case <-idle.C:
+			if wait := workerIdle - time.Since(last); wait > 0 {
+				idle.Reset(wait)
+				continue
+			}
 			return
 		}
 	}

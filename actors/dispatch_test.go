@@ -65,3 +65,26 @@ func TestDispatcherCloseEndsItsWorkers(t *testing.T) {
 		assert.Equal(t, base, testpeer.BubbleGoroutines(t))
 	})
 }
+
+// A worker exits workerIdle after its last activation, not after its
+// first: the idle timer that fires early is armed again for the rest.
+func TestDispatcherWorkerIdlesFromItsLastActivation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDispatcher()
+		defer d.close()
+		base := testpeer.BubbleGoroutines(t)
+		ran := make(chan struct{}, 1)
+		d.Schedule(func() { ran <- struct{}{} })
+		<-ran
+		time.Sleep(workerIdle / 2)
+		synctest.Wait()
+		d.Schedule(func() { ran <- struct{}{} })
+		<-ran
+		time.Sleep(workerIdle*3/4 - 1) // the first timer has fired
+		synctest.Wait()
+		assert.Equal(t, base+1, testpeer.BubbleGoroutines(t), "idle for less than workerIdle: still there")
+		time.Sleep(workerIdle/4 + 1)
+		synctest.Wait()
+		assert.Equal(t, base, testpeer.BubbleGoroutines(t), "idle for workerIdle: gone")
+	})
+}
