@@ -72,16 +72,24 @@ func idle() {
 
 func idleClient(t testing.TB, opts conduit.Options) (c *conduit.Client, close func()) {
 	t.Helper()
+	c, serverSide := handshaken(t, opts)
+	return c, func() {
+		_ = c.Close()
+		_ = serverSide.Close()
+	}
+}
+
+// handshaken is a client connected over an in-memory pair whose server
+// side answered the handshake and is returned, to send more.
+func handshaken(t testing.TB, opts conduit.Options) (*conduit.Client, transport.Conn) {
+	t.Helper()
 	clientSide, serverSide := transport.NewMemoryPair()
 	served := make(chan error, 1)
 	go func() { served <- handshakeOnly(serverSide) }()
 	c, err := conduit.Connect(context.Background(), transport.NewMemoryTransport(clientSide), opts)
 	require.NoError(t, err)
 	require.NoError(t, <-served)
-	return c, func() {
-		_ = c.Close()
-		_ = serverSide.Close()
-	}
+	return c, serverSide
 }
 
 // registered counts the processes in sys's registry: every live actor,
@@ -211,12 +219,7 @@ func TestMailboxIsSpawnedByTheFirstNotificationItServes(t *testing.T) {
 				got = append(got, n.Method)
 			},
 		}}
-		clientSide, serverSide := transport.NewMemoryPair()
-		served := make(chan error, 1)
-		go func() { served <- handshakeOnly(serverSide) }()
-		c, err := conduit.Connect(context.Background(), transport.NewMemoryTransport(clientSide), opts)
-		require.NoError(t, err)
-		require.NoError(t, <-served)
+		c, serverSide := handshaken(t, opts)
 		synctest.Wait()
 		assert.Equal(t, base+2, registered(sys), "before any notification")
 		// A log entry has no handler here: it spawns nothing.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/conduitmcp/conduit/internal/jsonscan"
 	"github.com/conduitmcp/conduit/messages"
 )
 
@@ -81,7 +82,7 @@ func (m Meta) Request(logLevel string, progressToken any) ([]Member, error) {
 	out := make([]Member, len(m.session), len(m.session)+2)
 	copy(out, m.session)
 	if logLevel != "" {
-		out = append(out, Member{Key: MetaLogLevel, Value: appendString(nil, logLevel)})
+		out = append(out, Member{Key: MetaLogLevel, Value: jsonscan.AppendString(nil, logLevel)})
 	}
 	if progressToken != nil {
 		t, err := ProgressToken(progressToken)
@@ -118,10 +119,16 @@ func ResultType(raw json.RawMessage, method string, tasks bool) (string, error) 
 	if err != nil {
 		return "", err
 	}
+	return classifyResultType(string(t), present, method, tasks)
+}
+
+// classifyResultType applies ResultType's rules to the resultType read
+// (present reports whether there was one).
+func classifyResultType(t string, present bool, method string, tasks bool) (string, error) {
 	if !present {
 		return ResultComplete, nil
 	}
-	switch string(t) {
+	switch t {
 	case ResultComplete:
 		return ResultComplete, nil
 	case ResultInputRequired:

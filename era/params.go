@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/conduitmcp/conduit/internal/jsonscan"
 	"github.com/conduitmcp/conduit/messages"
 )
 
@@ -132,7 +133,7 @@ func (p Params) With(extra, meta []Member) json.RawMessage {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(appendString(b, m.Key), ':')
+		b = append(jsonscan.AppendString(b, m.Key), ':')
 		if m.Key == "_meta" && merged != nil {
 			b = appendObject(b, merged)
 		} else {
@@ -187,19 +188,7 @@ func appendObject(b []byte, members []Member) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(append(appendString(b, m.Key), ':'), m.Value...)
+		b = append(append(jsonscan.AppendString(b, m.Key), ':'), m.Value...)
 	}
 	return append(b, '}')
-}
-
-// appendString appends s as a JSON string, escaped as json.Marshal
-// escapes it.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always marshals
-			return append(b, q...)
-		}
-	}
-	return append(append(append(b, '"'), s...), '"')
 }

@@ -2,9 +2,7 @@ package era
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,8 +11,9 @@ import (
 	"github.com/conduitmcp/conduit/messages"
 )
 
-// resultTypeByUnmarshal is ResultType as it was first written, reading
-// resultType through json.Unmarshal: the reference the scan is held to.
+// resultTypeByUnmarshal is ResultType reading resultType through
+// json.Unmarshal, as it was first written: the reference the scan is held
+// to (the rules applied to what is read are the same code).
 func resultTypeByUnmarshal(raw json.RawMessage, method string, tasks bool) (string, error) {
 	var r struct {
 		ResultType *string `json:"resultType"`
@@ -23,30 +22,9 @@ func resultTypeByUnmarshal(raw json.RawMessage, method string, tasks bool) (stri
 		return "", fmt.Errorf("result is not an object: %w", err)
 	}
 	if r.ResultType == nil {
-		return ResultComplete, nil
+		return classifyResultType("", false, method, tasks)
 	}
-	switch t := *r.ResultType; t {
-	case ResultComplete:
-		return t, nil
-	case ResultInputRequired:
-		if method != messages.MethodCallTool && method != messages.MethodReadResource && method != messages.MethodGetPrompt {
-			return "", fmt.Errorf("resultType %q is not allowed for %s", t, method)
-		}
-		return t, nil
-	case ResultTask:
-		if strings.HasPrefix(method, "tasks/") {
-			return ResultComplete, nil
-		}
-		if !tasks {
-			return "", errors.New(`resultType "task" but the client did not declare the tasks extension`)
-		}
-		if method != messages.MethodCallTool {
-			return "", fmt.Errorf(`resultType "task" is not allowed for %s`, method)
-		}
-		return t, nil
-	default:
-		return "", fmt.Errorf("unknown resultType %q", t)
-	}
+	return classifyResultType(*r.ResultType, true, method, tasks)
 }
 
 // resultTypeCases are valid JSON results: ResultType may assume that much

@@ -212,7 +212,7 @@ func marshalParams(params any) (json.RawMessage, error) {
 func (f *Frame) Encode() ([]byte, error) {
 	b := make([]byte, 0, 64+len(f.Method)+len(f.Params)+len(f.Result))
 	b = append(b, `{"jsonrpc":`...)
-	b = appendString(b, f.JSONRPC)
+	b = jsonscan.AppendString(b, f.JSONRPC)
 	if f.ID.IsZero() && f.Method == "" {
 		// An unattributable error response must still carry "id": null.
 		return appendError(append(b, `,"id":null`...), f.Error)
@@ -222,7 +222,7 @@ func (f *Frame) Encode() ([]byte, error) {
 	}
 	var err error
 	if f.Method != "" {
-		b = appendString(append(b, `,"method":`...), f.Method)
+		b = jsonscan.AppendString(append(b, `,"method":`...), f.Method)
 	}
 	if len(f.Params) > 0 {
 		if b, err = appendRaw(append(b, `,"params":`...), f.Params); err != nil {
@@ -267,7 +267,7 @@ func EncodeObject(members map[string]json.RawMessage) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(appendString(b, k), ':')
+		b = append(jsonscan.AppendString(b, k), ':')
 		v := members[k]
 		if v == nil {
 			v = json.RawMessage("null") // as RawMessage.MarshalJSON
@@ -278,18 +278,6 @@ func EncodeObject(members map[string]json.RawMessage) ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
-}
-
-// appendString appends s as a JSON string, escaped as encoding/json
-// escapes it.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always marshals
-			return append(b, q...)
-		}
-	}
-	return append(append(append(b, '"'), s...), '"')
 }
 
 // appendRaw appends raw as json.Marshal appends a json.RawMessage: invalid

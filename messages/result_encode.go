@@ -1,6 +1,10 @@
 package messages
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/conduitmcp/conduit/internal/jsonscan"
+)
 
 // MarshalResult encodes an input handler's result (after the guards) as
 // json.Marshal does, byte for byte. A sampling result, the one on every
@@ -16,14 +20,14 @@ func MarshalResult(v any) ([]byte, error) {
 
 // appendJSON appends r as json.Marshal encodes it.
 func (r *CreateMessageResult) appendJSON(b []byte) ([]byte, error) {
-	b = appendString(append(b, `{"role":`...), r.Role)
+	b = jsonscan.AppendString(append(b, `{"role":`...), r.Role)
 	b, err := r.Content.appendJSON(append(b, `,"content":`...))
 	if err != nil {
 		return nil, err
 	}
-	b = appendString(append(b, `,"model":`...), r.Model)
+	b = jsonscan.AppendString(append(b, `,"model":`...), r.Model)
 	if r.StopReason != "" {
-		b = appendString(append(b, `,"stopReason":`...), r.StopReason)
+		b = jsonscan.AppendString(append(b, `,"stopReason":`...), r.StopReason)
 	}
 	if b, err = appendRawMember(b, "_meta", r.Meta); err != nil {
 		return nil, err
@@ -52,12 +56,12 @@ func (c Contents) appendJSON(b []byte) ([]byte, error) {
 // appendJSON appends cb as json.Marshal encodes it, its fields in order,
 // the empty ones left out.
 func (cb *ContentBlock) appendJSON(b []byte) ([]byte, error) {
-	b = appendString(append(b, `{"type":`...), cb.Type)
+	b = jsonscan.AppendString(append(b, `{"type":`...), cb.Type)
 	for _, f := range [...]struct{ name, value string }{
 		{"text", cb.Text}, {"data", cb.Data}, {"mimeType", cb.MimeType}, {"uri", cb.URI}, {"name", cb.Name}, {"id", cb.ID},
 	} {
 		if f.value != "" {
-			b = appendString(append(append(append(b, `,"`...), f.name...), `":`...), f.value)
+			b = jsonscan.AppendString(append(append(append(b, `,"`...), f.name...), `":`...), f.value)
 		}
 	}
 	var err error
@@ -65,7 +69,7 @@ func (cb *ContentBlock) appendJSON(b []byte) ([]byte, error) {
 		return nil, err
 	}
 	if cb.ToolUseID != "" {
-		b = appendString(append(b, `,"toolUseId":`...), cb.ToolUseID)
+		b = jsonscan.AppendString(append(b, `,"toolUseId":`...), cb.ToolUseID)
 	}
 	for _, f := range [...]struct {
 		name  string
