@@ -40,9 +40,11 @@ type connection struct {
 	// yet. Close waits for them: poisoning this actor stops every child it
 	// still lists, and a second Stop to a child that just died is a logged
 	// dead letter (and a throttling goroutine).
-	stopping  map[*actor.PID]struct{}
-	closeDone chan struct{} // a Close waiting for stopping to drain
-	dispatch  *dispatcher   // runs the activations of this actor and its children
+	stopping map[*actor.PID]struct{}
+	// terminated are children whose Terminated overtook their reply.
+	terminated map[*actor.PID]struct{}
+	closeDone  chan struct{} // a Close waiting for stopping to drain
+	dispatch   *dispatcher   // runs the activations of this actor and its children
 	// childProps and born: see spawn.
 	childProps *actor.Props
 	born       actor.Actor
@@ -123,6 +125,12 @@ func (c *connection) Receive(ctx actor.Context) {
 		// actors is left to run.
 		c.dispatch.close()
 	case *actor.Terminated:
+		if _, ok := c.children[m.Who]; ok {
+			// A child that stopped itself after replying: its reply,
+			// overtaken, is still to come.
+			c.terminatedEarly(m.Who)
+			return
+		}
 		delete(c.stopping, m.Who)
 		if len(c.stopping) == 0 && c.closeDone != nil {
 			close(c.closeDone)
@@ -355,8 +363,22 @@ func (c *connection) childDone(ctx actor.Context, child *actor.PID, data []byte)
 	if data != nil {
 		c.writer.send(data)
 	}
-	ctx.Stop(child) // only now: its reply has arrived
+	// The child stops itself once it has replied; until its Terminated
+	// comes, Close waits for it.
+	if _, gone := c.terminated[child]; gone {
+		delete(c.terminated, child)
+		return
+	}
 	c.stopped(child)
+}
+
+// terminatedEarly records the Terminated of a child whose reply has not
+// come yet.
+func (c *connection) terminatedEarly(child *actor.PID) {
+	if c.terminated == nil {
+		c.terminated = map[*actor.PID]struct{}{}
+	}
+	c.terminated[child] = struct{}{}
 }
 
 // stopped records a child told to stop, until its Terminated.
@@ -457,8 +479,18 @@ func (c *connection) shutdown(ctx actor.Context, err error) {
 		default:
 		}
 	}
-	// The children stop with this actor (the runtime poisons it next); their
-	// handlers' contexts are cancelled by the runtime. Stopping them here
-	// too would send a second Stop to a dead PID: a logged dead letter.
+	// Every child still running is cancelled: it replies nothing, ends its
+	// input (abandoning a handler that ignores its context) and stops
+	// itself, and Close waits for its Terminated. The poison that follows
+	// then finds no child: a Stop sent to a child already gone would be a
+	// logged dead letter (and a throttling goroutine).
+	for child := range c.children {
+		ctx.Send(child, &cancelInput{reason: "client closing"})
+		if _, gone := c.terminated[child]; gone {
+			delete(c.terminated, child)
+			continue
+		}
+		c.stopped(child)
+	}
 	c.children, c.running = nil, nil
 }

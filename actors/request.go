@@ -39,9 +39,10 @@ type requestSpec struct {
 // first, and turns the outcome into the JSON-RPC frame to send (nothing for
 // a cancellation). It never blocks in Receive.
 type request struct {
-	spec  requestSpec
-	in    *input
-	timer *time.Timer
+	spec     requestSpec
+	in       *input
+	timer    *time.Timer
+	stopping bool
 }
 
 func (r *request) Receive(ctx actor.Context) {
@@ -75,6 +76,7 @@ func (r *request) Receive(ctx actor.Context) {
 	case *actor.Stopping:
 		// Only Conduit's code here: a panic in Stopping leaves a child
 		// that never terminates.
+		r.stopping = true
 		if o, ok := r.in.cancelled(); ok {
 			r.reply(ctx, o)
 		}
@@ -83,7 +85,11 @@ func (r *request) Receive(ctx actor.Context) {
 
 // reply sends the parent the frame for o, encoded here rather than by the
 // parent that every message goes through: the result, the error, or
-// nothing when the request was cancelled.
+// nothing when the request was cancelled. Then the child stops itself, in
+// this same activation (the parent telling it to would cost one more of
+// the child's and, for its Terminated, one more of the parent's); its
+// Terminated may reach the parent before the reply (system messages
+// overtake), and the parent allows for that.
 func (r *request) reply(ctx actor.Context, o outcome) {
 	if r.timer != nil {
 		r.timer.Stop()
@@ -107,4 +113,7 @@ func (r *request) reply(ctx actor.Context, o outcome) {
 		}
 	}
 	ctx.Send(ctx.Parent(), &childReply{child: ctx.Self(), data: data})
+	if !r.stopping {
+		ctx.Stop(ctx.Self())
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/time/rate"
 
 	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/actors"
@@ -266,4 +267,42 @@ func TestIdleStdioClientKeepsTwoGoroutines(t *testing.T) {
 		}
 	}
 	assert.Len(t, ours, 2, "goroutines of an idle stdio client:\n%s", strings.Join(ours, "\n\n"))
+}
+
+// A request child stops itself once it has replied; its Terminated may
+// reach the connection before its reply or after. Either way nothing is
+// left: after 300 requests, 8 at a time, the registry holds the
+// connection alone, every slot is free again (a ninth concurrent request
+// is not refused as busy), and Close finds no child to stop.
+func TestRequestChildrenLeaveNothingBehind(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := actors.NewSystem(nil)
+		base := registered(sys)
+		roots := rootsFunc(func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+			return &conduit.ListRootsResult{}, nil
+		})
+		c, srv := connect(t, conduit.Options{Handler: roots, System: sys, InputRateLimit: rate.Inf}, "2025-11-25")
+		for round := range 300 / 8 {
+			for i := range 8 {
+				srv.request(round*8+i, "roots/list", nil)
+			}
+			for range 8 {
+				m := srv.next()
+				require.Contains(t, m, "result", m)
+			}
+		}
+		synctest.Wait()
+		assert.Equal(t, base+2, registered(sys), "the connection and the guardian")
+		for i := range 8 {
+			srv.request(1000+i, "roots/list", nil)
+		}
+		for range 8 {
+			m := srv.next()
+			require.Contains(t, m, "result", "no slot left taken: %v", m)
+		}
+		assert.Zero(t, c.Stats().Busy)
+		require.NoError(t, c.Close())
+		synctest.Wait()
+		assert.Equal(t, base+1, registered(sys), "after Close: the guardian alone")
+	})
 }
