@@ -169,10 +169,7 @@ func (s *fakeServer) serve() {
 // legacy, with a jitter of 0 (each wait is exactly the backoff).
 func fakeHost(t *testing.T, cfg Config, fakes map[string]*fakeTransport, opts Options) *Host {
 	t.Helper()
-	for name, s := range cfg.Servers {
-		s.Conduit.Era = conduit.EraLegacy
-		cfg.Servers[name] = s
-	}
+	cfg = legacy(cfg)
 	if opts.Jitter == nil {
 		opts.Jitter = func() float64 { return 0.5 }
 	}
@@ -189,6 +186,15 @@ func fakeHost(t *testing.T, cfg Config, fakes map[string]*fakeTransport, opts Op
 	}
 	t.Cleanup(func() { _ = h.Close() })
 	return h
+}
+
+// legacy pins every server of cfg to the legacy era, which the fakes speak.
+func legacy(cfg Config) Config {
+	for name, s := range cfg.Servers {
+		s.Conduit.Era = conduit.EraLegacy
+		cfg.Servers[name] = s
+	}
+	return cfg
 }
 
 // stdio is a server configuration with a restart policy.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/conduitmcp/conduit/transport"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/transport"
 )
 
 const ms = time.Millisecond
@@ -23,8 +23,11 @@ const ms = time.Millisecond
 func TestBackoffDoublesThenParks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeTransport{fail: errors.New("exec: no such file")}
-		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}, map[string]*fakeTransport{"a": f}, Options{})
+		// Subscribed before the server starts: its first failure can come
+		// before a later Subscribe, which would see it restarting.
+		h := fakeHost(t, Config{}, map[string]*fakeTransport{"a": f}, Options{})
 		r := record(h)
+		h.Apply(legacy(Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}))
 		time.Sleep(10 * time.Minute)
 		synctest.Wait()
 		assert.Equal(t, []step{
@@ -265,12 +268,7 @@ func TestApply(t *testing.T) {
 		changed := stdio(RestartPolicy{Intensity: 9})
 		off := stdio(RestartPolicy{})
 		off.Conduit.Disabled = true
-		cfg := Config{Servers: map[string]Server{"keep": stdio(RestartPolicy{}), "change": changed, "add": stdio(RestartPolicy{}), "off": off}}
-		for name, s := range cfg.Servers {
-			s.Conduit.Era = conduit.EraLegacy
-			cfg.Servers[name] = s
-		}
-		h.Apply(cfg)
+		h.Apply(legacy(Config{Servers: map[string]Server{"keep": stdio(RestartPolicy{}), "change": changed, "add": stdio(RestartPolicy{}), "off": off}}))
 		synctest.Wait()
 		steps := r.steps()
 		require.Len(t, steps, 9)
