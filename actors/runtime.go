@@ -1,6 +1,7 @@
 // Package actors runs one MCP connection on supervised actors: the
-// connection actor (which supervises one request child per legacy server
-// request), the call tracker and the notification mailbox. Every input
+// connection actor (which keeps the call tracker as its state and
+// supervises one request child per legacy server request) and the
+// notification mailbox. Every input
 // request, a legacy server request or a modern MRTR or task input, takes
 // the one input pipeline of input.go. The Runtime is the only thing the
 // public package sees; no actor type or PID leaves here.
