@@ -36,15 +36,14 @@ type connection struct {
 	children map[*actor.PID]messages.ID   // request child → server request id
 	running  map[messages.ID]*actor.PID   // server request id → request child
 	slots    supervisor.Cap
-	// stopping are children told to stop whose Terminated has not come
-	// yet. Close waits for them: poisoning this actor stops every child it
-	// still lists, and a second Stop to a child that just died is a logged
-	// dead letter (and a throttling goroutine).
-	stopping map[*actor.PID]struct{}
-	// terminated are children whose Terminated overtook their reply.
-	terminated map[*actor.PID]struct{}
-	closeDone  chan struct{} // a Close waiting for stopping to drain
-	dispatch   *dispatcher   // runs the activations of this actor and its children
+	// live are the request children whose Terminated has not come, replied
+	// or not (a child stops itself once it has replied, and its Terminated
+	// may overtake the reply). Close waits for them: poisoning this actor
+	// would Stop every child it still lists, and a Stop to a child already
+	// gone is a logged dead letter (and a throttling goroutine).
+	live      map[*actor.PID]struct{}
+	closeDone chan struct{} // a Close waiting for live to drain
+	dispatch  *dispatcher   // runs the activations of this actor and its children
 	// childProps and born: see spawn.
 	childProps *actor.Props
 	born       actor.Actor
@@ -115,7 +114,7 @@ func (c *connection) Receive(ctx actor.Context) {
 		c.shutdown(ctx, &messages.Error{Kind: messages.KindTransport, Message: "write to the server failed", Err: m.err})
 	case *closeRequest:
 		c.shutdown(ctx, m.err)
-		if len(c.stopping) == 0 {
+		if len(c.live) == 0 {
 			close(m.done)
 		} else {
 			c.closeDone = m.done
@@ -125,14 +124,8 @@ func (c *connection) Receive(ctx actor.Context) {
 		// actors is left to run.
 		c.dispatch.close()
 	case *actor.Terminated:
-		if _, ok := c.children[m.Who]; ok {
-			// A child that stopped itself after replying: its reply,
-			// overtaken, is still to come.
-			c.terminatedEarly(m.Who)
-			return
-		}
-		delete(c.stopping, m.Who)
-		if len(c.stopping) == 0 && c.closeDone != nil {
+		delete(c.live, m.Who)
+		if len(c.live) == 0 && c.closeDone != nil {
 			close(c.closeDone)
 			c.closeDone = nil
 		}
@@ -149,7 +142,6 @@ func (c *connection) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, c
 		c.release(child, id)
 		c.send(messages.NewErrorResponse(id, e))
 		sup.StopChildren(child)
-		c.stopped(child)
 		return
 	}
 	c.shared.logger.Error("conduit actor failed", "actor", child.String(), "reason", fmt.Sprint(reason))
@@ -350,8 +342,12 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	if c.children == nil {
 		c.children, c.running = map[*actor.PID]messages.ID{}, map[messages.ID]*actor.PID{}
 	}
+	if c.live == nil {
+		c.live = map[*actor.PID]struct{}{}
+	}
 	c.children[child] = f.ID
 	c.running[f.ID] = child
+	c.live[child] = struct{}{}
 }
 
 func (c *connection) childDone(ctx actor.Context, child *actor.PID, data []byte) {
@@ -363,30 +359,6 @@ func (c *connection) childDone(ctx actor.Context, child *actor.PID, data []byte)
 	if data != nil {
 		c.writer.send(data)
 	}
-	// The child stops itself once it has replied; until its Terminated
-	// comes, Close waits for it.
-	if _, gone := c.terminated[child]; gone {
-		delete(c.terminated, child)
-		return
-	}
-	c.stopped(child)
-}
-
-// terminatedEarly records the Terminated of a child whose reply has not
-// come yet.
-func (c *connection) terminatedEarly(child *actor.PID) {
-	if c.terminated == nil {
-		c.terminated = map[*actor.PID]struct{}{}
-	}
-	c.terminated[child] = struct{}{}
-}
-
-// stopped records a child told to stop, until its Terminated.
-func (c *connection) stopped(child *actor.PID) {
-	if c.stopping == nil {
-		c.stopping = map[*actor.PID]struct{}{}
-	}
-	c.stopping[child] = struct{}{}
 }
 
 func (c *connection) release(child *actor.PID, id messages.ID) {
@@ -481,16 +453,10 @@ func (c *connection) shutdown(ctx actor.Context, err error) {
 	}
 	// Every child still running is cancelled: it replies nothing, ends its
 	// input (abandoning a handler that ignores its context) and stops
-	// itself, and Close waits for its Terminated. The poison that follows
-	// then finds no child: a Stop sent to a child already gone would be a
-	// logged dead letter (and a throttling goroutine).
+	// itself, and Close waits for every Terminated (live). The poison that
+	// follows then finds no request child to Stop.
 	for child := range c.children {
 		ctx.Send(child, &cancelInput{reason: "client closing"})
-		if _, gone := c.terminated[child]; gone {
-			delete(c.terminated, child)
-			continue
-		}
-		c.stopped(child)
 	}
 	c.children, c.running = nil, nil
 }
