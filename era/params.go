@@ -22,22 +22,17 @@ type Member struct {
 // RawMember returns raw under key, as json.Marshal writes a
 // json.RawMessage: an error when raw is not valid JSON.
 func RawMember(key string, raw json.RawMessage) (Member, error) {
-	if json.Valid(raw) {
-		return Member{Key: key, Value: marshalValid(raw)}, nil
+	if v, ok := jsonscan.Marshaled(raw); ok {
+		return Member{Key: key, Value: v}, nil
 	}
 	_, err := json.Marshal(raw) // words the error
 	return Member{}, fmt.Errorf("%s: %w", key, err)
 }
 
-// marshalValid returns valid JSON raw as json.Marshal writes it: as is
-// when no byte of it could change (no white space, nothing escaped), else
-// through json.Marshal.
+// marshalValid returns valid JSON raw as json.Marshal writes it.
 func marshalValid(raw json.RawMessage) json.RawMessage {
-	if !bytes.ContainsAny(raw, " \t\n\r<>&\u2028\u2029") {
-		return raw
-	}
-	b, _ := json.Marshal(raw) // valid JSON always marshals
-	return b
+	v, _ := jsonscan.Marshaled(raw)
+	return v
 }
 
 // Params are a request's own params, read once, to be written again with

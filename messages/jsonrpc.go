@@ -280,50 +280,14 @@ func EncodeObject(members map[string]json.RawMessage) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendRaw appends raw as json.Marshal appends a json.RawMessage: invalid
-// JSON is an error, and the value is compacted with <, >, &, U+2028 and
-// U+2029 escaped inside strings. Raw that is already so is appended as is.
+// appendRaw appends raw as json.Marshal appends a json.RawMessage
+// (jsonscan.Marshaled); invalid JSON is an error.
 func appendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
-	if !jsonscan.Valid(raw) {
+	v, ok := jsonscan.Marshaled(raw)
+	if !ok {
 		return nil, errors.New("jsonrpc: a raw member is not valid JSON")
 	}
-	if plainJSON(raw) {
-		return append(b, raw...), nil
-	}
-	var compact, escaped bytes.Buffer
-	if err := json.Compact(&compact, raw); err != nil {
-		return nil, err
-	}
-	json.HTMLEscape(&escaped, compact.Bytes())
-	return append(b, escaped.Bytes()...), nil
-}
-
-// plainJSON reports whether valid JSON raw has no space outside strings
-// and no byte json.Marshal would escape inside them (<, >, & and the first
-// byte of U+2028 and U+2029).
-func plainJSON(raw []byte) bool {
-	inString := false
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++ // the escaped byte cannot end the string
-			case '"':
-				inString = false
-			case '<', '>', '&', 0xE2:
-				return false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case ' ', '\t', '\n', '\r':
-			return false
-		}
-	}
-	return true
+	return append(b, v...), nil
 }
 
 // Decode parses one wire message. It returns a *RPCError carrying the code

@@ -1,6 +1,9 @@
 package jsonscan
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // AppendString appends s as a JSON string, escaped as json.Marshal escapes
 // it: a string with nothing to escape is copied, any other goes through
@@ -13,4 +16,49 @@ func AppendString(b []byte, s string) []byte {
 		}
 	}
 	return append(append(append(b, '"'), s...), '"')
+}
+
+// Marshaled returns raw as json.Marshal writes a json.RawMessage:
+// compacted, with <, >, &, U+2028 and U+2029 escaped inside strings. Raw
+// that is already so is returned as is, not copied. It reports false when
+// raw is not valid JSON (json.Marshal's error words why).
+func Marshaled(raw []byte) ([]byte, bool) {
+	if !Valid(raw) {
+		return nil, false
+	}
+	if plain(raw) {
+		return raw, true
+	}
+	var compact, escaped bytes.Buffer
+	_ = json.Compact(&compact, raw) // valid JSON always compacts
+	json.HTMLEscape(&escaped, compact.Bytes())
+	return escaped.Bytes(), true
+}
+
+// plain reports whether valid JSON raw has no space outside strings and no
+// byte json.Marshal would escape inside them (<, >, & and the first byte of
+// U+2028 and U+2029).
+func plain(raw []byte) bool {
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++ // the escaped byte cannot end the string
+			case '"':
+				inString = false
+			case '<', '>', '&', 0xE2:
+				return false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case ' ', '\t', '\n', '\r':
+			return false
+		}
+	}
+	return true
 }
