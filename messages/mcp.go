@@ -135,15 +135,7 @@ func (c Contents) PlainText() string {
 
 // MarshalJSON writes one object, or an array when Array is set or there is
 // not exactly one block.
-func (c Contents) MarshalJSON() ([]byte, error) {
-	if !c.Array && len(c.Blocks) == 1 {
-		return json.Marshal(c.Blocks[0])
-	}
-	if c.Blocks == nil {
-		return []byte("[]"), nil
-	}
-	return json.Marshal(c.Blocks)
-}
+func (c Contents) MarshalJSON() ([]byte, error) { return c.appendJSON(nil) }
 
 // UnmarshalJSON accepts one object or an array of objects.
 func (c *Contents) UnmarshalJSON(data []byte) error {

@@ -18,6 +18,15 @@ func TestMarshalResultIsMarshal(t *testing.T) {
 		Input: json.RawMessage(` { "a" : [1, 2] } `), ToolUseID: "tu", Content: json.RawMessage(`[{"type":"text","text":"<x>"}]`),
 		StructuredContent: json.RawMessage(`{"k":"v\u2029"}`), IsError: boolPtr(false),
 		Resource: json.RawMessage(`null`), Annotations: json.RawMessage(`{}`), Meta: json.RawMessage(`{"m":1}`)}
+	// Contents.MarshalJSON is appendJSON too: each block is held to
+	// json.Marshal's reflection on its own.
+	for _, cb := range []ContentBlock{block, full, {Type: "x", IsError: boolPtr(true)}, {}} {
+		want, err := json.Marshal(cb)
+		require.NoError(t, err)
+		got, err := cb.appendJSON(nil)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got))
+	}
 	for _, r := range []*CreateMessageResult{
 		{Role: "assistant", Content: Contents{Blocks: []ContentBlock{block}}, Model: "m"},
 		{Role: "assistant", Content: Contents{Blocks: []ContentBlock{block}, Array: true}, Model: "m", StopReason: "endTurn"},
@@ -48,8 +57,14 @@ func FuzzMarshalResult(f *testing.F) {
 	f.Add("assistant", "hi <there>", "m", "endTurn", `{"a":1}`, true)
 	f.Add("", "\xff\u2028", "", "", ``, false)
 	f.Fuzz(func(t *testing.T, role, text, model, stop, raw string, array bool) {
+		cb := ContentBlock{Type: "text", Text: text, Input: json.RawMessage(raw)}
+		wantBlock, wantErr := json.Marshal(cb) // reflection: ContentBlock has no MarshalJSON
+		gotBlock, err := cb.appendJSON(nil)
+		if (wantErr == nil) != (err == nil) || err == nil && string(wantBlock) != string(gotBlock) {
+			t.Fatalf("block: got %s (%v), want %s (%v)", gotBlock, err, wantBlock, wantErr)
+		}
 		r := &CreateMessageResult{Role: role, Model: model, StopReason: stop,
-			Content: Contents{Blocks: []ContentBlock{{Type: "text", Text: text, Input: json.RawMessage(raw)}}, Array: array}}
+			Content: Contents{Blocks: []ContentBlock{cb}, Array: array}}
 		want, wantErr := json.Marshal(r)
 		got, err := MarshalResult(r)
 		if (wantErr == nil) != (err == nil) {
