@@ -1,7 +1,8 @@
 // Package jsonscan reads JSON text by hand where encoding/json's scanner
 // and reflection cost more than the job: checking that a message is JSON,
 // splitting an object into its members, reading a plain string, filling a
-// struct's members. Every answer is the one encoding/json gives for the
+// struct's members; and writes a string or a raw value as json.Marshal
+// does. Every answer is the one encoding/json gives for the
 // same bytes; where a function cannot be sure of that (an escaped key,
 // say) it reports false and the caller asks encoding/json. It is plumbing
 // shared by messages, guards and the Client, not API.
