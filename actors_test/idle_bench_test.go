@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
@@ -21,7 +20,7 @@ import (
 // goroutines, and the time of a connect. Conduit uses the default Connect
 // (the shared actor system, made by a first connection before the
 // measure); the go-sdk v1.8.0 client runs over the same pipe through
-// memorySDKTransport. Run it once per size:
+// memTransport. Run it once per size:
 //
 //	go test -run '^$' -bench BenchmarkIdleConnections -benchtime 1x ./actors_test/
 func BenchmarkIdleConnections(b *testing.B) {
@@ -80,7 +79,7 @@ func idleGosdkClient(b *testing.B) func() {
 	served := make(chan error, 1)
 	go func() { served <- handshakeOnly(serverSide) }()
 	client := mcp.NewClient(&mcp.Implementation{Name: "gosdk-idle", Version: "1"}, nil)
-	session, err := client.Connect(context.Background(), memorySDKTransport{clientSide}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	session, err := client.Connect(context.Background(), memTransport{clientSide}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	require.NoError(b, err)
 	require.NoError(b, <-served)
 	return func() {
@@ -88,32 +87,3 @@ func idleGosdkClient(b *testing.B) func() {
 		_ = serverSide.Close()
 	}
 }
-
-// memorySDKTransport is a go-sdk transport over one end of our in-memory
-// pair: one JSON-RPC message per transport.Message.
-type memorySDKTransport struct{ conn transport.Conn }
-
-func (t memorySDKTransport) Connect(context.Context) (mcp.Connection, error) {
-	return memorySDKConn(t), nil
-}
-
-type memorySDKConn struct{ conn transport.Conn }
-
-func (c memorySDKConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.conn.Read(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return jsonrpc.DecodeMessage(msg.Data)
-}
-
-func (c memorySDKConn) Write(ctx context.Context, m jsonrpc.Message) error {
-	data, err := jsonrpc.EncodeMessage(m)
-	if err != nil {
-		return err
-	}
-	return c.conn.Write(ctx, data)
-}
-
-func (c memorySDKConn) Close() error      { return c.conn.Close() }
-func (c memorySDKConn) SessionID() string { return "" }
