@@ -81,9 +81,9 @@ func fastSampling(raw json.RawMessage) (decodedSampling, bool) {
 			p.Temperature, ok = jsonscan.FloatPointer(v)
 		case "maxTokens":
 			// Only read by positiveInt, never handed on: not copied.
-			s.MaxTokens, ok = v, !messages.IsNull(v)
+			s.MaxTokens, ok = v, !jsonscan.IsNull(v)
 		case "stopSequences":
-			if !messages.IsNull(v) {
+			if !jsonscan.IsNull(v) {
 				p.StopSequences, ok = jsonscan.Slice(v, jsonscan.String)
 			}
 		case "modelPreferences":
@@ -91,9 +91,9 @@ func fastSampling(raw json.RawMessage) (decodedSampling, bool) {
 		case "metadata":
 			p.Metadata = jsonscan.Raw(v)
 		case "tools":
-			p.Tools, s.tools = jsonscan.Raw(v), !messages.IsNull(v)
+			p.Tools, s.tools = jsonscan.Raw(v), !jsonscan.IsNull(v)
 		case "toolChoice":
-			p.ToolChoice, s.toolChoice = jsonscan.Raw(v), !messages.IsNull(v)
+			p.ToolChoice, s.toolChoice = jsonscan.Raw(v), !jsonscan.IsNull(v)
 		case "task":
 			p.Task = jsonscan.Raw(v)
 		case "_meta":
@@ -182,7 +182,7 @@ func fastElicit(raw json.RawMessage) (decodedElicit, bool) {
 		switch name {
 		case "mode":
 			p.Mode, ok = jsonscan.String(v)
-			e.mode = !messages.IsNull(v)
+			e.mode = !jsonscan.IsNull(v)
 		case "message":
 			p.Message, ok = jsonscan.String(v)
 		case "url":
@@ -190,7 +190,7 @@ func fastElicit(raw json.RawMessage) (decodedElicit, bool) {
 		case "elicitationId":
 			p.ElicitationID, ok = jsonscan.String(v)
 		case "requestedSchema":
-			p.RequestedSchema, e.schema = jsonscan.Raw(v), !messages.IsNull(v)
+			p.RequestedSchema, e.schema = jsonscan.Raw(v), !jsonscan.IsNull(v)
 		case "task":
 			p.Task = jsonscan.Raw(v)
 		case "_meta":
