@@ -62,7 +62,7 @@ func (c *connection) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		self, root := ctx.Self(), ctx.ActorSystem().Root
-		c.tracker.fire = func(m *deadlineFired) { root.Send(self, m) }
+		c.tracker.fire = func() { root.Send(self, &deadlineTick{}) }
 	case *inbound:
 		c.inbound(ctx, m.msg)
 	case *callRequest:
@@ -75,8 +75,12 @@ func (c *connection) Receive(ctx actor.Context) {
 				c.notify(messages.MethodCancelled, messages.CancelledParams{RequestID: m.id, Reason: m.reason})
 			}
 		}
-	case *deadlineFired:
-		c.expired(c.tracker.fired(m))
+	case *deadlineTick:
+		c.tracker.tick(c.expired, func(token any) {
+			if child, ok := c.running[token.(messages.ID)]; ok {
+				ctx.Send(child, &handlerTimedOut{})
+			}
+		})
 	case *logicalStart:
 		if c.logicals == nil {
 			c.logicals = map[messages.ID]*logicalCall{}
@@ -93,7 +97,7 @@ func (c *connection) Receive(ctx actor.Context) {
 			m.reply <- nil
 			return
 		}
-		grant := c.tracker.inputStarted(m.token, m.hint, "")
+		grant := c.tracker.inputStarted(m.token, m.hint, "", 0)
 		grant.related = messages.ID{} // modern input is keyed, never related
 		m.reply <- grant
 	case *inputEnded:
@@ -334,10 +338,10 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	spec := requestSpec{
 		id: f.ID, method: f.Method, params: f.Params,
 		version: sess.version, origin: c.cfg.Origin, shared: c.shared,
-		base:    messages.RequestContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID, Era: sess.era, Assigns: c.cfg.Assigns},
-		timeout: c.cfg.handlerTimeout(f.Method),
-		grant:   c.tracker.inputStarted(f.ID, hint, relatedTask(f.Params)),
+		base: messages.RequestContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID, Era: sess.era, Assigns: c.cfg.Assigns},
 	}
+	spec.timeout = c.cfg.handlerTimeout(f.Method)
+	spec.grant = c.tracker.inputStarted(f.ID, hint, relatedTask(f.Params), spec.timeout)
 	child := c.spawn(ctx, &request{spec: spec})
 	if c.children == nil {
 		c.children, c.running = map[*actor.PID]messages.ID{}, map[messages.ID]*actor.PID{}

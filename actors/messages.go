@@ -113,11 +113,8 @@ type (
 		task string
 		id   messages.ID
 	}
-	deadlineFired struct {
-		quiet
-		id    messages.ID
-		total bool // MaxTotalTimeout's timer, never paused
-	}
+	// deadlineTick: the tracker's timer fired.
+	deadlineTick struct{ quiet }
 )
 
 // inputGrant is what an input learns of its call: the related call and
@@ -153,6 +150,8 @@ type (
 		quiet
 		out supervisor.Outcome
 	}
+	// handlerTimedOut: the child's handler timeout passed (the
+	// connection's tracker keeps it).
 	handlerTimedOut struct{ quiet }
 )
 

@@ -32,16 +32,15 @@ type requestSpec struct {
 
 // request is the child actor for one legacy server request: the legacy
 // adapter of the input pipeline. It is spawned with its grant (the call it
-// belongs to, whose deadline the connection paused), starts the pipeline
-// with the handler in a goroutine the pipeline owns, and arms its own
-// timer; it feeds
+// belongs to, whose deadline the connection paused, and its handler
+// timeout, which the connection's tracker keeps on its clock) and starts
+// the pipeline with the handler in a goroutine the pipeline owns; it feeds
 // the pipeline whichever of answer, timeout or server cancellation comes
 // first, and turns the outcome into the JSON-RPC frame to send (nothing for
 // a cancellation). It never blocks in Receive.
 type request struct {
 	spec     requestSpec
 	in       *input
-	timer    *time.Timer
 	stopping bool
 }
 
@@ -56,10 +55,6 @@ func (r *request) Receive(ctx actor.Context) {
 		o, ended := r.in.start(s.shared.ctx, s.grant, func(out supervisor.Outcome) { root.Send(self, &handlerDone{out: out}) })
 		if ended {
 			r.reply(ctx, o)
-			return
-		}
-		if !r.in.ended {
-			r.timer = time.AfterFunc(r.spec.timeout, func() { root.Send(self, &handlerTimedOut{}) })
 		}
 	case *handlerDone:
 		if o, ok := r.in.returned(m.out); ok {
@@ -91,9 +86,6 @@ func (r *request) Receive(ctx actor.Context) {
 // Terminated may reach the parent before the reply (system messages
 // overtake), and the parent allows for that.
 func (r *request) reply(ctx actor.Context, o outcome) {
-	if r.timer != nil {
-		r.timer.Stop()
-	}
 	var frame *messages.Frame
 	switch {
 	case o.ending == cancelled:

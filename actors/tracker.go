@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"container/heap"
 	"time"
 
 	"github.com/conduitmcp/conduit/messages"
@@ -8,21 +9,30 @@ import (
 
 // tracker is the call tracker: one entry per outgoing call in flight, with
 // its deadline, its MaxTotalTimeout and its assigns. While any input of a
-// call is open its deadline is paused (timer stopped, remaining time kept);
-// the total timer is never paused, so no call outlives MaxTotalTimeout. A
-// tick already in the mailbox when the timer was stopped or reset is
-// stale: the call is paused, or its deadline is later than now.
+// call is open its deadline is paused (taken off the clock, remaining time
+// kept); the total limit is never paused, so no call outlives
+// MaxTotalTimeout. It also keeps the handler timeout of each request child.
 //
 // It is state of the connection actor, touched on that actor's goroutine
 // only (docs/decisions.md #23): the connection starts and ends calls and
 // grants input in its own order, with no message in between, so a request
-// child is spawned with its grant. Timers are time.AfterFunc callbacks that
-// only call fire, which sends deadlineFired to the connection.
+// child is spawned with its grant.
+//
+// Every deadline it keeps is on one clock (docs/decisions.md #26): a
+// min-heap of deadlines and one time.Timer per connection, armed for the
+// earliest or earlier. The timer's callback only calls fire, which sends
+// deadlineTick to the connection; the tick takes every deadline that has
+// passed and re-arms the timer for the next. A tick with nothing due (the
+// deadline it was armed for went) only re-arms, so ending a call or an
+// input never touches the timer.
 type tracker struct {
-	fire   func(*deadlineFired)
+	fire   func()                       // sends deadlineTick to the connection
 	calls  map[messages.ID]*trackedCall // made on first use: an idle connection has none
-	inputs map[any]messages.ID          // input token → the call it paused
+	inputs map[any]*trackedInput        // input token → its call and handler timeout
 	tasks  map[string]messages.ID       // task id → the call awaiting it
+	due    deadlines                    // every deadline on the clock
+	timer  *time.Timer                  // made with the first deadline
+	armed  time.Time                    // when timer fires; zero when it is not armed
 }
 
 type trackedCall struct {
@@ -31,71 +41,162 @@ type trackedCall struct {
 	timeout     time.Duration
 	maxTotal    time.Duration
 	remaining   time.Duration // time left on the deadline when paused
-	deadline    time.Time     // when running
-	timer       *time.Timer   // one per call, reset at each resume
-	totalTimer  *time.Timer
-	open        int // inputs open
+	deadline    deadline      // on the clock while the call runs unpaused
+	total       deadline      // on the clock until the call ends
+	open        int           // inputs open
 	pausedSince time.Time
 	paused      time.Duration
 	assigns     map[string]any
 }
 
-// start tracks a call and arms its timers.
+// trackedInput is an input the tracker knows: the call it paused (when
+// hasCall) and, for a request child, its handler timeout.
+type trackedInput struct {
+	call    messages.ID
+	hasCall bool
+	timeout deadline
+}
+
+// deadline is a moment on the tracker's clock: a call's deadline or total
+// limit (call set), or an input's handler timeout (token set).
+type deadline struct {
+	at    time.Time
+	index int // in the heap; -1 when off the clock
+	call  *trackedCall
+	total bool
+	token any
+}
+
+// deadlines is a min-heap by at, for container/heap.
+type deadlines []*deadline
+
+func (h deadlines) Len() int           { return len(h) }
+func (h deadlines) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h deadlines) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *deadlines) Push(x any) {
+	d := x.(*deadline)
+	d.index = len(*h)
+	*h = append(*h, d)
+}
+func (h *deadlines) Pop() any {
+	old := *h
+	d := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	d.index = -1
+	return d
+}
+
+// start tracks a call and puts its deadlines on the clock.
 func (t *tracker) start(id messages.ID, timeout, maxTotal time.Duration, assigns map[string]any) {
 	if t.calls == nil {
 		t.calls = map[messages.ID]*trackedCall{}
 	}
 	c := &trackedCall{id: id, started: time.Now(), timeout: timeout, maxTotal: maxTotal, assigns: assigns}
+	c.deadline = deadline{index: -1, call: c}
+	c.total = deadline{index: -1, call: c, total: true}
 	t.calls[id] = c
 	if c.timeout > 0 {
-		c.deadline = c.started.Add(c.timeout)
-		c.timer = time.AfterFunc(c.timeout, func() { t.fire(&deadlineFired{id: id}) })
+		t.clock(&c.deadline, c.started.Add(c.timeout))
 	}
 	if c.maxTotal > 0 {
-		c.totalTimer = time.AfterFunc(c.maxTotal, func() { t.fire(&deadlineFired{id: id, total: true}) })
+		t.clock(&c.total, c.started.Add(c.maxTotal))
 	}
 }
 
-// fired takes a timer's tick: it reports the expiry to act on, or nil for
-// a stale tick (the call ended, is paused, or was resumed with a later
-// deadline since).
-func (t *tracker) fired(m *deadlineFired) *callExpired {
-	c, ok := t.calls[m.id]
-	if !ok || (!m.total && (c.open > 0 || time.Now().Before(c.deadline))) {
-		return nil
+// clock puts d on the clock at at, arming the timer when d is the
+// earliest.
+func (t *tracker) clock(d *deadline, at time.Time) {
+	d.at = at
+	heap.Push(&t.due, d)
+	if d.index == 0 && (t.armed.IsZero() || at.Before(t.armed)) {
+		t.arm(at)
 	}
-	return t.expire(c, m.total)
+}
+
+// unclock takes d off the clock; the timer stays armed (see tracker).
+func (t *tracker) unclock(d *deadline) {
+	if d.index >= 0 {
+		heap.Remove(&t.due, d.index)
+	}
+}
+
+func (t *tracker) arm(at time.Time) {
+	t.armed = at
+	if t.timer == nil {
+		t.timer = time.AfterFunc(time.Until(at), t.fire)
+		return
+	}
+	t.timer.Reset(time.Until(at))
+}
+
+// tick takes the timer's tick: every deadline that has passed is acted on
+// (a call's through expired, a handler timeout through timedOut, with its
+// input's token), then the timer is armed for the next.
+func (t *tracker) tick(expired func(*callExpired), timedOut func(token any)) {
+	t.armed = time.Time{}
+	now := time.Now()
+	for len(t.due) > 0 && !t.due[0].at.After(now) {
+		d := heap.Pop(&t.due).(*deadline)
+		if d.call != nil {
+			expired(t.expire(d.call, d.total))
+		} else {
+			timedOut(d.token)
+		}
+	}
+	if len(t.due) > 0 {
+		t.arm(t.due[0].at)
+	}
 }
 
 // inputStarted relates an input to its call, pauses that call's deadline
 // and returns the grant; token ends the pause (inputEnded). hint is the raw
 // id of the call whose stream carried the input ("" when the transport
-// cannot tell), task the related-task id it carries ("" when none).
-func (t *tracker) inputStarted(token any, hint, task string) *inputGrant {
+// cannot tell), task the related-task id it carries ("" when none). A
+// positive timeout puts the input's handler timeout on the clock (request
+// children; the other drivers time their handlers themselves).
+func (t *tracker) inputStarted(token any, hint, task string, timeout time.Duration) *inputGrant {
 	grant := &inputGrant{inFlight: len(t.calls)}
-	if c := t.relate(hint, task); c != nil {
+	c := t.relate(hint, task)
+	if c == nil && timeout <= 0 {
+		return grant
+	}
+	in := &trackedInput{timeout: deadline{index: -1, token: token}}
+	if t.inputs == nil {
+		t.inputs = map[any]*trackedInput{}
+	}
+	t.inputs[token] = in
+	if c != nil {
 		grant.related, grant.assigns, grant.hasCall = c.id, c.assigns, true
-		if t.inputs == nil {
-			t.inputs = map[any]messages.ID{}
-		}
-		t.inputs[token] = c.id
+		in.call, in.hasCall = c.id, true
 		if c.open == 0 {
 			t.pause(c)
 		}
 		c.open++
 	}
+	if timeout > 0 {
+		t.clock(&in.timeout, time.Now().Add(timeout))
+	}
 	return grant
 }
 
-// inputEnded ends the pause token took; it reports the expiry to act on
-// when the call's time ran out meanwhile.
+// inputEnded ends the pause token took and takes its handler timeout off
+// the clock; it reports the expiry to act on when the call's time ran out
+// meanwhile.
 func (t *tracker) inputEnded(token any) *callExpired {
-	id, ok := t.inputs[token]
+	in, ok := t.inputs[token]
 	if !ok {
 		return nil
 	}
 	delete(t.inputs, token)
-	c, ok := t.calls[id]
+	t.unclock(&in.timeout)
+	if !in.hasCall {
+		return nil
+	}
+	c, ok := t.calls[in.call]
 	if !ok {
 		return nil
 	}
@@ -140,22 +241,21 @@ func (t *tracker) relate(hint, task string) *trackedCall {
 
 func (t *tracker) pause(c *trackedCall) {
 	c.pausedSince = time.Now()
-	if c.timer != nil {
-		c.timer.Stop()
-		c.remaining = max(0, c.deadline.Sub(c.pausedSince))
+	if c.timeout > 0 {
+		t.unclock(&c.deadline)
+		c.remaining = max(0, c.deadline.at.Sub(c.pausedSince))
 	}
 }
 
 func (t *tracker) resume(c *trackedCall) *callExpired {
 	c.paused += time.Since(c.pausedSince)
-	if c.timer == nil {
+	if c.timeout <= 0 {
 		return nil
 	}
 	if c.remaining <= 0 {
 		return t.expire(c, false)
 	}
-	c.deadline = time.Now().Add(c.remaining)
-	c.timer.Reset(c.remaining)
+	t.clock(&c.deadline, time.Now().Add(c.remaining))
 	return nil
 }
 
@@ -173,7 +273,9 @@ func (t *tracker) expire(c *trackedCall, total bool) *callExpired {
 	return &callExpired{id: c.id, active: time.Since(c.started), paused: paused, limit: limit, total: total}
 }
 
-// end forgets a call: its timers stop, its inputs and task bindings go.
+// end forgets a call: its deadlines leave the clock, its task bindings
+// go, and its inputs belong to no call any more (their handler timeouts
+// stay).
 func (t *tracker) end(id messages.ID) {
 	for task, cid := range t.tasks {
 		if cid == id {
@@ -184,26 +286,29 @@ func (t *tracker) end(id messages.ID) {
 	if !ok {
 		return
 	}
-	if c.timer != nil {
-		c.timer.Stop()
-	}
-	if c.totalTimer != nil {
-		c.totalTimer.Stop()
-	}
+	t.unclock(&c.deadline)
+	t.unclock(&c.total)
 	delete(t.calls, id)
 	if len(t.calls) == 0 {
 		t.calls = nil // an idle connection keeps no map (a map keeps its largest size)
 	}
-	for tok, cid := range t.inputs {
-		if cid == id {
-			delete(t.inputs, tok)
+	if c.open == 0 {
+		return // no input refers to it
+	}
+	for _, in := range t.inputs {
+		if in.hasCall && in.call == id {
+			in.hasCall = false
 		}
 	}
 }
 
-// stop forgets every call: no timer fires after it.
+// stop forgets every call and input: no tick comes after it.
 func (t *tracker) stop() {
 	for id := range t.calls {
 		t.end(id)
+	}
+	t.inputs, t.due, t.armed = nil, nil, time.Time{}
+	if t.timer != nil {
+		t.timer.Stop()
 	}
 }

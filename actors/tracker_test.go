@@ -1,0 +1,121 @@
+package actors
+
+import (
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit/messages"
+)
+
+// clockTest drives a tracker on its own: fire queues the timer's firings,
+// and tick (as the connection does on deadlineTick) records what came due,
+// in order.
+type clockTest struct {
+	tr    *tracker
+	fired chan struct{}
+	got   []string
+}
+
+func newClockTest() *clockTest {
+	ct := &clockTest{fired: make(chan struct{}, 16)}
+	ct.tr = &tracker{fire: func() { ct.fired <- struct{}{} }}
+	return ct
+}
+
+// wait lets virtual time pass (the timer fires meanwhile, then the tick
+// runs) and returns what came due.
+func (ct *clockTest) wait(d time.Duration) []string {
+	time.Sleep(d)
+	synctest.Wait()
+	for len(ct.fired) > 0 {
+		<-ct.fired
+		ct.tr.tick(func(e *callExpired) {
+			ct.got = append(ct.got, fmt.Sprintf("call %s total=%v active=%s paused=%s", e.id, e.total, e.active, e.paused))
+		}, func(token any) {
+			ct.got = append(ct.got, fmt.Sprintf("handler %v", token))
+		})
+	}
+	got := ct.got
+	ct.got = nil
+	return got
+}
+
+func TestTrackerClockFiresEachDeadlineInOrderWithOneTimer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ct := newClockTest()
+		tr := ct.tr
+		tr.start(messages.IntID(1), 30*time.Second, time.Hour, nil)
+		tr.start(messages.IntID(2), 10*time.Second, 20*time.Second, nil) // earlier: the timer is re-armed
+		tr.start(messages.IntID(3), 5*time.Second, time.Hour, nil)
+		tr.end(messages.IntID(3)) // ended before its deadline: never expires
+		timer := tr.timer
+
+		require.Empty(t, ct.wait(5*time.Second), "call 3 ended; its deadline leaves the clock")
+		require.Equal(t, []string{"call 2 total=false active=10s paused=0s"}, ct.wait(5*time.Second))
+		require.Equal(t, []string{"call 1 total=false active=30s paused=0s"}, ct.wait(20*time.Second))
+		require.Empty(t, tr.due, "nothing is left on the clock")
+		require.Same(t, timer, tr.timer, "one timer for the connection's life")
+		require.Empty(t, ct.wait(time.Hour), "call 1's total limit went with it")
+	})
+}
+
+func TestTrackerClockPausesAndResumesTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ct := newClockTest()
+		tr := ct.tr
+		tr.start(messages.IntID(1), 10*time.Second, 40*time.Second, nil)
+		ct.wait(4 * time.Second)
+		g := tr.inputStarted(messages.IntID(100), "", "", time.Minute)
+		require.True(t, g.hasCall, "the only call in flight is the input's call")
+		require.Empty(t, ct.wait(20*time.Second), "paused: the deadline is off the clock")
+		require.Nil(t, tr.inputEnded(messages.IntID(100)))
+		require.Empty(t, ct.wait(5*time.Second), "6 s were left at the pause")
+		require.Equal(t, []string{"call 1 total=false active=30s paused=20s"}, ct.wait(time.Second))
+		require.Empty(t, ct.wait(time.Hour), "the handler timeout left the clock with its input")
+	})
+}
+
+func TestTrackerClockTotalLimitEndsAPausedCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ct := newClockTest()
+		tr := ct.tr
+		tr.start(messages.IntID(1), 10*time.Second, 30*time.Second, nil)
+		tr.inputStarted("mrtr", "", "", 0)
+		require.Equal(t, []string{"call 1 total=true active=30s paused=30s"}, ct.wait(30*time.Second))
+		require.Nil(t, tr.inputEnded("mrtr"), "its call is gone: nothing resumes")
+	})
+}
+
+func TestTrackerClockHandlerTimeoutOutlivesItsCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ct := newClockTest()
+		tr := ct.tr
+		tr.start(messages.IntID(1), time.Minute, time.Hour, nil)
+		tr.inputStarted(messages.IntID(7), "", "", 3*time.Second)
+		tr.inputStarted(messages.IntID(8), "", "", 2*time.Second) // both belong to call 1, the only call
+		tr.end(messages.IntID(1))
+		require.Equal(t, []string{"handler 8"}, ct.wait(2*time.Second))
+		require.Equal(t, []string{"handler 7"}, ct.wait(time.Second))
+		require.Nil(t, tr.inputEnded(messages.IntID(7)))
+		require.Nil(t, tr.inputEnded(messages.IntID(8)))
+		require.Empty(t, tr.inputs)
+	})
+}
+
+func TestTrackerStopLeavesNothingToFire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ct := newClockTest()
+		tr := ct.tr
+		tr.start(messages.IntID(1), time.Second, time.Hour, nil)
+		tr.inputStarted(messages.IntID(7), "", "", 2*time.Second)
+		tr.stop()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		require.Zero(t, len(ct.fired))
+		require.Empty(t, tr.due)
+	})
+}
