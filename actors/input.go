@@ -80,6 +80,13 @@ func (s *shared) newInput(g guards.Input, key string, timeout time.Duration) *in
 // under a ctx derived from parent; done gets the handler's outcome from the
 // handler's goroutine and must not block. It reports the outcome and true
 // when the input ended here (refused, or ended before its grant came).
+//
+// The driver ends the input when parent ends (every driver watches its
+// parent: the request child is cancelled by the connection before the
+// connection's ctx ends, MRTR selects on its caller's ctx), and the end
+// cancels the handler's ctx. So a parent without a deadline is not
+// registered with: that registration took the lock of the connection's
+// ctx twice per request, from every worker at once.
 func (in *input) start(parent context.Context, g *inputGrant, done func(supervisor.Outcome)) (outcome, bool) {
 	if in.ended {
 		return outcome{}, false
@@ -93,7 +100,11 @@ func (in *input) start(parent context.Context, g *inputGrant, done func(supervis
 		return in.end(outcome{ending: refused, rpc: refusal.Err, audit: refusal.Outcome}), true
 	}
 	in.req, in.parent = req, parent
-	hctx, cancel := context.WithCancel(parent)
+	base := parent
+	if _, ok := parent.Deadline(); !ok {
+		base = context.WithoutCancel(parent) // its values, not its Done
+	}
+	hctx, cancel := context.WithCancel(base)
 	in.cancel = cancel
 	handlers := &in.shared.handlers
 	in.handle = supervisor.Go(hctx, &in.shared.abandoned, func(c context.Context) (any, error) {
