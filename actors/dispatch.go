@@ -20,15 +20,21 @@ const workerIdle = time.Millisecond
 //
 // Schedule never blocks: it hands the activation to an idle worker, or
 // starts a new worker when none is idle (so a Receive that blocks, such as
-// a slow audit hook, delays only its own worker, as before). A worker
-// exits after workerIdle without work, so an idle connection keeps none,
-// and when the connection actor has stopped (close): nothing outlives the
-// connection. The channel is made by the connection, inside a synctest
+// a slow audit hook, delays only its own worker, as before). Idle workers
+// exit once no activation has been scheduled for workerIdle, so an idle
+// connection keeps none, and when the connection actor has stopped
+// (close): nothing outlives the connection. Workers wait on the channel
+// alone: a worker timer in that wait was a timer operation at each
+// activation, so one timer per dispatcher (reap) ends them instead. The
+// channel and the timer are made by the connection, inside a synctest
 // bubble when a test runs in one.
 type dispatcher struct {
-	mu     sync.Mutex  // held to send on work or close it
-	work   chan func() // unbuffered: a send succeeds only to an idle worker; closed by close
-	closed bool
+	mu      sync.Mutex  // guards what follows; held to send on work or close it
+	work    chan func() // unbuffered: a send succeeds only to an idle worker; nil ends it; closed by close
+	closed  bool
+	workers int         // started and not yet told to end
+	last    time.Time   // the latest Schedule
+	reaper  *time.Timer // armed while workers > 0; runs reap
 }
 
 var _ actor.Dispatcher = (*dispatcher)(nil)
@@ -44,6 +50,9 @@ func (d *dispatcher) close() {
 	defer d.mu.Unlock()
 	d.closed = true
 	close(d.work)
+	if d.reaper != nil {
+		d.reaper.Stop()
+	}
 }
 
 // Schedule runs fn on an idle worker or a new one.
@@ -51,15 +60,55 @@ func (d *dispatcher) Schedule(fn func()) {
 	d.mu.Lock()
 	handed := false
 	if !d.closed {
+		d.last = time.Now()
 		select {
 		case d.work <- fn:
 			handed = true
 		default:
+			d.workers++
+			if d.workers == 1 {
+				d.arm(workerIdle)
+			}
 		}
 	}
 	d.mu.Unlock()
 	if !handed {
 		go d.worker(fn)
+	}
+}
+
+func (d *dispatcher) arm(after time.Duration) {
+	if d.reaper == nil {
+		d.reaper = time.AfterFunc(after, d.reap)
+		return
+	}
+	d.reaper.Reset(after)
+}
+
+// reap runs on the timer: when no activation was scheduled for workerIdle,
+// every idle worker is told to end; while workers remain (busy ones, or
+// the connection is active), the timer is armed again.
+func (d *dispatcher) reap() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return
+	}
+	if wait := workerIdle - time.Since(d.last); wait > 0 {
+		d.arm(wait)
+		return
+	}
+reaping:
+	for d.workers > 0 {
+		select {
+		case d.work <- nil:
+			d.workers--
+		default:
+			break reaping // the others are busy
+		}
+	}
+	if d.workers > 0 {
+		d.arm(workerIdle)
 	}
 }
 
@@ -70,27 +119,11 @@ func (d *dispatcher) Throughput() int { return 300 }
 func (d *dispatcher) worker(fn func()) {
 	growStack()
 	fn()
-	// The idle timer is not reset at each activation (that was a timer
-	// operation per message): when it fires, the worker exits only if it
-	// has been idle for workerIdle since its last activation.
-	last := time.Now()
-	idle := time.NewTimer(workerIdle)
-	defer idle.Stop()
-	for {
-		select {
-		case fn, ok := <-d.work:
-			if !ok {
-				return
-			}
-			fn()
-			last = time.Now()
-		case <-idle.C:
-			if wait := workerIdle - time.Since(last); wait > 0 {
-				idle.Reset(wait)
-				continue
-			}
+	for fn := range d.work {
+		if fn == nil {
 			return
 		}
+		fn()
 	}
 }
 

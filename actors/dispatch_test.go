@@ -66,8 +66,8 @@ func TestDispatcherCloseEndsItsWorkers(t *testing.T) {
 	})
 }
 
-// A worker exits workerIdle after its last activation, not after its
-// first: the idle timer that fires early is armed again for the rest.
+// A worker exits workerIdle after the last activation, not after its
+// first: the timer that fires early is armed again for the rest.
 func TestDispatcherWorkerIdlesFromItsLastActivation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDispatcher()
@@ -86,5 +86,31 @@ func TestDispatcherWorkerIdlesFromItsLastActivation(t *testing.T) {
 		time.Sleep(workerIdle/4 + 1)
 		synctest.Wait()
 		assert.Equal(t, base, testpeer.BubbleGoroutines(t), "idle for workerIdle: gone")
+	})
+}
+
+// A worker busy when the others are reaped is not told to end; it ends
+// within workerIdle once it is idle, and the timer stops with the last
+// worker.
+func TestDispatcherBusyWorkerEndsOnceIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDispatcher()
+		defer d.close()
+		base := testpeer.BubbleGoroutines(t)
+		release, ran := make(chan struct{}), make(chan struct{}, 1)
+		d.Schedule(func() { <-release })
+		d.Schedule(func() { ran <- struct{}{} })
+		<-ran
+		time.Sleep(5 * workerIdle)
+		synctest.Wait()
+		assert.Equal(t, base+1, testpeer.BubbleGoroutines(t), "the idle worker ended, the busy one runs on")
+		close(release)
+		time.Sleep(workerIdle)
+		synctest.Wait()
+		assert.Equal(t, base, testpeer.BubbleGoroutines(t), "idle now: ended")
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		assert.Zero(t, d.workers)
+		assert.False(t, d.reaper.Stop(), "not armed once no worker is left")
 	})
 }
