@@ -335,14 +335,13 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	// settled here, in this actor's order, before the call can end: the
 	// child starts with its grant. The request's id is its token: ids of
 	// running requests are unique.
-	spec := requestSpec{
-		id: f.ID, method: f.Method, params: f.Params,
-		version: sess.version, origin: c.cfg.Origin, shared: c.shared,
-		base: messages.RequestContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID, Era: sess.era, Assigns: c.cfg.Assigns},
-	}
-	spec.timeout = c.cfg.handlerTimeout(f.Method)
-	spec.grant = c.tracker.inputStarted(f.ID, hint, relatedTask(f.Params), spec.timeout)
-	child := c.spawn(ctx, &request{spec: spec})
+	timeout := c.cfg.handlerTimeout(f.Method)
+	r := &request{grant: c.tracker.inputStarted(f.ID, hint, relatedTask(f.Params), timeout)}
+	r.in.init(c.shared, guards.Input{
+		Method: f.Method, Params: f.Params, Version: sess.version, Origin: c.cfg.Origin,
+		Context: messages.RequestContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID, Era: sess.era, Assigns: c.cfg.Assigns, RequestID: f.ID},
+	}, "", timeout)
+	child := c.spawn(ctx, r)
 	if c.children == nil {
 		c.children, c.running = map[*actor.PID]messages.ID{}, map[messages.ID]*actor.PID{}
 	}

@@ -68,11 +68,12 @@ type outcome struct {
 	audit string
 }
 
-// newInput starts an input request's way through the pipeline: g is the
+// init starts an input request's way through the pipeline: g is the
 // request as the guards see it (the grant fills in its call), key its key
-// (modern), timeout the handler's time.
-func (s *shared) newInput(g guards.Input, key string, timeout time.Duration) *input {
-	return &input{shared: s, guard: g, key: key, timeout: timeout}
+// (modern), timeout the handler's time. It returns in.
+func (in *input) init(s *shared, g guards.Input, key string, timeout time.Duration) *input {
+	*in = input{shared: s, guard: g, key: key, timeout: timeout}
+	return in
 }
 
 // start applies the grant (the related call, its assigns, the calls in

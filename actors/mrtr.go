@@ -308,7 +308,7 @@ func (rt *Runtime) inputStarted(method string, logical messages.ID) (*inputGrant
 // (the call's deadline, or the connection's end) ends it with that error.
 func (rt *Runtime) answerInput(ctx context.Context, m Modern, r inputRequest, g *inputGrant, abort <-chan error) (any, error) {
 	rc := messages.RequestContext{Client: rt.cfg.Name, ServerID: rt.cfg.ServerID, Era: messages.EraModern, Assigns: rt.cfg.Assigns}
-	in := rt.shared.newInput(guards.Input{Method: r.method, Params: r.params, Context: rc, Version: m.Version, Origin: rt.cfg.Origin}, r.key, rt.cfg.handlerTimeout(r.method))
+	in := new(input).init(rt.shared, guards.Input{Method: r.method, Params: r.params, Context: rc, Version: m.Version, Origin: rt.cfg.Origin}, r.key, rt.cfg.handlerTimeout(r.method))
 	o, aborted := in.run(ctx, g, abort)
 	switch o.ending {
 	case answered:

@@ -1,12 +1,10 @@
 package actors
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/conduitmcp/conduit/guards"
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/supervisor"
 )
@@ -17,19 +15,6 @@ const (
 	DefaultElicitationTimeout = 5 * time.Minute
 )
 
-// requestSpec is everything a request child needs, fixed at spawn.
-type requestSpec struct {
-	id      messages.ID
-	method  string
-	params  json.RawMessage
-	version string
-	origin  string
-	base    messages.RequestContext // client, server id, era, client assigns
-	timeout time.Duration
-	grant   *inputGrant // the related call, settled by the connection
-	shared  *shared
-}
-
 // request is the child actor for one legacy server request: the legacy
 // adapter of the input pipeline. It is spawned with its grant (the call it
 // belongs to, whose deadline the connection paused, and its handler
@@ -39,20 +24,16 @@ type requestSpec struct {
 // first, and turns the outcome into the JSON-RPC frame to send (nothing for
 // a cancellation). It never blocks in Receive.
 type request struct {
-	spec     requestSpec
-	in       *input
+	in       input       // its id is in.guard.Context.RequestID
+	grant    *inputGrant // the related call, settled by the connection
 	stopping bool
 }
 
 func (r *request) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		s := r.spec
-		rc := s.base
-		rc.RequestID = s.id
-		r.in = s.shared.newInput(guards.Input{Method: s.method, Params: s.params, Context: rc, Version: s.version, Origin: s.origin}, "", s.timeout)
 		self, root := ctx.Self(), ctx.ActorSystem().Root
-		o, ended := r.in.start(s.shared.ctx, s.grant, func(out supervisor.Outcome) { root.Send(self, &handlerDone{out: out}) })
+		o, ended := r.in.start(r.in.shared.ctx, r.grant, func(out supervisor.Outcome) { root.Send(self, &handlerDone{out: out}) })
 		if ended {
 			r.reply(ctx, o)
 		}
@@ -86,13 +67,14 @@ func (r *request) Receive(ctx actor.Context) {
 // Terminated may reach the parent before the reply (system messages
 // overtake), and the parent allows for that.
 func (r *request) reply(ctx actor.Context, o outcome) {
+	id, shared := r.in.guard.Context.RequestID, r.in.shared
 	var frame *messages.Frame
 	switch {
 	case o.ending == cancelled:
 	case o.rpc != nil:
-		frame = messages.NewErrorResponse(r.spec.id, o.rpc)
+		frame = messages.NewErrorResponse(id, o.rpc)
 	default:
-		frame = &messages.Frame{JSONRPC: messages.Version, ID: r.spec.id, Result: o.raw}
+		frame = &messages.Frame{JSONRPC: messages.Version, ID: id, Result: o.raw}
 	}
 	var data []byte
 	if frame != nil {
@@ -100,8 +82,8 @@ func (r *request) reply(ctx actor.Context, o outcome) {
 		if data, err = frame.Encode(); err != nil {
 			// A handler's own error whose Data is not JSON: the server
 			// still gets an answer.
-			r.spec.shared.logger.Error("answer could not be encoded; sent -32603", "id", r.spec.id.String(), "err", err)
-			data, _ = messages.NewErrorResponse(r.spec.id, &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: answer could not be encoded"}).Encode()
+			shared.logger.Error("answer could not be encoded; sent -32603", "id", id.String(), "err", err)
+			data, _ = messages.NewErrorResponse(id, &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: answer could not be encoded"}).Encode()
 		}
 	}
 	ctx.Send(ctx.Parent(), &childReply{child: ctx.Self(), data: data})
