@@ -21,7 +21,8 @@ const workerIdle = time.Millisecond
 // Schedule never blocks: it hands the activation to an idle worker, or
 // starts a new worker when none is idle (so a Receive that blocks, such as
 // a slow audit hook, delays only its own worker, as before). Idle workers
-// exit once no activation has been scheduled for workerIdle, so an idle
+// exit once a whole workerIdle has passed without an activation being
+// scheduled (so between one and two workerIdle after the last), so an idle
 // connection keeps none, and when the connection actor has stopped
 // (close): nothing outlives the connection. Workers wait on the channel
 // alone: a worker timer in that wait was a timer operation at each
@@ -33,8 +34,10 @@ type dispatcher struct {
 	work    chan func() // unbuffered: a send succeeds only to an idle worker; nil ends it; closed by close
 	closed  bool
 	workers int         // started and not yet told to end
-	last    time.Time   // the latest Schedule
-	reaper  *time.Timer // armed while workers > 0; runs reap
+	// scheduled counts Schedules, seen is its value at the last reap: a
+	// counter, as a clock read per activation cost more.
+	scheduled, seen uint64
+	reaper          *time.Timer // armed while workers > 0; runs reap
 }
 
 var _ actor.Dispatcher = (*dispatcher)(nil)
@@ -60,7 +63,7 @@ func (d *dispatcher) Schedule(fn func()) {
 	d.mu.Lock()
 	handed := false
 	if !d.closed {
-		d.last = time.Now()
+		d.scheduled++
 		select {
 		case d.work <- fn:
 			handed = true
@@ -85,17 +88,18 @@ func (d *dispatcher) arm(after time.Duration) {
 	d.reaper.Reset(after)
 }
 
-// reap runs on the timer: when no activation was scheduled for workerIdle,
-// every idle worker is told to end; while workers remain (busy ones, or
-// the connection is active), the timer is armed again.
+// reap runs on the timer, every workerIdle while workers remain: when no
+// activation was scheduled since the last reap, every idle worker is told
+// to end.
 func (d *dispatcher) reap() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
 		return
 	}
-	if wait := workerIdle - time.Since(d.last); wait > 0 {
-		d.arm(wait)
+	if d.scheduled != d.seen {
+		d.seen = d.scheduled
+		d.arm(workerIdle)
 		return
 	}
 reaping:

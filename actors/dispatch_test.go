@@ -12,7 +12,8 @@ import (
 )
 
 // An idle worker takes the next activation: no new goroutine per
-// activation while one is idle; and it exits after workerIdle without work.
+// activation while one is idle; and it exits within two workerIdle
+// periods without work.
 func TestDispatcherReusesAnIdleWorkerThenExits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDispatcher()
@@ -24,7 +25,7 @@ func TestDispatcherReusesAnIdleWorkerThenExits(t *testing.T) {
 			synctest.Wait()
 			assert.Equal(t, base+1, testpeer.BubbleGoroutines(t), "one worker, activation %d", i)
 		}
-		time.Sleep(workerIdle)
+		time.Sleep(2 * workerIdle)
 		synctest.Wait()
 		assert.Equal(t, base, testpeer.BubbleGoroutines(t), "the idle worker exited")
 		d.close()
@@ -66,9 +67,9 @@ func TestDispatcherCloseEndsItsWorkers(t *testing.T) {
 	})
 }
 
-// A worker exits workerIdle after the last activation, not after its
-// first: the timer that fires early is armed again for the rest.
-func TestDispatcherWorkerIdlesFromItsLastActivation(t *testing.T) {
+// Workers exit once a whole workerIdle has passed without an activation:
+// one more activation before the timer fires keeps them a period more.
+func TestDispatcherWorkersIdleFromTheLastActivation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDispatcher()
 		defer d.close()
@@ -80,12 +81,12 @@ func TestDispatcherWorkerIdlesFromItsLastActivation(t *testing.T) {
 		synctest.Wait()
 		d.Schedule(func() { ran <- struct{}{} })
 		<-ran
-		time.Sleep(workerIdle*3/4 - 1) // the first timer has fired
+		time.Sleep(workerIdle) // the timer fired at workerIdle and saw an activation
 		synctest.Wait()
-		assert.Equal(t, base+1, testpeer.BubbleGoroutines(t), "idle for less than workerIdle: still there")
-		time.Sleep(workerIdle/4 + 1)
+		assert.Equal(t, base+1, testpeer.BubbleGoroutines(t), "an activation in the last period: still there")
+		time.Sleep(workerIdle / 2) // the timer fires at 2 × workerIdle and sees none
 		synctest.Wait()
-		assert.Equal(t, base, testpeer.BubbleGoroutines(t), "idle for workerIdle: gone")
+		assert.Equal(t, base, testpeer.BubbleGoroutines(t), "a whole period without one: gone")
 	})
 }
 
@@ -107,7 +108,7 @@ func TestDispatcherBusyWorkerEndsOnceIdle(t *testing.T) {
 		close(release)
 		time.Sleep(workerIdle)
 		synctest.Wait()
-		assert.Equal(t, base, testpeer.BubbleGoroutines(t), "idle now: ended")
+		assert.Equal(t, base, testpeer.BubbleGoroutines(t), "idle now: ended at the next reap")
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		assert.Zero(t, d.workers)
