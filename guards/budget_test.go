@@ -45,6 +45,27 @@ func TestBudgetBurstThenRefusal(t *testing.T) {
 	}
 }
 
+// A budget lifted with rate.Inf refuses nothing and reads no clock; a
+// limited one reads it per request.
+func TestUnlimitedBudgetReadsNoClock(t *testing.T) {
+	for _, c := range []struct {
+		rate  rate.Limit
+		reads int
+	}{{rate.Inf, 0}, {rate.Limit(1e9), 1000}} {
+		p := New(Config{InputRate: c.rate})
+		reads := 0
+		p.now = func() time.Time { reads++; return time.Now() }
+		for i := range 1000 {
+			if _, r := p.Before(legacyIn(messages.MethodCreateMessage, okSampling)); r != nil {
+				t.Fatalf("rate %v: request %d refused: %v", c.rate, i+1, r.Err)
+			}
+		}
+		if reads != c.reads {
+			t.Fatalf("rate %v: clock read %d times, want %d", c.rate, reads, c.reads)
+		}
+	}
+}
+
 // The budget is checked before anything else: an over-budget request with
 // bad params is refused as rate limited, not as invalid.
 func TestBudgetCheckedFirst(t *testing.T) {

@@ -175,7 +175,7 @@ func (c ElicitationConfig) WithDefaults() ElicitationConfig {
 // in the Input.
 type Pipeline struct {
 	cfg      Config
-	limiter  *rate.Limiter
+	limiter  *rate.Limiter // nil when InputRate is rate.Inf: no budget, no clock read
 	withheld atomic.Int64
 	forms    formCache
 	// now is the limiter's clock; tests replace it.
@@ -185,11 +185,11 @@ type Pipeline struct {
 // New returns a Pipeline for cfg.
 func New(cfg Config) *Pipeline {
 	cfg = cfg.WithDefaults()
-	return &Pipeline{
-		cfg:     cfg,
-		limiter: rate.NewLimiter(cfg.InputRate, cfg.InputBurst),
-		now:     time.Now,
+	p := &Pipeline{cfg: cfg, now: time.Now}
+	if cfg.InputRate != rate.Inf {
+		p.limiter = rate.NewLimiter(cfg.InputRate, cfg.InputBurst)
 	}
+	return p
 }
 
 // Config returns the Pipeline's settings, defaults filled in.
@@ -234,7 +234,7 @@ func (p *Pipeline) Before(in *Input) (any, *Refusal) {
 
 // budget spends one token of the server's input budget.
 func (p *Pipeline) budget(method string) *Refusal {
-	if p.limiter.AllowN(p.now(), 1) {
+	if p.limiter == nil || p.limiter.AllowN(p.now(), 1) {
 		return nil
 	}
 	var r *Refusal
