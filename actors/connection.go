@@ -204,8 +204,9 @@ func (c *connection) inbound(ctx actor.Context, msg transport.Message) {
 		c.requestFailed(ctx, msg)
 		return
 	}
-	f, derr := messages.Decode(msg.Data)
-	if derr != nil {
+	var frame messages.Frame
+	f := &frame
+	if derr := messages.DecodeInto(msg.Data, f); derr != nil {
 		c.shared.counters.malformed.Add(1)
 		c.shared.logger.Warn("malformed message from server", "code", derr.Err.Code, "err", derr.Err.Message)
 		c.send(messages.NewErrorResponse(derr.ID, derr.Err))

@@ -68,16 +68,9 @@ func (r *request) Receive(ctx actor.Context) {
 // overtake), and the parent allows for that.
 func (r *request) reply(ctx actor.Context, o outcome) {
 	id, shared := r.in.guard.Context.RequestID, r.in.shared
-	var frame *messages.Frame
-	switch {
-	case o.ending == cancelled:
-	case o.rpc != nil:
-		frame = messages.NewErrorResponse(id, o.rpc)
-	default:
-		frame = &messages.Frame{JSONRPC: messages.Version, ID: id, Result: o.raw}
-	}
 	var data []byte
-	if frame != nil {
+	if o.ending != cancelled {
+		frame := messages.Frame{JSONRPC: messages.Version, ID: id, Result: o.raw, Error: o.rpc}
 		var err error
 		if data, err = frame.Encode(); err != nil {
 			// A handler's own error whose Data is not JSON: the server

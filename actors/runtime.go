@@ -357,14 +357,12 @@ func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage,
 // connection actor, which every call and message of the connection goes
 // through, only registers it and queues the bytes.
 func newCall(id messages.ID, method string, params json.RawMessage) (*callRequest, error) {
-	f, err := messages.NewRequest(id, method, params)
-	if err == nil {
-		var data []byte
-		if data, err = f.Encode(); err == nil {
-			return &callRequest{id: id, method: method, data: data, reply: make(chan callOutcome, 1)}, nil
-		}
+	f := messages.Frame{JSONRPC: messages.Version, ID: id, Method: method, Params: params}
+	data, err := f.Encode()
+	if err != nil {
+		return nil, &messages.Error{Kind: messages.KindProtocol, Method: method, Err: err}
 	}
-	return nil, &messages.Error{Kind: messages.KindProtocol, Method: method, Err: err}
+	return &callRequest{id: id, method: method, data: data, reply: make(chan callOutcome, 1)}, nil
 }
 
 // Notify sends a notification to the server.

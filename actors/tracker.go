@@ -24,7 +24,7 @@ import (
 // deadlineTick to the connection; the tick takes every deadline that has
 // passed and re-arms the timer for the next. A tick with nothing due (the
 // deadline it was armed for went) only re-arms, so ending a call or an
-// input never touches the timer.
+// input touches the timer only when it leaves the clock empty.
 type tracker struct {
 	fire   func()                       // sends deadlineTick to the connection
 	calls  map[messages.ID]*trackedCall // made on first use: an idle connection has none
@@ -117,10 +117,16 @@ func (t *tracker) clock(d *deadline, at time.Time) {
 	}
 }
 
-// unclock takes d off the clock; the timer stays armed (see tracker).
+// unclock takes d off the clock. The timer stays armed (see tracker)
+// unless the clock is empty: an idle connection has no timer running.
 func (t *tracker) unclock(d *deadline) {
-	if d.index >= 0 {
-		heap.Remove(&t.due, d.index)
+	if d.index < 0 {
+		return
+	}
+	heap.Remove(&t.due, d.index)
+	if len(t.due) == 0 && !t.armed.IsZero() {
+		t.timer.Stop()
+		t.armed = time.Time{}
 	}
 }
 

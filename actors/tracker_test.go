@@ -59,6 +59,7 @@ func TestTrackerClockFiresEachDeadlineInOrderWithOneTimer(t *testing.T) {
 		require.Equal(t, []string{"call 1 total=false active=30s paused=0s"}, ct.wait(20*time.Second))
 		require.Empty(t, tr.due, "nothing is left on the clock")
 		require.Same(t, timer, tr.timer, "one timer for the connection's life")
+		require.False(t, tr.timer.Stop(), "an empty clock has no timer running")
 		require.Empty(t, ct.wait(time.Hour), "call 1's total limit went with it")
 	})
 }
@@ -103,6 +104,19 @@ func TestTrackerClockHandlerTimeoutOutlivesItsCall(t *testing.T) {
 		require.Nil(t, tr.inputEnded(messages.IntID(7)))
 		require.Nil(t, tr.inputEnded(messages.IntID(8)))
 		require.Empty(t, tr.inputs)
+	})
+}
+
+func TestTrackerEmptyClockStopsItsTimer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newClockTest().tr
+		tr.start(messages.IntID(1), 10*time.Second, time.Hour, nil)
+		tr.start(messages.IntID(2), 20*time.Second, time.Hour, nil)
+		tr.end(messages.IntID(1))
+		require.False(t, tr.armed.IsZero(), "call 2 is still on the clock")
+		tr.end(messages.IntID(2))
+		require.True(t, tr.armed.IsZero())
+		require.False(t, tr.timer.Stop(), "the clock emptied: its timer was stopped already")
 	})
 }
 

@@ -294,11 +294,22 @@ func appendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
 // the peer should get: -32700 for text that is not JSON, -32600 for JSON that
 // is not a valid JSON-RPC 2.0 message (with the id when one could be read).
 func Decode(data []byte) (*Frame, *DecodeError) {
+	f := new(Frame)
+	if err := DecodeInto(data, f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// DecodeInto is Decode into a Frame of the caller's (which need not be on
+// the heap: a connection decodes every message it reads). On error f is
+// left partly set.
+func DecodeInto(data []byte, f *Frame) *DecodeError {
 	var m frameMembers
 	if !jsonscan.Valid(data) || !jsonscan.Object(data, m.set) {
-		return decodeMap(data)
+		return decodeMap(data, f)
 	}
-	return m.frame()
+	return m.frame(f)
 }
 
 // frameMembers are the members of a message that make its Frame, each nil
@@ -329,25 +340,25 @@ func (m *frameMembers) set(key, value []byte) bool {
 // decodeMap decodes data through a map of its members: the general way,
 // taken when a key must be unescaped or data is not a JSON object, and the
 // one that words a parse error.
-func decodeMap(data []byte) (*Frame, *DecodeError) {
+func decodeMap(data []byte, f *Frame) *DecodeError {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) || (len(bytes.TrimSpace(data)) > 0 && json.Valid(data)) {
-			return nil, &DecodeError{Err: &RPCError{Code: CodeInvalidRequest, Message: "Invalid Request: not a JSON object (batches are not supported)"}}
+			return &DecodeError{Err: &RPCError{Code: CodeInvalidRequest, Message: "Invalid Request: not a JSON object (batches are not supported)"}}
 		}
-		return nil, &DecodeError{Err: &RPCError{Code: CodeParseError, Message: "Parse error: " + err.Error()}}
+		return &DecodeError{Err: &RPCError{Code: CodeParseError, Message: "Parse error: " + err.Error()}}
 	}
 	m := frameMembers{
 		jsonrpc: fields["jsonrpc"], id: fields["id"], method: fields["method"],
 		params: fields["params"], result: fields["result"], error: fields["error"],
 	}
-	return m.frame()
+	return m.frame(f)
 }
 
-// frame checks the members of a message and builds its Frame.
-func (m *frameMembers) frame() (*Frame, *DecodeError) {
-	f := &Frame{}
+// frame checks the members of a message and builds its Frame in f.
+func (m *frameMembers) frame(f *Frame) *DecodeError {
+	*f = Frame{}
 	var id ID
 	idErr := error(nil)
 	if m.id != nil && !IsNull(m.id) {
@@ -356,8 +367,8 @@ func (m *frameMembers) frame() (*Frame, *DecodeError) {
 			f.ID = id
 		}
 	}
-	invalid := func(why string) (*Frame, *DecodeError) {
-		return nil, &DecodeError{ID: f.ID, Err: &RPCError{Code: CodeInvalidRequest, Message: "Invalid Request: " + why}}
+	invalid := func(why string) *DecodeError {
+		return &DecodeError{ID: f.ID, Err: &RPCError{Code: CodeInvalidRequest, Message: "Invalid Request: " + why}}
 	}
 	var ok bool
 	if f.JSONRPC, ok = jsonscan.String(m.jsonrpc); !ok || f.JSONRPC != Version {
@@ -376,7 +387,7 @@ func (m *frameMembers) frame() (*Frame, *DecodeError) {
 			}
 			f.Params = p
 		}
-		return f, nil
+		return nil
 	}
 	// A response.
 	if m.id == nil {
@@ -387,14 +398,14 @@ func (m *frameMembers) frame() (*Frame, *DecodeError) {
 	}
 	if m.result != nil {
 		f.Result = m.result
-		return f, nil
+		return nil
 	}
 	var rpcErr RPCError
 	if err := json.Unmarshal(m.error, &rpcErr); err != nil {
 		return invalid(`"error" must be an object with an integer "code" and a string "message"`)
 	}
 	f.Error = &rpcErr
-	return f, nil
+	return nil
 }
 
 // Members splits a JSON object into its top-level members in one scan,
