@@ -76,8 +76,8 @@ func (c *connection) Receive(ctx actor.Context) {
 			}
 		}
 	case *deadlineTick:
-		c.tracker.tick(c.expired, func(token any) {
-			if child, ok := c.running[token.(messages.ID)]; ok {
+		c.tracker.tick(c.expired, func(k inputKey) {
+			if child, ok := c.running[k.request]; ok {
 				ctx.Send(child, &handlerTimedOut{})
 			}
 		})
@@ -97,11 +97,11 @@ func (c *connection) Receive(ctx actor.Context) {
 			m.reply <- nil
 			return
 		}
-		grant := c.tracker.inputStarted(m.token, m.hint, "", 0)
+		grant := c.tracker.inputStarted(m.key, m.hint, "", 0)
 		grant.related = messages.ID{} // modern input is keyed, never related
 		m.reply <- grant
 	case *inputEnded:
-		c.expired(c.tracker.inputEnded(m.token))
+		c.expired(c.tracker.inputEnded(m.key))
 	case *taskBound:
 		c.tracker.bindTask(m.task, m.id)
 	case *notifyRequest:
@@ -334,10 +334,9 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	}
 	// Which call the request belongs to (and the pause of its deadline) is
 	// settled here, in this actor's order, before the call can end: the
-	// child starts with its grant. The request's id is its token: ids of
-	// running requests are unique.
+	// child starts with its grant.
 	timeout := c.cfg.handlerTimeout(f.Method)
-	r := &request{grant: c.tracker.inputStarted(f.ID, hint, relatedTask(f.Params), timeout)}
+	r := &request{grant: c.tracker.inputStarted(inputKey{request: f.ID}, hint, relatedTask(f.Params), timeout)}
 	r.in.init(c.shared, guards.Input{
 		Method: f.Method, Params: f.Params, Version: sess.version, Origin: c.cfg.Origin,
 		Context: messages.RequestContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID, Era: sess.era, Assigns: c.cfg.Assigns, RequestID: f.ID},
@@ -369,7 +368,7 @@ func (c *connection) release(child *actor.PID, id messages.ID) {
 	delete(c.children, child)
 	delete(c.running, id)
 	c.slots.Release()
-	c.expired(c.tracker.inputEnded(id))
+	c.expired(c.tracker.inputEnded(inputKey{request: id}))
 }
 
 func (c *connection) call(ctx actor.Context, m *callRequest) {

@@ -98,14 +98,14 @@ type (
 	// nil once the connection is closing. hint is the raw id of the call.
 	inputStarted struct {
 		quiet
-		token any
+		key   inputKey
 		hint  string
 		reply chan *inputGrant
 	}
-	// inputEnded ends the pause of token's input.
+	// inputEnded ends the pause of key's input.
 	inputEnded struct {
 		quiet
-		token any
+		key inputKey
 	}
 	// taskBound: server requests related to task belong to call id.
 	taskBound struct {

@@ -197,11 +197,11 @@ func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, ra
 		reqs = append(reqs, inputRequest{key: k, method: r.Method, params: r.Params})
 	}
 
-	grant, token, err := rt.inputStarted(m.Method, logical)
+	grant, key, err := rt.inputStarted(m.Method, logical)
 	if err != nil {
 		return nil, err
 	}
-	defer rt.system.Root.Send(rt.pid, &inputEnded{token: token})
+	defer rt.system.Root.Send(rt.pid, &inputEnded{key: key})
 
 	if len(reqs) == 1 {
 		res, err := rt.answerInput(ctx, m, reqs[0], grant, expired)
@@ -287,20 +287,22 @@ func readInputRequest(raw []byte) (wireInputRequest, bool) {
 
 // inputStarted pauses the logical call's deadline while its input is
 // gathered and returns the grant (its assigns, the calls in flight) and the
-// token that ends the pause. Once the connection is ending there is no
-// grant, and the input is not answered.
-func (rt *Runtime) inputStarted(method string, logical messages.ID) (*inputGrant, any, error) {
-	token := &struct{}{}
+// key that ends the pause: a number of this runtime's, so that inputs
+// gathered at once never share one (a pointer to a zero-size value, as the
+// token was, is one address for all). Once the connection is ending there
+// is no grant, and the input is not answered.
+func (rt *Runtime) inputStarted(method string, logical messages.ID) (*inputGrant, inputKey, error) {
+	key := inputKey{local: rt.nextID.Add(1)}
 	reply := make(chan *inputGrant, 1)
-	rt.system.Root.Send(rt.pid, &inputStarted{token: token, hint: logical.String(), reply: reply})
+	rt.system.Root.Send(rt.pid, &inputStarted{key: key, hint: logical.String(), reply: reply})
 	select {
 	case grant := <-reply:
 		if grant != nil {
-			return grant, token, nil
+			return grant, key, nil
 		}
 	case <-rt.done: // the connection actor is gone: the message was dropped
 	}
-	return nil, nil, rt.life.closedErr(method)
+	return nil, inputKey{}, rt.life.closedErr(method)
 }
 
 // answerInput runs one input request through the pipeline and maps its

@@ -28,7 +28,7 @@ import (
 type tracker struct {
 	fire   func()                       // sends deadlineTick to the connection
 	calls  map[messages.ID]*trackedCall // made on first use: an idle connection has none
-	inputs map[any]*trackedInput        // input token → its call and handler timeout
+	inputs map[inputKey]*trackedInput   // its call and handler timeout, by input
 	tasks  map[string]messages.ID       // task id → the call awaiting it
 	due    deadlines                    // every deadline on the clock
 	timer  *time.Timer                  // made with the first deadline
@@ -49,22 +49,31 @@ type trackedCall struct {
 	assigns     map[string]any
 }
 
+// inputKey names an input: a legacy server request by its id (ids of
+// running requests are unique), any other input by a number of its
+// runtime's (local).
+type inputKey struct {
+	request messages.ID
+	local   int64
+}
+
 // trackedInput is an input the tracker knows: the call it paused (when
 // hasCall) and, for a request child, its handler timeout.
 type trackedInput struct {
+	key     inputKey
 	call    messages.ID
 	hasCall bool
 	timeout deadline
 }
 
 // deadline is a moment on the tracker's clock: a call's deadline or total
-// limit (call set), or an input's handler timeout (token set).
+// limit (call set), or an input's handler timeout (input set).
 type deadline struct {
 	at    time.Time
 	index int // in the heap; -1 when off the clock
 	call  *trackedCall
+	input *trackedInput
 	total bool
-	token any
 }
 
 // deadlines is a min-heap by at, for container/heap.
@@ -141,8 +150,8 @@ func (t *tracker) arm(at time.Time) {
 
 // tick takes the timer's tick: every deadline that has passed is acted on
 // (a call's through expired, a handler timeout through timedOut, with its
-// input's token), then the timer is armed for the next.
-func (t *tracker) tick(expired func(*callExpired), timedOut func(token any)) {
+// input's key), then the timer is armed for the next.
+func (t *tracker) tick(expired func(*callExpired), timedOut func(inputKey)) {
 	t.armed = time.Time{}
 	now := time.Now()
 	for len(t.due) > 0 && !t.due[0].at.After(now) {
@@ -150,7 +159,7 @@ func (t *tracker) tick(expired func(*callExpired), timedOut func(token any)) {
 		if d.call != nil {
 			expired(t.expire(d.call, d.total))
 		} else {
-			timedOut(d.token)
+			timedOut(d.input.key)
 		}
 	}
 	if len(t.due) > 0 {
@@ -159,22 +168,23 @@ func (t *tracker) tick(expired func(*callExpired), timedOut func(token any)) {
 }
 
 // inputStarted relates an input to its call, pauses that call's deadline
-// and returns the grant; token ends the pause (inputEnded). hint is the raw
+// and returns the grant; inputEnded(key) ends the pause. hint is the raw
 // id of the call whose stream carried the input ("" when the transport
 // cannot tell), task the related-task id it carries ("" when none). A
 // positive timeout puts the input's handler timeout on the clock (request
 // children; the other drivers time their handlers themselves).
-func (t *tracker) inputStarted(token any, hint, task string, timeout time.Duration) *inputGrant {
+func (t *tracker) inputStarted(key inputKey, hint, task string, timeout time.Duration) *inputGrant {
 	grant := &inputGrant{inFlight: len(t.calls)}
 	c := t.relate(hint, task)
 	if c == nil && timeout <= 0 {
 		return grant
 	}
-	in := &trackedInput{timeout: deadline{index: -1, token: token}}
+	in := &trackedInput{key: key}
+	in.timeout = deadline{index: -1, input: in}
 	if t.inputs == nil {
-		t.inputs = map[any]*trackedInput{}
+		t.inputs = map[inputKey]*trackedInput{}
 	}
-	t.inputs[token] = in
+	t.inputs[key] = in
 	if c != nil {
 		grant.related, grant.assigns, grant.hasCall = c.id, c.assigns, true
 		in.call, in.hasCall = c.id, true
@@ -189,15 +199,15 @@ func (t *tracker) inputStarted(token any, hint, task string, timeout time.Durati
 	return grant
 }
 
-// inputEnded ends the pause token took and takes its handler timeout off
+// inputEnded ends the pause key's input took and takes its handler timeout off
 // the clock; it reports the expiry to act on when the call's time ran out
 // meanwhile.
-func (t *tracker) inputEnded(token any) *callExpired {
-	in, ok := t.inputs[token]
+func (t *tracker) inputEnded(key inputKey) *callExpired {
+	in, ok := t.inputs[key]
 	if !ok {
 		return nil
 	}
-	delete(t.inputs, token)
+	delete(t.inputs, key)
 	t.unclock(&in.timeout)
 	if !in.hasCall {
 		return nil

@@ -35,14 +35,17 @@ func (ct *clockTest) wait(d time.Duration) []string {
 		<-ct.fired
 		ct.tr.tick(func(e *callExpired) {
 			ct.got = append(ct.got, fmt.Sprintf("call %s total=%v active=%s paused=%s", e.id, e.total, e.active, e.paused))
-		}, func(token any) {
-			ct.got = append(ct.got, fmt.Sprintf("handler %v", token))
+		}, func(k inputKey) {
+			ct.got = append(ct.got, fmt.Sprintf("handler %s", k.request))
 		})
 	}
 	got := ct.got
 	ct.got = nil
 	return got
 }
+
+// req is the key of the legacy server request n.
+func req(n int64) inputKey { return inputKey{request: messages.IntID(n)} }
 
 func TestTrackerClockFiresEachDeadlineInOrderWithOneTimer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -70,10 +73,10 @@ func TestTrackerClockPausesAndResumesTheDeadline(t *testing.T) {
 		tr := ct.tr
 		tr.start(messages.IntID(1), 10*time.Second, 40*time.Second, nil)
 		ct.wait(4 * time.Second)
-		g := tr.inputStarted(messages.IntID(100), "", "", time.Minute)
+		g := tr.inputStarted(req(100), "", "", time.Minute)
 		require.True(t, g.hasCall, "the only call in flight is the input's call")
 		require.Empty(t, ct.wait(20*time.Second), "paused: the deadline is off the clock")
-		require.Nil(t, tr.inputEnded(messages.IntID(100)))
+		require.Nil(t, tr.inputEnded(req(100)))
 		require.Empty(t, ct.wait(5*time.Second), "6 s were left at the pause")
 		require.Equal(t, []string{"call 1 total=false active=30s paused=20s"}, ct.wait(time.Second))
 		require.Empty(t, ct.wait(time.Hour), "the handler timeout left the clock with its input")
@@ -85,9 +88,9 @@ func TestTrackerClockTotalLimitEndsAPausedCall(t *testing.T) {
 		ct := newClockTest()
 		tr := ct.tr
 		tr.start(messages.IntID(1), 10*time.Second, 30*time.Second, nil)
-		tr.inputStarted("mrtr", "", "", 0)
+		tr.inputStarted(inputKey{local: 1}, "", "", 0)
 		require.Equal(t, []string{"call 1 total=true active=30s paused=30s"}, ct.wait(30*time.Second))
-		require.Nil(t, tr.inputEnded("mrtr"), "its call is gone: nothing resumes")
+		require.Nil(t, tr.inputEnded(inputKey{local: 1}), "its call is gone: nothing resumes")
 	})
 }
 
@@ -96,13 +99,13 @@ func TestTrackerClockHandlerTimeoutOutlivesItsCall(t *testing.T) {
 		ct := newClockTest()
 		tr := ct.tr
 		tr.start(messages.IntID(1), time.Minute, time.Hour, nil)
-		tr.inputStarted(messages.IntID(7), "", "", 3*time.Second)
-		tr.inputStarted(messages.IntID(8), "", "", 2*time.Second) // both belong to call 1, the only call
+		tr.inputStarted(req(7), "", "", 3*time.Second)
+		tr.inputStarted(req(8), "", "", 2*time.Second) // both belong to call 1, the only call
 		tr.end(messages.IntID(1))
 		require.Equal(t, []string{"handler 8"}, ct.wait(2*time.Second))
 		require.Equal(t, []string{"handler 7"}, ct.wait(time.Second))
-		require.Nil(t, tr.inputEnded(messages.IntID(7)))
-		require.Nil(t, tr.inputEnded(messages.IntID(8)))
+		require.Nil(t, tr.inputEnded(req(7)))
+		require.Nil(t, tr.inputEnded(req(8)))
 		require.Empty(t, tr.inputs)
 	})
 }
@@ -125,7 +128,7 @@ func TestTrackerStopLeavesNothingToFire(t *testing.T) {
 		ct := newClockTest()
 		tr := ct.tr
 		tr.start(messages.IntID(1), time.Second, time.Hour, nil)
-		tr.inputStarted(messages.IntID(7), "", "", 2*time.Second)
+		tr.inputStarted(req(7), "", "", 2*time.Second)
 		tr.stop()
 		time.Sleep(time.Hour)
 		synctest.Wait()

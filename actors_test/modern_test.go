@@ -312,6 +312,51 @@ func TestModernDeadlinePausedAcrossRounds(t *testing.T) {
 	})
 }
 
+// Two calls gathering input at once each pause their own deadline, and
+// the end of one's input resumes that call only (the pause's token was one
+// shared zero-size pointer: the first input to end resumed the other call,
+// which then timed out while its person was still answering).
+func TestModernConcurrentInputsPauseTheirOwnCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &handler{elicit: func(_ context.Context, r *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
+			d, err := time.ParseDuration(r.Params.Message) // how long the person takes
+			if err != nil {
+				return nil, err
+			}
+			time.Sleep(d)
+			return &conduit.ElicitResult{Action: "decline"}, nil
+		}}
+		c, srv := connectModernFake(t, conduit.Options{Handler: h})
+		start := time.Now()
+		opts := []conduit.CallOption{conduit.WithTimeout(10 * time.Second), conduit.WithMaxTotalTimeout(time.Hour)}
+		a := callAsync(c, "a", opts...)
+		ma := srv.next()
+		b := callAsync(c, "b", opts...)
+		mb := srv.next()
+		ask := func(m map[string]any, answerIn string) {
+			srv.reply(m["id"], map[string]any{"resultType": "input_required", "inputRequests": map[string]any{"e": map[string]any{"method": "elicitation/create",
+				"params": map[string]any{"message": answerIn, "requestedSchema": formParams["requestedSchema"]}}}})
+		}
+		ask(ma, "30s")
+		synctest.Wait() // a's input has started: b's starts second
+		ask(mb, "60s")
+		retryA := srv.next()
+		assert.Equal(t, 30*time.Second, time.Since(start))
+		srv.reply(retryA["id"], map[string]any{"resultType": "complete", "content": []any{}})
+		require.NoError(t, (<-a).err)
+		retryB := srv.next()
+		require.Equal(t, "tools/call", retryB["method"], "b's deadline ran while its person answered")
+		assert.Equal(t, 60*time.Second, time.Since(start))
+		// b's retry goes unanswered: its deadline runs again, from where
+		// it was paused.
+		var ce *conduit.Error
+		require.ErrorAs(t, (<-b).err, &ce)
+		assert.Equal(t, conduit.KindTimeout, ce.Kind)
+		assert.Equal(t, 70*time.Second, time.Since(start))
+		assert.Equal(t, 60*time.Second, ce.Paused)
+	})
+}
+
 func TestModernMaxTotalTimeoutEndsInputGathering(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &handler{elicit: func(ctx context.Context, _ *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
