@@ -33,7 +33,7 @@ type dispatcher struct {
 	mu      sync.Mutex  // guards what follows; held to send on work or close it
 	work    chan func() // unbuffered: a send succeeds only to an idle worker; nil ends it; closed by close
 	closed  bool
-	workers int         // started and not yet told to end
+	workers int // started and not yet told to end
 	// scheduled counts Schedules, seen is its value at the last reap: a
 	// counter, as a clock read per activation cost more.
 	scheduled, seen uint64
