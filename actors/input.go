@@ -55,7 +55,8 @@ const (
 type outcome struct {
 	ending ending
 	// result is the answer after the after-guards, raw its encoding
-	// (answered only).
+	// (answered only): for a legacy server request (its RequestID set) the
+	// whole JSON-RPC response, for any other input the result alone.
 	result any
 	raw    json.RawMessage
 	// rpc is the JSON-RPC error a legacy server is sent; in both eras it is
@@ -132,7 +133,13 @@ func (in *input) returned(out supervisor.Outcome) (outcome, bool) {
 	if refusal != nil {
 		return in.end(outcome{ending: rejected, rpc: refusal.Err, audit: refusal.Outcome}), true
 	}
-	raw, err := messages.MarshalResult(result)
+	var raw json.RawMessage
+	var err error
+	if id := in.guard.Context.RequestID; !id.IsZero() {
+		raw, err = messages.EncodeResponse(id, result) // sent as it is
+	} else {
+		raw, err = messages.MarshalResult(result)
+	}
 	if err != nil {
 		in.shared.logger.Error("input result could not be encoded", in.logAttrs("err", err)...)
 		e := &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: result could not be encoded"}

@@ -69,8 +69,12 @@ func (r *request) Receive(ctx actor.Context) {
 func (r *request) reply(ctx actor.Context, o outcome) {
 	id, shared := r.in.guard.Context.RequestID, r.in.shared
 	var data []byte
-	if o.ending != cancelled {
-		frame := messages.Frame{JSONRPC: messages.Version, ID: id, Result: o.raw, Error: o.rpc}
+	switch o.ending {
+	case cancelled:
+	case answered:
+		data = o.raw // the whole response, encoded by the pipeline
+	default:
+		frame := messages.Frame{JSONRPC: messages.Version, ID: id, Error: o.rpc}
 		var err error
 		if data, err = frame.Encode(); err != nil {
 			// A handler's own error whose Data is not JSON: the server

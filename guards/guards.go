@@ -248,7 +248,8 @@ func (p *Pipeline) budget(method string) *Refusal {
 }
 
 // After checks the handler's answer to req and returns the result to send:
-// a copy, filtered or completed, never the handler's own value mutated.
+// a copy when it is filtered or completed (never the handler's own value
+// mutated), else the handler's value itself.
 func (p *Pipeline) After(in *Input, req any, result any) (any, *Refusal) {
 	switch r := result.(type) {
 	case *messages.CreateMessageResult:

@@ -137,9 +137,10 @@ func (p *Pipeline) afterSampling(r *messages.CreateMessageResult) (any, *Refusal
 	if len(r.Content.Blocks) == 0 {
 		return nil, internalError("sampling result has no content")
 	}
-	out := *r
-	if out.Role == "" {
-		out.Role = "assistant"
+	if r.Role != "" {
+		return r, nil // nothing to complete: the handler's value, unchanged
 	}
+	out := *r
+	out.Role = "assistant"
 	return &out, nil
 }

@@ -267,6 +267,11 @@ func TestSamplingAfter(t *testing.T) {
 	if want := `{"role":"assistant","content":{"type":"text","text":"x"},"model":"m","stopReason":"endTurn"}`; mustJSON(t, got) != want {
 		t.Fatalf("wire = %s", mustJSON(t, got))
 	}
+	// A complete result is sent as it is: no copy.
+	whole := &messages.CreateMessageResult{Role: "user", Model: "m", Content: messages.Text("x")}
+	if res, r := p.After(in, req, whole); r != nil || res != any(whole) {
+		t.Fatalf("a complete result: got %p (%v), want the handler's %p", res, r, whole)
+	}
 }
 
 // TestJSONIntegerIsTheGrammar holds jsonInteger to the grammar it

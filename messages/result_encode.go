@@ -12,10 +12,32 @@ import (
 // through reflection and Contents.MarshalJSON, than decoding the whole
 // request); any other value goes through json.Marshal.
 func MarshalResult(v any) ([]byte, error) {
-	if r, ok := v.(*CreateMessageResult); ok && r != nil {
-		return r.appendJSON(make([]byte, 0, 128))
+	return appendResult(make([]byte, 0, 128), v)
+}
+
+// EncodeResponse encodes the JSON-RPC response to request id carrying the
+// result v, byte for byte as Frame{ID: id, Result: MarshalResult(v)}
+// encodes, in one buffer: a legacy server request's answer is written
+// once, not encoded and then copied (and scanned again) into its frame.
+func EncodeResponse(id ID, v any) ([]byte, error) {
+	b := id.appendJSON(append(make([]byte, 0, 160), `{"jsonrpc":"2.0","id":`...))
+	b, err := appendResult(append(b, `,"result":`...), v)
+	if err != nil {
+		return nil, err
 	}
-	return json.Marshal(v)
+	return append(b, '}'), nil
+}
+
+// appendResult appends v as MarshalResult encodes it.
+func appendResult(b []byte, v any) ([]byte, error) {
+	if r, ok := v.(*CreateMessageResult); ok && r != nil {
+		return r.appendJSON(b)
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, raw...), nil
 }
 
 // appendJSON appends r as json.Marshal encodes it.

@@ -53,6 +53,34 @@ func TestMarshalResultIsMarshal(t *testing.T) {
 	assert.Equal(t, string(want), string(got))
 }
 
+// EncodeResponse is the frame that carries MarshalResult's encoding, in
+// one buffer, for either kind of id, and fails where MarshalResult fails.
+func TestEncodeResponseIsTheFrameOfMarshalResult(t *testing.T) {
+	results := []any{
+		&CreateMessageResult{Role: "assistant", Content: Text("hi <b>&</b>"), Model: "m"},
+		&CreateMessageResult{Role: "a", Content: Contents{Blocks: []ContentBlock{{Type: "x", Input: json.RawMessage(` { "a" : 1 } `)}}, Array: true}, Model: "m"},
+		&ListRootsResult{Roots: []Root{{URI: "file:///a", Name: "<a>"}}},
+		&ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada & <Bob>"}},
+		map[string]any{},
+	}
+	for _, id := range []ID{IntID(7), IntID(-1), StringID("x\"<y>")} {
+		for _, r := range results {
+			raw, err := MarshalResult(r)
+			require.NoError(t, err)
+			f := Frame{JSONRPC: Version, ID: id, Result: raw}
+			want, err := f.Encode()
+			require.NoError(t, err)
+			got, err := EncodeResponse(id, r)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(got))
+		}
+	}
+	_, err := EncodeResponse(IntID(1), &CreateMessageResult{Role: "a", Content: Contents{Blocks: []ContentBlock{{Type: "x", Input: json.RawMessage(`{nope`)}}}})
+	assert.Error(t, err)
+	_, err = EncodeResponse(IntID(1), map[string]any{"f": func() {}})
+	assert.Error(t, err)
+}
+
 func FuzzMarshalResult(f *testing.F) {
 	f.Add("assistant", "hi <there>", "m", "endTurn", `{"a":1}`, true)
 	f.Add("", "\xff\u2028", "", "", ``, false)
