@@ -35,9 +35,29 @@ type input struct {
 	parent  context.Context // its end is a cancellation of the request
 	req     any             // what the handler got, after the before-guards
 	cancel  context.CancelFunc
-	handle  *supervisor.Handle
+	handle  supervisor.Handle // its handler goroutine, once started
+	started bool              // the handler was started
 	ended   bool
+	driver  driver // gets the handler's outcome
 }
+
+// driver is what drives an input: it gets the handler's outcome from the
+// handler's goroutine, and must not block there.
+type driver interface {
+	handlerDone(supervisor.Outcome)
+}
+
+// outcomeChan drives an input from a goroutine waiting on it (input.run).
+type outcomeChan chan supervisor.Outcome
+
+func (c outcomeChan) handlerDone(out supervisor.Outcome) { c <- out }
+
+// Run and Done make an input the supervisor's Job: Run calls the handler
+// that matches the request the before-guards produced.
+func (in *input) Run(ctx context.Context) (any, error) { return answer(ctx, &in.shared.handlers, in.req) }
+
+// Done hands the handler's outcome to the input's driver.
+func (in *input) Done(out supervisor.Outcome) { in.driver.handlerDone(out) }
 
 // ending says how an input ended.
 type ending int
@@ -79,9 +99,9 @@ func (in *input) init(s *shared, g guards.Input, key string, timeout time.Durati
 
 // start applies the grant (the related call, its assigns, the calls in
 // flight), runs the before-guards and, when they pass, starts the handler
-// under a ctx derived from parent; done gets the handler's outcome from the
-// handler's goroutine and must not block. It reports the outcome and true
-// when the input ended here (refused, or ended before its grant came).
+// under a ctx derived from parent; d gets the handler's outcome. It reports
+// the outcome and true when the input ended here (refused, or ended before
+// its grant came).
 //
 // The driver ends the input when parent ends (every driver watches its
 // parent: the request child is cancelled by the connection before the
@@ -89,7 +109,7 @@ func (in *input) init(s *shared, g guards.Input, key string, timeout time.Durati
 // cancels the handler's ctx. So a parent without a deadline is not
 // registered with: that registration took the lock of the connection's
 // ctx twice per request, from every worker at once.
-func (in *input) start(parent context.Context, g *inputGrant, done func(supervisor.Outcome)) (outcome, bool) {
+func (in *input) start(parent context.Context, g *inputGrant, d driver) (outcome, bool) {
 	if in.ended {
 		return outcome{}, false
 	}
@@ -107,11 +127,8 @@ func (in *input) start(parent context.Context, g *inputGrant, done func(supervis
 		base = context.WithoutCancel(parent) // its values, not its Done
 	}
 	hctx, cancel := context.WithCancel(base)
-	in.cancel = cancel
-	handlers := &in.shared.handlers
-	in.handle = supervisor.Go(hctx, &in.shared.abandoned, func(c context.Context) (any, error) {
-		return answer(c, handlers, req)
-	}, done)
+	in.cancel, in.driver, in.started = cancel, d, true
+	supervisor.Go(hctx, &in.shared.abandoned, &in.handle, in)
 	return outcome{}, false
 }
 
@@ -192,7 +209,7 @@ func (in *input) end(o outcome) outcome {
 	if in.cancel != nil {
 		in.cancel()
 	}
-	if in.handle != nil && in.handle.Abandon() {
+	if in.started && in.handle.Abandon() {
 		// Info, not Warn: at a timeout or a cancellation the handler is
 		// still running by definition; it is counted
 		// (Stats.AbandonedHandlers) until it returns, which is what an
@@ -216,8 +233,8 @@ func (in *input) end(o outcome) outcome {
 // and the end of the connection decides. It returns the abort's error when
 // that ended it.
 func (in *input) run(ctx context.Context, g *inputGrant, abort <-chan error) (outcome, error) {
-	done := make(chan supervisor.Outcome, 1)
-	if o, ended := in.start(ctx, g, func(out supervisor.Outcome) { done <- out }); ended {
+	done := make(outcomeChan, 1)
+	if o, ended := in.start(ctx, g, done); ended {
 		return o, nil
 	}
 	timer := time.NewTimer(in.timeout)

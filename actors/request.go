@@ -27,13 +27,19 @@ type request struct {
 	in       input       // its id is in.guard.Context.RequestID
 	grant    *inputGrant // the related call, settled by the connection
 	stopping bool
+	self     *actor.PID
+	root     *actor.RootContext
 }
+
+// handlerDone sends the handler's outcome to the child, from the
+// handler's goroutine.
+func (r *request) handlerDone(out supervisor.Outcome) { r.root.Send(r.self, &handlerDone{out: out}) }
 
 func (r *request) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		self, root := ctx.Self(), ctx.ActorSystem().Root
-		o, ended := r.in.start(r.in.shared.ctx, r.grant, func(out supervisor.Outcome) { root.Send(self, &handlerDone{out: out}) })
+		r.self, r.root = ctx.Self(), ctx.ActorSystem().Root
+		o, ended := r.in.start(r.in.shared.ctx, r.grant, r)
 		if ended {
 			r.reply(ctx, o)
 		}

@@ -58,12 +58,15 @@ type inputKey struct {
 }
 
 // trackedInput is an input the tracker knows: the call it paused (when
-// hasCall) and, for a request child, its handler timeout.
+// hasCall) and, for a request child, its handler timeout. Its grant is
+// what the input's driver reads (never written once granted; the tracker
+// keeps its own fields apart, as the call may end first).
 type trackedInput struct {
 	key     inputKey
 	call    messages.ID
 	hasCall bool
 	timeout deadline
+	grant   inputGrant
 }
 
 // deadline is a moment on the tracker's clock: a call's deadline or total
@@ -174,13 +177,13 @@ func (t *tracker) tick(expired func(*callExpired), timedOut func(inputKey)) {
 // positive timeout puts the input's handler timeout on the clock (request
 // children; the other drivers time their handlers themselves).
 func (t *tracker) inputStarted(key inputKey, hint, task string, timeout time.Duration) *inputGrant {
-	grant := &inputGrant{inFlight: len(t.calls)}
 	c := t.relate(hint, task)
 	if c == nil && timeout <= 0 {
-		return grant
+		return &inputGrant{inFlight: len(t.calls)}
 	}
-	in := &trackedInput{key: key}
+	in := &trackedInput{key: key, grant: inputGrant{inFlight: len(t.calls)}}
 	in.timeout = deadline{index: -1, input: in}
+	grant := &in.grant
 	if t.inputs == nil {
 		t.inputs = map[inputKey]*trackedInput{}
 	}

@@ -109,30 +109,42 @@ func (g *Gate) Close() bool {
 	}
 }
 
-// Handle is one running handler goroutine.
+// Job is a handler that Go runs.
+type Job interface {
+	// Run is the user's callback.
+	Run(ctx context.Context) (any, error)
+	// Done gets Run's outcome, on the job's goroutine, even after Abandon
+	// (the owner ignores a late outcome); it must not block.
+	Done(Outcome)
+}
+
+// Handle is one handler goroutine; its owner keeps it (the zero Handle is
+// ready for Go), so that starting a handler allocates no more than its
+// goroutine.
 type Handle struct{ gate Gate }
 
-// Go runs fn(ctx) in a new goroutine that recovers its panic and then calls
-// done with the outcome (from that goroutine; done must not block). done is
-// called even after Abandon, so the owner must ignore late outcomes.
-func Go(ctx context.Context, gauge *Gauge, fn func(context.Context) (any, error), done func(Outcome)) *Handle {
-	h := &Handle{gate: Gate{gauge: gauge}}
+// Go runs job.Run(ctx) in a new goroutine that recovers its panic and then
+// calls job.Done with the outcome. h is the job's Handle; an abandoned job
+// is counted in gauge until it returns.
+func Go(ctx context.Context, gauge *Gauge, h *Handle, job Job) {
+	h.gate = Gate{gauge: gauge}
 	h.gate.Enter()
-	go func() {
-		var out Outcome
-		defer func() {
-			h.gate.Leave()
-			done(out)
-		}()
-		defer func() {
-			if v := recover(); v != nil {
-				out = Outcome{Err: &PanicError{Value: v, Stack: debug.Stack()}}
-			}
-		}()
-		res, err := fn(ctx)
-		out = Outcome{Result: res, Err: err}
+	go h.run(ctx, job)
+}
+
+func (h *Handle) run(ctx context.Context, job Job) {
+	var out Outcome
+	defer func() {
+		h.gate.Leave()
+		job.Done(out)
 	}()
-	return h
+	defer func() {
+		if v := recover(); v != nil {
+			out = Outcome{Err: &PanicError{Value: v, Stack: debug.Stack()}}
+		}
+	}()
+	res, err := job.Run(ctx)
+	out = Outcome{Result: res, Err: err}
 }
 
 // Abandon records that the owner stopped waiting. It reports whether the

@@ -12,9 +12,25 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// funcJob is a Job of two funcs.
+type funcJob struct {
+	run  func(context.Context) (any, error)
+	done chan Outcome
+}
+
+func (j funcJob) Run(ctx context.Context) (any, error) { return j.run(ctx) }
+func (j funcJob) Done(o Outcome)                       { j.done <- o }
+
+// start runs fn under a new Handle counted in g; the outcome comes on the
+// channel it returns.
+func start(g *Gauge, fn func(context.Context) (any, error)) (*Handle, chan Outcome) {
+	h, done := new(Handle), make(chan Outcome, 1)
+	Go(context.Background(), g, h, funcJob{run: fn, done: done})
+	return h, done
+}
+
 func TestGoRecoversPanicsWithTheStack(t *testing.T) {
-	done := make(chan Outcome, 1)
-	Go(context.Background(), nil, func(context.Context) (any, error) { panic("boom") }, func(o Outcome) { done <- o })
+	_, done := start(nil, func(context.Context) (any, error) { panic("boom") })
 	o := <-done
 	var pe *PanicError
 	require.True(t, errors.As(o.Err, &pe))
@@ -26,8 +42,7 @@ func TestGoRecoversPanicsWithTheStack(t *testing.T) {
 func TestAbandonCountsUntilTheHandlerReturns(t *testing.T) {
 	var g Gauge
 	release := make(chan struct{})
-	done := make(chan Outcome, 1)
-	h := Go(context.Background(), &g, func(context.Context) (any, error) { <-release; return "late", nil }, func(o Outcome) { done <- o })
+	h, done := start(&g, func(context.Context) (any, error) { <-release; return "late", nil })
 	assert.True(t, h.Abandon())
 	assert.False(t, h.Abandon(), "counted once")
 	assert.EqualValues(t, 1, g.Load())
@@ -38,8 +53,7 @@ func TestAbandonCountsUntilTheHandlerReturns(t *testing.T) {
 
 func TestAbandonAfterReturnIsNotCounted(t *testing.T) {
 	var g Gauge
-	done := make(chan Outcome, 1)
-	h := Go(context.Background(), &g, func(context.Context) (any, error) { return 1, nil }, func(o Outcome) { done <- o })
+	h, done := start(&g, func(context.Context) (any, error) { return 1, nil })
 	<-done
 	assert.False(t, h.Abandon())
 	assert.EqualValues(t, 0, g.Load())
