@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"runtime"
 	"testing"
 	"testing/synctest"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/conduitmcp/conduit/internal/testpeer"
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/transport"
 )
@@ -28,6 +28,27 @@ func TestProtoactorLogsGoToOurLoggerWithAWarnFloor(t *testing.T) {
 	assert.NotContains(t, out, "chatter")
 	assert.Contains(t, out, `msg="something worth seeing"`)
 	assert.Contains(t, out, "component=protoactor")
+}
+
+// A system of ours keeps its PIDs in registryMaps concurrent maps, not
+// protoactor's 1 024, and every process the system registered while it was
+// made is still found after the move.
+func TestNewSystemCompactsItsRegistry(t *testing.T) {
+	sys := actor.NewActorSystem()
+	var ids []string
+	for _, m := range sys.ProcessRegistry.LocalPIDs.LocalPIDs {
+		ids = append(ids, m.Keys()...)
+	}
+	require.Len(t, sys.ProcessRegistry.LocalPIDs.LocalPIDs, 1024)
+	require.NotEmpty(t, ids, "a new system registers its own processes")
+	compactRegistry(sys)
+	require.Len(t, sys.ProcessRegistry.LocalPIDs.LocalPIDs, registryMaps)
+	assert.Equal(t, len(ids), registered(sys))
+	for _, id := range ids {
+		_, ok := sys.ProcessRegistry.GetLocal(id)
+		assert.True(t, ok, "process %q moved over", id)
+	}
+	assert.Len(t, NewSystem(nil).ProcessRegistry.LocalPIDs.LocalPIDs, registryMaps)
 }
 
 // registered counts the processes in sys's registry: every live actor,
@@ -56,14 +77,14 @@ func TestRuntimesLeaveNothingInASharedSystem(t *testing.T) {
 		}
 		cycle() // the first one makes what is made once per system
 		synctest.Wait()
-		pids, subs, goroutines := registered(sys), sys.EventStream.Length(), runtime.NumGoroutine()
+		pids, subs, goroutines := registered(sys), sys.EventStream.Length(), testpeer.BubbleGoroutines(t)
 		for range 50 {
 			cycle()
 		}
 		synctest.Wait()
 		assert.Equal(t, pids, registered(sys), "registry entries")
 		assert.Equal(t, subs, sys.EventStream.Length(), "event-stream subscriptions")
-		assert.Equal(t, goroutines, runtime.NumGoroutine(), "goroutines")
+		assert.Equal(t, goroutines, testpeer.BubbleGoroutines(t), "goroutines")
 	})
 }
 
@@ -87,7 +108,7 @@ func TestAfterDoneRunsOnceTheRuntimeIsDone(t *testing.T) {
 		client, server := transport.NewMemoryPair()
 		rt := Start(Config{Conn: client})
 		synctest.Wait()
-		base := runtime.NumGoroutine()
+		base := testpeer.BubbleGoroutines(t)
 		called := make(chan bool, 2)
 		rt.AfterDone(func() {
 			select {
@@ -98,7 +119,7 @@ func TestAfterDoneRunsOnceTheRuntimeIsDone(t *testing.T) {
 			}
 		})
 		synctest.Wait()
-		assert.Equal(t, base, runtime.NumGoroutine(), "goroutines while waiting")
+		assert.Equal(t, base, testpeer.BubbleGoroutines(t), "goroutines while waiting")
 		assert.Empty(t, called)
 		require.NoError(t, server.Close()) // the connection ends by itself
 		assert.True(t, <-called, "called after Done")

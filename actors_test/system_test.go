@@ -104,11 +104,11 @@ func registered(sys *actor.ActorSystem) int {
 }
 
 // warmRegistry puts a key in, and takes it out of, every map of sys's PID
-// registry (1 024 concurrent maps of 32 shards each; 400 keys per map
-// miss a shard about once per whole registry). A shard keeps its first
-// bucket once used, so a fresh shared system's heap grows by about 9.5 MB
-// over its first tens of thousands of spawns, once per process: that is
-// the system warming up, not a connection left behind.
+// registry (concurrent maps of 32 shards each; 400 keys per map miss a
+// shard about once per whole registry). A shard keeps its first bucket once
+// used, so a fresh shared system's heap grows as its shards are first used,
+// once per process: that is the system warming up, not a connection left
+// behind.
 func warmRegistry(sys *actor.ActorSystem) {
 	for _, m := range sys.ProcessRegistry.LocalPIDs.LocalPIDs {
 		for i := range 400 {
