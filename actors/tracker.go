@@ -41,8 +41,9 @@ type trackedCall struct {
 	timeout     time.Duration
 	maxTotal    time.Duration
 	remaining   time.Duration // time left on the deadline when paused
-	deadline    deadline      // on the clock while the call runs unpaused
-	total       deadline      // on the clock until the call ends
+	deadline    time.Time     // when it runs (unpaused) and has a timeout: its timeout's end
+	limit       time.Time     // started + maxTotal, when it has one
+	due         deadline      // its next moment: the earlier of deadline (while it runs) and limit
 	open        int           // inputs open
 	pausedSince time.Time
 	paused      time.Duration
@@ -69,14 +70,13 @@ type trackedInput struct {
 	grant   inputGrant
 }
 
-// deadline is a moment on the tracker's clock: a call's deadline or total
-// limit (call set), or an input's handler timeout (input set).
+// deadline is a moment on the tracker's clock: a call's next one (call
+// set), or an input's handler timeout (input set).
 type deadline struct {
 	at    time.Time
 	index int // in the heap; -1 when off the clock
 	call  *trackedCall
 	input *trackedInput
-	total bool
 }
 
 // deadlines is a min-heap by at, for container/heap.
@@ -102,30 +102,55 @@ func (h *deadlines) Pop() any {
 	return d
 }
 
-// start tracks a call and puts its deadlines on the clock.
+// start tracks a call and puts its next moment on the clock.
 func (t *tracker) start(id messages.ID, timeout, maxTotal time.Duration, assigns map[string]any) {
 	if t.calls == nil {
 		t.calls = map[messages.ID]*trackedCall{}
 	}
 	c := &trackedCall{id: id, started: time.Now(), timeout: timeout, maxTotal: maxTotal, assigns: assigns}
-	c.deadline = deadline{index: -1, call: c}
-	c.total = deadline{index: -1, call: c, total: true}
-	t.calls[id] = c
+	c.due = deadline{index: -1, call: c}
 	if c.timeout > 0 {
-		t.clock(&c.deadline, c.started.Add(c.timeout))
+		c.deadline = c.started.Add(c.timeout)
 	}
 	if c.maxTotal > 0 {
-		t.clock(&c.total, c.started.Add(c.maxTotal))
+		c.limit = c.started.Add(c.maxTotal)
+	}
+	t.calls[id] = c
+	t.reclock(c)
+}
+
+// reclock puts c's next moment on the clock: its deadline while it runs
+// unpaused, its total limit, whichever comes first; none when it has
+// neither.
+func (t *tracker) reclock(c *trackedCall) {
+	at := c.limit
+	if !c.deadline.IsZero() && c.open == 0 && (at.IsZero() || c.deadline.Before(at)) {
+		at = c.deadline
+	}
+	switch {
+	case at.IsZero():
+		t.unclock(&c.due)
+	case c.due.index >= 0:
+		c.due.at = at
+		heap.Fix(&t.due, c.due.index)
+		t.armFor(&c.due)
+	default:
+		t.clock(&c.due, at)
 	}
 }
 
-// clock puts d on the clock at at, arming the timer when d is the
-// earliest.
+// clock puts d on the clock at at.
 func (t *tracker) clock(d *deadline, at time.Time) {
 	d.at = at
 	heap.Push(&t.due, d)
-	if d.index == 0 && (t.armed.IsZero() || at.Before(t.armed)) {
-		t.arm(at)
+	t.armFor(d)
+}
+
+// armFor arms the timer for d when d is now the earliest and the timer is
+// not armed for earlier.
+func (t *tracker) armFor(d *deadline) {
+	if d.index == 0 && (t.armed.IsZero() || d.at.Before(t.armed)) {
+		t.arm(d.at)
 	}
 }
 
@@ -159,8 +184,8 @@ func (t *tracker) tick(expired func(*callExpired), timedOut func(inputKey)) {
 	now := time.Now()
 	for len(t.due) > 0 && !t.due[0].at.After(now) {
 		d := heap.Pop(&t.due).(*deadline)
-		if d.call != nil {
-			expired(t.expire(d.call, d.total))
+		if c := d.call; c != nil {
+			expired(t.expire(c, !c.limit.IsZero() && !c.limit.After(now)))
 		} else {
 			timedOut(d.input.key)
 		}
@@ -191,10 +216,9 @@ func (t *tracker) inputStarted(key inputKey, hint, task string, timeout time.Dur
 	if c != nil {
 		grant.related, grant.assigns, grant.hasCall = c.id, c.assigns, true
 		in.call, in.hasCall = c.id, true
-		if c.open == 0 {
+		if c.open++; c.open == 1 {
 			t.pause(c)
 		}
-		c.open++
 	}
 	if timeout > 0 {
 		t.clock(&in.timeout, time.Now().Add(timeout))
@@ -261,9 +285,9 @@ func (t *tracker) relate(hint, task string) *trackedCall {
 func (t *tracker) pause(c *trackedCall) {
 	c.pausedSince = time.Now()
 	if c.timeout > 0 {
-		t.unclock(&c.deadline)
-		c.remaining = max(0, c.deadline.at.Sub(c.pausedSince))
+		c.remaining = max(0, c.deadline.Sub(c.pausedSince))
 	}
+	t.reclock(c) // its deadline leaves the clock (c.open is 1)
 }
 
 func (t *tracker) resume(c *trackedCall) *callExpired {
@@ -274,7 +298,8 @@ func (t *tracker) resume(c *trackedCall) *callExpired {
 	if c.remaining <= 0 {
 		return t.expire(c, false)
 	}
-	t.clock(&c.deadline, time.Now().Add(c.remaining))
+	c.deadline = time.Now().Add(c.remaining)
+	t.reclock(c)
 	return nil
 }
 
@@ -305,8 +330,7 @@ func (t *tracker) end(id messages.ID) {
 	if !ok {
 		return
 	}
-	t.unclock(&c.deadline)
-	t.unclock(&c.total)
+	t.unclock(&c.due)
 	delete(t.calls, id)
 	if len(t.calls) == 0 {
 		t.calls = nil // an idle connection keeps no map (a map keeps its largest size)
