@@ -36,9 +36,8 @@ type input struct {
 	req     any             // what the handler got, after the before-guards
 	cancel  context.CancelFunc
 	handle  supervisor.Handle // its handler goroutine, once started
-	started bool              // the handler was started
+	driver  driver            // gets the handler's outcome; set when the handler starts
 	ended   bool
-	driver  driver // gets the handler's outcome
 }
 
 // driver is what drives an input: it gets the handler's outcome from the
@@ -129,7 +128,7 @@ func (in *input) start(parent context.Context, g *inputGrant, d driver) (outcome
 		base = context.WithoutCancel(parent) // its values, not its Done
 	}
 	hctx, cancel := context.WithCancel(base)
-	in.cancel, in.driver, in.started = cancel, d, true
+	in.cancel, in.driver = cancel, d
 	supervisor.Go(hctx, &in.shared.abandoned, &in.handle, in)
 	return outcome{}, false
 }
@@ -211,7 +210,7 @@ func (in *input) end(o outcome) outcome {
 	if in.cancel != nil {
 		in.cancel()
 	}
-	if in.started && in.handle.Abandon() {
+	if in.driver != nil && in.handle.Abandon() {
 		// Info, not Warn: at a timeout or a cancellation the handler is
 		// still running by definition; it is counted
 		// (Stats.AbandonedHandlers) until it returns, which is what an
