@@ -98,7 +98,7 @@ func (c *connection) Receive(ctx actor.Context) {
 			m.reply <- nil
 			return
 		}
-		grant := c.tracker.inputStarted(m.key, m.hint, "", 0)
+		grant := c.tracker.inputOf(m.key, m.call)
 		grant.related = messages.ID{} // modern input is keyed, never related
 		m.reply <- grant
 	case *inputEnded:
