@@ -55,6 +55,9 @@ type logicalCall struct {
 	method  string
 	expired chan error  // buffered 1
 	round   messages.ID // the round in flight, zero between rounds
+	// over is the timeout once its deadline has passed: a later round
+	// gets it at once, and is never sent.
+	over error
 }
 
 var _ actor.SupervisorStrategy = (*connection)(nil)
@@ -172,9 +175,10 @@ func (c *connection) expired(m *callExpired) {
 	}
 	id := m.id
 	if l, ok := c.logicals[m.id]; ok {
+		l.over = timeout(l.method)
 		if l.round.IsZero() {
 			select {
-			case l.expired <- timeout(l.method):
+			case l.expired <- l.over:
 			default:
 			}
 			return
@@ -383,11 +387,16 @@ func (c *connection) call(ctx actor.Context, m *callRequest) {
 		m.reply <- callOutcome{err: c.life.closedErr(m.method)}
 		return
 	}
+	l, isRound := c.logicals[m.logical]
+	if isRound && l.over != nil {
+		m.reply <- callOutcome{err: l.over}
+		return
+	}
 	if c.pending == nil {
 		c.pending = map[messages.ID]*callRequest{}
 	}
 	c.pending[m.id] = m
-	if l, ok := c.logicals[m.logical]; ok {
+	if isRound {
 		l.round = m.id // the logical call's deadline already runs
 	} else {
 		c.tracker.start(m.id, m.timeout, m.maxTotal, m.assigns)
