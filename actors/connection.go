@@ -86,6 +86,13 @@ func (c *connection) Receive(ctx actor.Context) {
 			}
 		})
 	case *logicalStart:
+		if c.closed {
+			// Begun just before the end: told as shutdown told the others,
+			// and off the clock (the tracker has stopped; its timer would
+			// outlive this actor).
+			m.expired <- c.life.closedErr(m.method) // buffered 1, new
+			return
+		}
 		if c.logicals == nil {
 			c.logicals = map[messages.ID]*logicalCall{}
 		}
