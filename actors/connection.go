@@ -43,7 +43,7 @@ type connection struct {
 	// lists, and a Stop to a child already gone is a logged dead letter
 	// (and a throttling goroutine).
 	live      map[*actor.PID]struct{}
-	closeDone chan struct{} // a Close waiting for live to drain
+	closeDone chan struct{} // a Close waiting for live and children to drain (settled)
 	dispatch  *dispatcher   // runs the activations of this actor and its children
 	// childProps and born: see spawn.
 	childProps *actor.Props
@@ -123,27 +123,32 @@ func (c *connection) Receive(ctx actor.Context) {
 		m.done <- c.notify(m.method, m.params)
 	case *childReply:
 		c.childDone(ctx, m.child, m.data)
+		c.settled()
 	case *readerDone:
 		c.shutdown(ctx, &messages.Error{Kind: messages.KindTransport, Message: "connection to the server lost", Err: m.err})
 	case *writerFailed:
 		c.shutdown(ctx, &messages.Error{Kind: messages.KindTransport, Message: "write to the server failed", Err: m.err})
 	case *closeRequest:
 		c.shutdown(ctx, m.err)
-		if len(c.live) == 0 {
-			close(m.done)
-		} else {
-			c.closeDone = m.done
-		}
+		c.closeDone = m.done
+		c.settled()
 	case *actor.Stopped:
 		// Every child has stopped: no activation of this connection's
 		// actors is left to run.
 		c.dispatch.close()
 	case *actor.Terminated:
 		delete(c.live, m.Who)
-		if len(c.live) == 0 && c.closeDone != nil {
-			close(c.closeDone)
-			c.closeDone = nil
-		}
+		c.settled()
+	}
+}
+
+// settled ends the wait of a Close once every child has terminated and
+// every request child's reply has come: a Terminated may overtake the
+// reply, which may carry an answer given before the Close, still to send.
+func (c *connection) settled() {
+	if c.closeDone != nil && len(c.live) == 0 && len(c.children) == 0 {
+		close(c.closeDone)
+		c.closeDone = nil
 	}
 }
 
@@ -477,14 +482,14 @@ func (c *connection) shutdown(ctx actor.Context, err error) {
 		default:
 		}
 	}
-	// Every child still running is cancelled: it replies nothing, ends its
-	// input (abandoning a handler that ignores its context) and stops
-	// itself, and Close waits for every Terminated (live). The poison that
+	// Every child still running is cancelled: it replies nothing (or the
+	// answer it had already given: still sent), ends its input (abandoning
+	// a handler that ignores its context) and stops itself, and Close
+	// waits for every reply and Terminated (settled). The poison that
 	// follows then finds no request child to Stop.
 	for child := range c.children {
 		ctx.Send(child, &cancelInput{reason: "client closing"})
 	}
-	c.children, c.running = nil, nil
 	// The mailbox is poisoned, a message behind every notification it was
 	// handed: it admits them all, then its queue closes and counts what
 	// still waits. (The Stop of this actor's poison is a system message:
