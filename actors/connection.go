@@ -128,6 +128,12 @@ func (c *connection) Receive(ctx actor.Context) {
 		c.shutdown(ctx, &messages.Error{Kind: messages.KindTransport, Message: "connection to the server lost", Err: m.err})
 	case *writerFailed:
 		c.shutdown(ctx, &messages.Error{Kind: messages.KindTransport, Message: "write to the server failed", Err: m.err})
+	case *actorFailed:
+		if !c.closed {
+			c.shutdown(ctx, &messages.Error{Kind: messages.KindProtocol, Message: fmt.Sprintf("internal actor failed: %v", m.reason)})
+			// Logged once, after: a logger that panics again ends nothing more.
+			c.shared.logger.Error("conduit actor failed", "actor", "connection", "reason", fmt.Sprint(m.reason))
+		}
 	case *closeRequest:
 		c.shutdown(ctx, m.err)
 		c.closeDone = m.done

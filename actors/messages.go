@@ -90,6 +90,12 @@ type (
 	}
 )
 
+// Its guardian → connection: its own Receive panicked (see endOnFailure).
+type actorFailed struct {
+	quiet
+	reason any
+}
+
 // Timers, MRTR and task callers → connection (the call tracker is the
 // connection's state).
 type (
