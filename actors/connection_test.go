@@ -1,7 +1,9 @@
 package actors
 
 import (
+	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -33,7 +35,12 @@ func TestLogicalStartedOnceTheConnectionEndsIsToldAndLeavesNoTimer(t *testing.T)
 		defer sys.EventStream.Unsubscribe(sub)
 		client, server := transport.NewMemoryPair()
 		defer server.Close()
-		rt := Start(Config{Conn: client, System: sys})
+		conn := &stuckWrites{Conn: client, closed: make(chan struct{})}
+		rt := Start(Config{Conn: conn, System: sys})
+		// A frame the writer is stuck on holds the teardown at its flush
+		// (2 s) until the test waits: the connection is still there when
+		// the call starts.
+		require.NoError(t, rt.Notify("notifications/initialized", nil))
 		expired := make(chan error, 1)
 		// The transport fails; a call begun just before starts after it.
 		rt.system.Root.Send(rt.pid, &writerFailed{err: errors.New("broken pipe")})
@@ -52,4 +59,21 @@ func TestLogicalStartedOnceTheConnectionEndsIsToldAndLeavesNoTimer(t *testing.T)
 		synctest.Wait()
 		assert.Zero(t, ticks.Load(), "a deadline tick after the connection stopped")
 	})
+}
+
+// stuckWrites is a transport whose writes wait for its Close.
+type stuckWrites struct {
+	transport.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (s *stuckWrites) Write(context.Context, []byte) error {
+	<-s.closed
+	return transport.ErrClosed
+}
+
+func (s *stuckWrites) Close() error {
+	s.once.Do(func() { close(s.closed) })
+	return s.Conn.Close()
 }
