@@ -28,6 +28,10 @@ type connection struct {
 	writer  *writer
 	tracker tracker
 	mailbox *actor.PID // nil until a notification needs it
+	// mailboxGone: its Terminated has come; mailboxDone is the teardown
+	// waiting for that (stopMailbox).
+	mailboxGone bool
+	mailboxDone chan struct{}
 
 	closed bool
 
@@ -36,12 +40,11 @@ type connection struct {
 	children map[*actor.PID]messages.ID   // request child → server request id
 	running  map[messages.ID]*actor.PID   // server request id → request child
 	slots    supervisor.Cap
-	// live are the children whose Terminated has not come: the request
-	// children, replied or not (a child stops itself once it has replied,
-	// and its Terminated may overtake the reply), and the mailbox. Close
-	// waits for them: poisoning this actor would Stop every child it still
-	// lists, and a Stop to a child already gone is a logged dead letter
-	// (and a throttling goroutine).
+	// live are the request children whose Terminated has not come, replied
+	// or not (a child stops itself once it has replied, and its Terminated
+	// may overtake the reply). Close waits for them: poisoning this actor
+	// would Stop every child it still lists, and a Stop to a child already
+	// gone is a logged dead letter (and a throttling goroutine).
 	live      map[*actor.PID]struct{}
 	closeDone chan struct{} // a Close waiting for live and children to drain (settled)
 	dispatch  *dispatcher   // runs the activations of this actor and its children
@@ -142,7 +145,26 @@ func (c *connection) Receive(ctx actor.Context) {
 		// Every child has stopped: no activation of this connection's
 		// actors is left to run.
 		c.dispatch.close()
+	case *stopMailbox:
+		if c.mailbox == nil || c.mailboxGone {
+			close(m.done)
+			return
+		}
+		// A poison, a user message behind every notification handed to
+		// the mailbox: it admits them all, then its queue closes and counts
+		// what still waits. (The Stop of this actor's own poison is a
+		// system message: it would overtake them, lost uncounted.)
+		ctx.Poison(c.mailbox)
+		c.mailboxDone = m.done
 	case *actor.Terminated:
+		if m.Who == c.mailbox {
+			c.mailboxGone = true
+			if c.mailboxDone != nil {
+				close(c.mailboxDone)
+				c.mailboxDone = nil
+			}
+			return
+		}
 		delete(c.live, m.Who)
 		c.settled()
 	}
@@ -298,15 +320,14 @@ func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame) {
 	if h := &c.shared.handlers; f.Method == messages.MethodLog && h.Log == nil || f.Method != messages.MethodLog && h.Notification == nil {
 		return // nobody listens
 	}
-	if c.closed {
-		c.shared.counters.notificationsDiscarded.Add(1) // the mailbox is poisoned, or never was
-		return
-	}
 	if c.mailbox == nil {
+		if c.closed {
+			c.shared.counters.notificationsDiscarded.Add(1)
+			return
+		}
 		mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID}, c.cfg.LogRate, c.cfg.LogBurst)
 		c.life.notifications = mb.queue // read by the teardown once this actor stopped
 		c.mailbox = c.spawn(ctx, mb)
-		c.alive(c.mailbox)
 	}
 	ctx.Send(c.mailbox, &enqueue{method: f.Method, params: f.Params})
 }
@@ -369,16 +390,11 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	if c.children == nil {
 		c.children, c.running = map[*actor.PID]messages.ID{}, map[messages.ID]*actor.PID{}
 	}
-	c.children[child] = f.ID
-	c.running[f.ID] = child
-	c.alive(child)
-}
-
-// alive lists a child in live.
-func (c *connection) alive(child *actor.PID) {
 	if c.live == nil {
 		c.live = map[*actor.PID]struct{}{}
 	}
+	c.children[child] = f.ID
+	c.running[f.ID] = child
 	c.live[child] = struct{}{}
 }
 
@@ -495,13 +511,5 @@ func (c *connection) shutdown(ctx actor.Context, err error) {
 	// follows then finds no request child to Stop.
 	for child := range c.children {
 		ctx.Send(child, &cancelInput{reason: "client closing"})
-	}
-	// The mailbox is poisoned, a message behind every notification it was
-	// handed: it admits them all, then its queue closes and counts what
-	// still waits. (The Stop of this actor's poison is a system message:
-	// it would overtake them, and they would be lost uncounted.) Later
-	// notifications are discarded here.
-	if _, ok := c.live[c.mailbox]; ok {
-		ctx.Poison(c.mailbox)
 	}
 }

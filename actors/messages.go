@@ -88,6 +88,12 @@ type (
 		err  error
 		done chan struct{}
 	}
+	// stopMailbox (from the teardown, once the reader has stopped) stops
+	// the notification mailbox; done is closed once it has.
+	stopMailbox struct {
+		quiet
+		done chan struct{}
+	}
 )
 
 // Its guardian → connection: its own Receive panicked (see endOnFailure).
