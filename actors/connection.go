@@ -28,6 +28,10 @@ type connection struct {
 	writer  *writer
 	tracker tracker
 	mailbox *actor.PID // nil until a notification needs it
+	// mailboxGone: its Terminated has come; mailboxDone is the teardown
+	// waiting for that (stopMailbox).
+	mailboxGone bool
+	mailboxDone chan struct{}
 
 	closed bool
 
@@ -42,7 +46,7 @@ type connection struct {
 	// would Stop every child it still lists, and a Stop to a child already
 	// gone is a logged dead letter (and a throttling goroutine).
 	live      map[*actor.PID]struct{}
-	closeDone chan struct{} // a Close waiting for live to drain
+	closeDone chan struct{} // a Close waiting for live and children to drain (settled)
 	dispatch  *dispatcher   // runs the activations of this actor and its children
 	// childProps and born: see spawn.
 	childProps *actor.Props
@@ -54,6 +58,9 @@ type logicalCall struct {
 	method  string
 	expired chan error  // buffered 1
 	round   messages.ID // the round in flight, zero between rounds
+	// over is the timeout once its deadline has passed: a later round
+	// gets it at once, and is never sent.
+	over error
 }
 
 var _ actor.SupervisorStrategy = (*connection)(nil)
@@ -82,6 +89,13 @@ func (c *connection) Receive(ctx actor.Context) {
 			}
 		})
 	case *logicalStart:
+		if c.closed {
+			// Begun just before the end: told as shutdown told the others,
+			// and off the clock (the tracker has stopped; its timer would
+			// outlive this actor).
+			m.expired <- c.life.closedErr(m.method) // buffered 1, new
+			return
+		}
 		if c.logicals == nil {
 			c.logicals = map[messages.ID]*logicalCall{}
 		}
@@ -97,7 +111,7 @@ func (c *connection) Receive(ctx actor.Context) {
 			m.reply <- nil
 			return
 		}
-		grant := c.tracker.inputStarted(m.key, m.hint, "", 0)
+		grant := c.tracker.inputOf(m.key, m.call)
 		grant.related = messages.ID{} // modern input is keyed, never related
 		m.reply <- grant
 	case *inputEnded:
@@ -112,27 +126,57 @@ func (c *connection) Receive(ctx actor.Context) {
 		m.done <- c.notify(m.method, m.params)
 	case *childReply:
 		c.childDone(ctx, m.child, m.data)
+		c.settled()
 	case *readerDone:
 		c.shutdown(ctx, &messages.Error{Kind: messages.KindTransport, Message: "connection to the server lost", Err: m.err})
 	case *writerFailed:
 		c.shutdown(ctx, &messages.Error{Kind: messages.KindTransport, Message: "write to the server failed", Err: m.err})
+	case *actorFailed:
+		if !c.closed {
+			c.shutdown(ctx, &messages.Error{Kind: messages.KindProtocol, Message: fmt.Sprintf("internal actor failed: %v", m.reason)})
+			// Logged once, after: a logger that panics again ends nothing more.
+			c.shared.logger.Error("conduit actor failed", "actor", "connection", "reason", fmt.Sprint(m.reason))
+		}
 	case *closeRequest:
 		c.shutdown(ctx, m.err)
-		if len(c.live) == 0 {
-			close(m.done)
-		} else {
-			c.closeDone = m.done
-		}
+		c.closeDone = m.done
+		c.settled()
 	case *actor.Stopped:
 		// Every child has stopped: no activation of this connection's
 		// actors is left to run.
 		c.dispatch.close()
-	case *actor.Terminated:
-		delete(c.live, m.Who)
-		if len(c.live) == 0 && c.closeDone != nil {
-			close(c.closeDone)
-			c.closeDone = nil
+	case *stopMailbox:
+		if c.mailbox == nil || c.mailboxGone {
+			close(m.done)
+			return
 		}
+		// A poison, a user message behind every notification handed to
+		// the mailbox: it admits them all, then its queue closes and counts
+		// what still waits. (The Stop of this actor's own poison is a
+		// system message: it would overtake them, lost uncounted.)
+		ctx.Poison(c.mailbox)
+		c.mailboxDone = m.done
+	case *actor.Terminated:
+		if m.Who == c.mailbox {
+			c.mailboxGone = true
+			if c.mailboxDone != nil {
+				close(c.mailboxDone)
+				c.mailboxDone = nil
+			}
+			return
+		}
+		delete(c.live, m.Who)
+		c.settled()
+	}
+}
+
+// settled ends the wait of a Close once every child has terminated and
+// every request child's reply has come: a Terminated may overtake the
+// reply, which may carry an answer given before the Close, still to send.
+func (c *connection) settled() {
+	if c.closeDone != nil && len(c.live) == 0 && len(c.children) == 0 {
+		close(c.closeDone)
+		c.closeDone = nil
 	}
 }
 
@@ -171,9 +215,10 @@ func (c *connection) expired(m *callExpired) {
 	}
 	id := m.id
 	if l, ok := c.logicals[m.id]; ok {
+		l.over = timeout(l.method)
 		if l.round.IsZero() {
 			select {
-			case l.expired <- timeout(l.method):
+			case l.expired <- l.over:
 			default:
 			}
 			return
@@ -376,11 +421,16 @@ func (c *connection) call(ctx actor.Context, m *callRequest) {
 		m.reply <- callOutcome{err: c.life.closedErr(m.method)}
 		return
 	}
+	l, isRound := c.logicals[m.logical]
+	if isRound && l.over != nil {
+		m.reply <- callOutcome{err: l.over}
+		return
+	}
 	if c.pending == nil {
 		c.pending = map[messages.ID]*callRequest{}
 	}
 	c.pending[m.id] = m
-	if l, ok := c.logicals[m.logical]; ok {
+	if isRound {
 		l.round = m.id // the logical call's deadline already runs
 	} else {
 		c.tracker.start(m.id, m.timeout, m.maxTotal, m.assigns)
@@ -454,12 +504,12 @@ func (c *connection) shutdown(ctx actor.Context, err error) {
 		default:
 		}
 	}
-	// Every child still running is cancelled: it replies nothing, ends its
-	// input (abandoning a handler that ignores its context) and stops
-	// itself, and Close waits for every Terminated (live). The poison that
+	// Every child still running is cancelled: it replies nothing (or the
+	// answer it had already given: still sent), ends its input (abandoning
+	// a handler that ignores its context) and stops itself, and Close
+	// waits for every reply and Terminated (settled). The poison that
 	// follows then finds no request child to Stop.
 	for child := range c.children {
 		ctx.Send(child, &cancelInput{reason: "client closing"})
 	}
-	c.children, c.running = nil, nil
 }

@@ -88,18 +88,30 @@ type (
 		err  error
 		done chan struct{}
 	}
+	// stopMailbox (from the teardown, once the reader has stopped) stops
+	// the notification mailbox; done is closed once it has.
+	stopMailbox struct {
+		quiet
+		done chan struct{}
+	}
 )
+
+// Its guardian → connection: its own Receive panicked (see endOnFailure).
+type actorFailed struct {
+	quiet
+	reason any
+}
 
 // Timers, MRTR and task callers → connection (the call tracker is the
 // connection's state).
 type (
-	// inputStarted asks which call an MRTR or task input belongs to, and
-	// pauses that call's deadline; reply (buffered 1) gets the grant, or
-	// nil once the connection is closing. hint is the raw id of the call.
+	// inputStarted opens an MRTR or task input of call (a logical call's
+	// id) and pauses that call's deadline; reply (buffered 1) gets the
+	// grant, or nil once the connection is closing.
 	inputStarted struct {
 		quiet
 		key   inputKey
-		hint  string
+		call  messages.ID
 		reply chan *inputGrant
 	}
 	// inputEnded ends the pause of key's input.

@@ -294,7 +294,7 @@ func readInputRequest(raw []byte) (wireInputRequest, bool) {
 func (rt *Runtime) inputStarted(method string, logical messages.ID) (*inputGrant, inputKey, error) {
 	key := inputKey{local: rt.nextID.Add(1)}
 	reply := make(chan *inputGrant, 1)
-	rt.system.Root.Send(rt.pid, &inputStarted{key: key, hint: logical.String(), reply: reply})
+	rt.system.Root.Send(rt.pid, &inputStarted{key: key, call: logical, reply: reply})
 	select {
 	case grant := <-reply:
 		if grant != nil {

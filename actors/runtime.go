@@ -250,6 +250,11 @@ func (rt *Runtime) teardown() {
 	_ = rt.cfg.Conn.Close()
 	<-flushed
 	rt.reading.Wait()
+	// Every notification the reader delivered is queued for the connection
+	// now: it hands each to the mailbox, then stops it.
+	stopped := make(chan struct{})
+	rt.system.Root.Send(rt.pid, &stopMailbox{done: stopped})
+	<-stopped
 	_ = rt.system.Root.PoisonFuture(rt.pid).Wait()
 	if q := rt.life.notifications; q != nil {
 		if q.gate.Close() {

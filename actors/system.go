@@ -7,8 +7,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	cmap "github.com/orcaman/concurrent-map"
-
-	"github.com/conduitmcp/conduit/supervisor"
 )
 
 // DefaultSystem returns the process's shared actor system, made on first
@@ -34,7 +32,19 @@ var defaultSystem struct {
 // protoactor keeps a guardian per strategy value, in a registry entry
 // never removed, so a strategy made per connection would leave one behind
 // in a shared system at every connect.
-var topLevel = supervisor.Stopping()
+var topLevel actor.SupervisorStrategy = endOnFailure{}
+
+// endOnFailure is the strategy of the connection actors: one that panicked
+// in its own Receive is resumed (its state kept, the message it failed on
+// dropped) and told, and ends its connection as any internal failure does.
+// (Stopped, or restarted as the library's default would, nothing would end
+// its Runtime: its calls would wait, and Close would wait for it forever.)
+type endOnFailure struct{}
+
+func (endOnFailure) HandleFailure(sys *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, _ *actor.RestartStatistics, reason, _ any) {
+	sup.ResumeChildren(child)
+	sys.Root.Send(child, &actorFailed{reason: reason})
+}
 
 // NewSystem returns an actor system whose own logging goes to logger with a
 // Warn floor: the library's Info chatter (system started, dead letters,

@@ -202,7 +202,19 @@ func (t *tracker) tick(expired func(*callExpired), timedOut func(inputKey)) {
 // positive timeout puts the input's handler timeout on the clock (request
 // children; the other drivers time their handlers themselves).
 func (t *tracker) inputStarted(key inputKey, hint, task string, timeout time.Duration) *inputGrant {
-	c := t.relate(hint, task)
+	return t.open(key, t.relate(hint, task), timeout)
+}
+
+// inputOf is inputStarted for an input that names its call, id: when that
+// call has ended (its deadline passed before the input started), the input
+// belongs to none, never to whichever call is in flight.
+func (t *tracker) inputOf(key inputKey, id messages.ID) *inputGrant {
+	return t.open(key, t.calls[id], 0)
+}
+
+// open opens key's input of call c (nil: none), pausing c's deadline, and
+// puts a positive timeout on the clock.
+func (t *tracker) open(key inputKey, c *trackedCall, timeout time.Duration) *inputGrant {
 	if c == nil && timeout <= 0 {
 		return &inputGrant{inFlight: len(t.calls)}
 	}

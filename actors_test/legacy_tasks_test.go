@@ -585,3 +585,28 @@ func TestLegacyTaskNotCancelledWithoutTasksCancel(t *testing.T) {
 		}
 	})
 }
+
+// A request of a task's call whose deadline passed between two requests
+// (here while the caller's status callback ran) is never sent: the call
+// has failed, and the task is cancelled. (It was sent, and stayed pending
+// with nobody waiting, never cancelled.)
+func TestLegacyTaskRequestAfterItsCallExpiredIsNotSent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, srv, _ := connectTasks(t, conduit.Options{Tasks: true}, taskServerCaps)
+		status := func(t conduit.Task) {
+			if t.Status == "input_required" {
+				time.Sleep(20 * time.Second) // past the 10 s deadline
+			}
+		}
+		d := callAsync(c, "research", conduit.WithAwaitTask(), conduit.WithTimeout(10*time.Second), conduit.WithTaskStatus(status))
+		startTask(t, srv, "t-x", 1000)
+		m := expectGet(t, srv, "t-x")
+		srv.reply(m["id"], legacyTask("t-x", "input_required", "", 1000))
+		m = srv.next()
+		require.Equal(t, "tasks/cancel", m["method"], "frame: %v", m)
+		srv.reply(m["id"], map[string]any{})
+		var ce *conduit.Error
+		require.ErrorAs(t, (<-d).err, &ce)
+		assert.Equal(t, conduit.KindTimeout, ce.Kind)
+	})
+}

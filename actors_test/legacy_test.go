@@ -663,3 +663,27 @@ func TestListToolsFollowsPagination(t *testing.T) {
 		assert.Equal(t, "b", r.tools[1].Name)
 	})
 }
+
+// An answer the handler gave before Close, whose request child reports it
+// to the connection only after Close began, is still sent (its record
+// says answered: sent): it was dropped, the child no longer listed.
+func TestAnswerGivenBeforeCloseIsSent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		audit := func(r conduit.AuditRecord) {
+			if r.Outcome == conduit.OutcomeAnswered {
+				<-release // the child has its answer and is held before reporting it
+			}
+		}
+		c, srv := connect(t, conduit.Options{Handler: &handler{}, Audit: audit}, "2025-11-25")
+		srv.request(1, "roots/list", nil)
+		synctest.Wait()
+		closed := make(chan error, 1)
+		go func() { closed <- c.Close() }()
+		synctest.Wait()
+		close(release)
+		require.NoError(t, <-closed)
+		m := srv.expectResponse(1)
+		assert.Equal(t, map[string]any{"roots": []any{map[string]any{"uri": "file:///srv/repo", "name": "repo"}}}, m["result"])
+	})
+}

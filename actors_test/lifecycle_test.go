@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -436,5 +437,39 @@ func TestClientStatsCountHandlersAbandonedOnEndedSessions(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, conduit.Stats{ServerRequests: 1}, c.Stats())
 		assert.False(t, isClosed(c.Done()))
+	})
+}
+
+// panicOn is a slog.Handler that panics on one message: user code the
+// connection actor runs.
+type panicOn string
+
+func (p panicOn) Enabled(context.Context, slog.Level) bool { return true }
+func (p panicOn) WithAttrs([]slog.Attr) slog.Handler       { return p }
+func (p panicOn) WithGroup(string) slog.Handler            { return p }
+func (p panicOn) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == string(p) {
+		panic("logger bug")
+	}
+	return nil
+}
+
+// A panic in the connection actor itself ends the connection as an
+// internal failure: the calls in flight fail and Close returns (the actor
+// was stopped, nothing ended the connection, and Close waited for it
+// forever).
+func TestConnectionActorPanicEndsTheConnection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, srv := connect(t, conduit.Options{Logger: slog.New(panicOn("response to an unknown id dropped"))}, "2025-11-25")
+		d := callAsync(c, "x")
+		srv.next()
+		srv.reply(999, map[string]any{}) // an unknown id: logged
+		r := <-d
+		var ce *conduit.Error
+		require.ErrorAs(t, r.err, &ce)
+		assert.Equal(t, conduit.KindProtocol, ce.Kind)
+		<-c.Done()
+		assert.Contains(t, c.Err().Error(), "internal actor failed: logger bug")
+		require.NoError(t, c.Close())
 	})
 }

@@ -720,3 +720,43 @@ func TestModernFormAnswerRefusalCarriesTheFieldError(t *testing.T) {
 		assert.Equal(t, `conduit: tools/call: input_handler: input request "f": answer refused: jsonrpc error -32603: Internal error: elicitation answer does not fit the schema: field "name" fails "type"`, err.Error())
 	})
 }
+
+// A task's input whose call's deadline passed before the input started
+// (here while the caller's status callback ran) belongs to no call: not
+// to the only other call in flight, whose assigns it would carry and
+// whose deadline it would pause.
+func TestTaskInputAfterItsCallExpiredBelongsToNoOtherCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &handler{}
+		c, srv := connectModernFake(t, conduit.Options{Handler: h, Tasks: true})
+		other := callAsync(c, "other", conduit.WithAssigns(map[string]any{"who": "other"}))
+		mo := srv.next()
+		status := func(t conduit.Task) {
+			if t.Status == "input_required" {
+				time.Sleep(20 * time.Second) // past the 10 s deadline
+			}
+		}
+		d := callAsync(c, "long", conduit.WithAwaitTask(), conduit.WithTimeout(10*time.Second),
+			conduit.WithAssigns(map[string]any{"who": "long"}), conduit.WithTaskStatus(status))
+		m := srv.next()
+		srv.reply(m["id"], map[string]any{"resultType": "task", "taskId": "t-1", "status": "working"})
+		get := srv.next()
+		require.Equal(t, "tasks/get", get["method"])
+		srv.reply(get["id"], map[string]any{"resultType": "complete", "taskId": "t-1", "status": "input_required",
+			"inputRequests": map[string]any{"ws": map[string]any{"method": "roots/list"}}})
+		cancelTask := srv.next()
+		require.Equal(t, "tasks/cancel", cancelTask["method"])
+		srv.reply(cancelTask["id"], map[string]any{"resultType": "complete"})
+		var ce *conduit.Error
+		require.ErrorAs(t, (<-d).err, &ce)
+		assert.Equal(t, conduit.KindTimeout, ce.Kind)
+		synctest.Wait()
+		h.mu.Lock()
+		for _, rc := range h.seen {
+			assert.NotEqual(t, "other", rc.Assigns["who"], "the input got another call's assigns")
+		}
+		h.mu.Unlock()
+		srv.reply(mo["id"], map[string]any{"content": []any{}})
+		require.NoError(t, (<-other).err)
+	})
+}

@@ -3,6 +3,7 @@ package actors_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -202,5 +203,48 @@ func TestCloseFromInsideALogCallbackReturns(t *testing.T) {
 		require.NoError(t, c.Close(), "a second Close")
 		synctest.Wait()
 		assert.EqualValues(t, 0, c.Stats().AbandonedHandlers)
+	})
+}
+
+// holdMalformed is a slog.Handler that holds the goroutine logging a
+// malformed server log entry (the mailbox actor, admitting it) until
+// release is closed.
+type holdMalformed struct{ release chan struct{} }
+
+func (h holdMalformed) Enabled(context.Context, slog.Level) bool { return true }
+func (h holdMalformed) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h holdMalformed) WithGroup(string) slog.Handler            { return h }
+func (h holdMalformed) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "malformed server log entry dropped" {
+		<-h.release
+	}
+	return nil
+}
+
+// Notifications the connection handed the mailbox actor and that it had
+// not admitted yet when Close came are discarded and counted: none is lost
+// uncounted. (The mailbox was stopped with a system message, which
+// overtook them.)
+func TestCloseCountsNotificationsTheMailboxHadNotAdmitted(t *testing.T) {
+	inBothEras(t, func(t *testing.T, e eraCase) {
+		release := make(chan struct{})
+		n := &notes{}
+		c, srv := e.connect(t, conduit.Options{Handler: n, Logger: slog.New(holdMalformed{release})})
+		// A log entry without params is malformed: the mailbox actor logs
+		// it, and is held there while the rest queue up behind it.
+		srv.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message"})
+		for i := range 5 {
+			srv.notify("notifications/resources/updated", map[string]any{"i": i})
+		}
+		synctest.Wait()
+		closed := make(chan error, 1)
+		go func() { closed <- c.Close() }()
+		synctest.Wait()
+		close(release)
+		require.NoError(t, <-closed)
+		s := c.Stats()
+		assert.EqualValues(t, 1, s.Malformed)
+		assert.EqualValues(t, 5, int64(len(n.list()))+s.NotificationsDropped+s.NotificationsDiscarded,
+			"delivered %d, dropped %d, discarded %d", len(n.list()), s.NotificationsDropped, s.NotificationsDiscarded)
 	})
 }

@@ -15,16 +15,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync/atomic"
-
-	"github.com/asynkron/protoactor-go/actor"
 )
-
-// Stopping is the strategy for Conduit's top-level actors: a failed actor is
-// stopped. The library's default restarts it, which would silently drop the
-// failing message and, for a parent, stop all its children.
-func Stopping() actor.SupervisorStrategy {
-	return actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive { return actor.StopDirective })
-}
 
 // PanicError is a recovered handler panic.
 type PanicError struct {
