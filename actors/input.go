@@ -232,8 +232,20 @@ func (in *input) end(o outcome) outcome {
 // run drives the input from the calling goroutine, once granted: the first
 // of the handler's outcome, its timeout, the end of ctx, an error on abort
 // and the end of the connection decides. It returns the abort's error when
-// that ended it.
+// that ended it. An input whose request already ended (its call's time ran
+// out while the round was read, the caller gave up) is cancelled before
+// any handler runs: a person would see a prompt flash up and vanish.
 func (in *input) run(ctx context.Context, g *inputGrant, abort <-chan error) (outcome, error) {
+	select {
+	case aborted := <-abort:
+		o, _ := in.cancelled()
+		return o, aborted
+	default:
+	}
+	if ctx.Err() != nil || in.shared.ctx.Err() != nil {
+		o, _ := in.cancelled()
+		return o, nil
+	}
 	done := make(outcomeChan, 1)
 	if o, ended := in.start(ctx, g, done); ended {
 		return o, nil
