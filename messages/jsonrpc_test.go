@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit/internal/jsonscan"
 )
 
 func TestDecode(t *testing.T) {
@@ -126,14 +128,18 @@ func TestEncodeIsMarshal(t *testing.T) {
 			&Frame{JSONRPC: Version, Method: "notifications/x", Params: raw},
 			&Frame{JSONRPC: Version, ID: StringID("a<b"), Result: raw},
 			&Frame{JSONRPC: Version, ID: IntID(1), Error: &RPCError{Code: -32000, Message: "m <&>", Data: raw}},
+			// Without an id, a response still carries its members.
+			&Frame{JSONRPC: Version, Result: raw},
+			&Frame{JSONRPC: Version, Error: &RPCError{Code: -32700, Message: "x", Data: raw}},
 		)
 	}
 	for _, m := range methods {
 		frames = append(frames, &Frame{JSONRPC: Version, ID: IntID(-3), Method: m})
 	}
 	frames = append(frames, &Frame{JSONRPC: Version, ID: IntID(2)}, &Frame{JSONRPC: "1.0<", Method: "m"})
+	frames = append(frames, &Frame{}, &Frame{JSONRPC: Version, Params: json.RawMessage(`[1]`)})
 	for _, f := range frames {
-		want, err := json.Marshal(f)
+		want, err := marshalFrame(f)
 		require.NoError(t, err)
 		got, err := f.Encode()
 		require.NoError(t, err)
@@ -144,12 +150,61 @@ func TestEncodeIsMarshal(t *testing.T) {
 		require.Error(t, wantErr)
 		_, err := (&Frame{JSONRPC: Version, ID: IntID(1), Result: json.RawMessage(bad)}).Encode()
 		assert.Error(t, err, "%s", bad)
+		_, err = (&Frame{JSONRPC: Version, Result: json.RawMessage(bad)}).Encode()
+		assert.Error(t, err, "no id: %s", bad)
 		_, err = (&Frame{JSONRPC: Version, ID: IntID(1), Method: "m", Params: json.RawMessage(bad)}).Encode()
 		assert.Error(t, err, "%s", bad)
 	}
 	null, err := NewErrorResponse(ID{}, &RPCError{Code: CodeParseError, Message: "x<"}).Encode()
 	require.NoError(t, err)
 	assert.Equal(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x\u003c"}}`, string(null))
+}
+
+// marshalFrame is what Encode writes for f: json.Marshal(f), with
+// "id": null after "jsonrpc" when f is a response without an id (JSON-RPC
+// requires the member; json.Marshal leaves the zero ID out).
+func marshalFrame(f *Frame) ([]byte, error) {
+	b, err := json.Marshal(f)
+	if err != nil || !f.ID.IsZero() || f.Method != "" {
+		return b, err
+	}
+	head := len(`{"jsonrpc":`) + len(jsonscan.AppendString(nil, f.JSONRPC))
+	return append(append(b[:head:head], `,"id":null`...), b[head:]...), nil
+}
+
+// FuzzEncodeIsMarshal is TestEncodeIsMarshal on arbitrary frames: Encode
+// writes marshalFrame's bytes, and fails where json.Marshal fails.
+func FuzzEncodeIsMarshal(f *testing.F) {
+	f.Add("2.0", uint8(1), int64(7), "", "tools/call", `{"a":[1, 2]}`, ``, false, "", ``)
+	f.Add("2.0", uint8(2), int64(0), "a<b", "", ``, ` { "t" : "\u2028" } `, false, "", ``)
+	f.Add("2.0", uint8(0), int64(0), "", "", ``, ``, true, "Parse error <&>", `{"x": 1}`)
+	f.Add("2.0", uint8(0), int64(0), "", "", ``, `{}`, false, "", ``)
+	f.Fuzz(func(t *testing.T, version string, idKind uint8, n int64, s, method, params, result string, hasErr bool, msg, data string) {
+		fr := &Frame{JSONRPC: version, Method: method}
+		switch idKind % 3 {
+		case 1:
+			fr.ID = IntID(n)
+		case 2:
+			fr.ID = StringID(s)
+		}
+		if params != "" {
+			fr.Params = json.RawMessage(params)
+		}
+		if result != "" {
+			fr.Result = json.RawMessage(result)
+		}
+		if hasErr {
+			fr.Error = &RPCError{Code: int(n), Message: msg, Data: json.RawMessage(data)}
+		}
+		want, wantErr := marshalFrame(fr)
+		got, err := fr.Encode()
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("%+v: Encode error %v, json.Marshal error %v", fr, err, wantErr)
+		}
+		if err == nil && string(got) != string(want) {
+			t.Fatalf("%+v:\n got %s\nwant %s", fr, got, want)
+		}
+	})
 }
 
 // TestDecodeSplitsAsTheMapDoes holds Decode's one-pass split (Members) to

@@ -54,7 +54,8 @@ func TestMarshalResultIsMarshal(t *testing.T) {
 }
 
 // EncodeResponse is the frame that carries MarshalResult's encoding, in
-// one buffer, for either kind of id, and fails where MarshalResult fails.
+// one buffer, for either kind of id (and none: "id": null), and fails
+// where MarshalResult fails.
 func TestEncodeResponseIsTheFrameOfMarshalResult(t *testing.T) {
 	results := []any{
 		&CreateMessageResult{Role: "assistant", Content: Text("hi <b>&</b>"), Model: "m"},
@@ -63,7 +64,7 @@ func TestEncodeResponseIsTheFrameOfMarshalResult(t *testing.T) {
 		&ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada & <Bob>"}},
 		map[string]any{},
 	}
-	for _, id := range []ID{IntID(7), IntID(-1), StringID("x\"<y>")} {
+	for _, id := range []ID{IntID(7), IntID(-1), StringID("x\"<y>"), {}} {
 		for _, r := range results {
 			raw, err := MarshalResult(r)
 			require.NoError(t, err)
