@@ -82,10 +82,13 @@ func TestEncodeResponseIsTheFrameOfMarshalResult(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// FuzzMarshalResult holds MarshalResult (a block, then a result) to
+// json.Marshal, and EncodeResponse to the frame of MarshalResult's
+// encoding, on arbitrary strings and raw members.
 func FuzzMarshalResult(f *testing.F) {
-	f.Add("assistant", "hi <there>", "m", "endTurn", `{"a":1}`, true)
-	f.Add("", "\xff\u2028", "", "", ``, false)
-	f.Fuzz(func(t *testing.T, role, text, model, stop, raw string, array bool) {
+	f.Add("assistant", "hi <there>", "m", "endTurn", `{"a":1}`, true, ``, int64(1))
+	f.Add("", "\xff\u2028", "", "", ``, false, ` { "k" : "<>" } `, int64(-1))
+	f.Fuzz(func(t *testing.T, role, text, model, stop, raw string, array bool, meta string, id int64) {
 		cb := ContentBlock{Type: "text", Text: text, Input: json.RawMessage(raw)}
 		wantBlock, wantErr := json.Marshal(cb) // reflection: ContentBlock has no MarshalJSON
 		gotBlock, err := cb.appendJSON(nil)
@@ -93,7 +96,7 @@ func FuzzMarshalResult(f *testing.F) {
 			t.Fatalf("block: got %s (%v), want %s (%v)", gotBlock, err, wantBlock, wantErr)
 		}
 		r := &CreateMessageResult{Role: role, Model: model, StopReason: stop,
-			Content: Contents{Blocks: []ContentBlock{cb}, Array: array}}
+			Content: Contents{Blocks: []ContentBlock{cb}, Array: array}, Meta: json.RawMessage(meta)}
 		want, wantErr := json.Marshal(r)
 		got, err := MarshalResult(r)
 		if (wantErr == nil) != (err == nil) {
@@ -101,6 +104,17 @@ func FuzzMarshalResult(f *testing.F) {
 		}
 		if err == nil && string(want) != string(got) {
 			t.Fatalf("\n got %s\nwant %s", got, want)
+		}
+		resp, err := EncodeResponse(IntID(id), r)
+		if (wantErr == nil) != (err == nil) {
+			t.Fatalf("EncodeResponse error %v, json.Marshal error %v", err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		wantResp, err := json.Marshal(&Frame{JSONRPC: Version, ID: IntID(id), Result: want})
+		if err != nil || string(resp) != string(wantResp) {
+			t.Fatalf("EncodeResponse:\n got %s\nwant %s (%v)", resp, wantResp, err)
 		}
 	})
 }
