@@ -176,11 +176,12 @@ func TestMetaRequestAllocs(t *testing.T) {
 }
 
 func TestRawMember(t *testing.T) {
-	for _, raw := range []string{`"s1"`, `"a b"`, `"<&>"`, "\"\u2028\"", ` { "a" : [ 1 ] } `, `null`} {
-		want, err := json.Marshal(json.RawMessage(raw))
+	for _, raw := range []json.RawMessage{json.RawMessage(`"s1"`), json.RawMessage(`"a b"`), json.RawMessage(`"<&>"`),
+		json.RawMessage("\"\u2028\""), json.RawMessage(` { "a" : [ 1 ] } `), json.RawMessage(`null`), nil} {
+		want, err := json.Marshal(raw)
 		require.NoError(t, err)
-		m, err := RawMember("k", json.RawMessage(raw))
-		require.NoError(t, err)
+		m, err := RawMember("k", raw)
+		require.NoError(t, err, "%q", raw)
 		assert.Equal(t, Member{Key: "k", Value: want}, m)
 	}
 	_, err := RawMember("requestState", json.RawMessage(`"open`))

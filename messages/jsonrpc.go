@@ -266,12 +266,8 @@ func EncodeObject(members map[string]json.RawMessage) ([]byte, error) {
 			b = append(b, ',')
 		}
 		b = append(jsonscan.AppendString(b, k), ':')
-		v := members[k]
-		if v == nil {
-			v = json.RawMessage("null") // as RawMessage.MarshalJSON
-		}
 		var err error
-		if b, err = appendRaw(b, v); err != nil {
+		if b, err = appendRaw(b, members[k]); err != nil {
 			return nil, err
 		}
 	}
@@ -279,7 +275,7 @@ func EncodeObject(members map[string]json.RawMessage) ([]byte, error) {
 }
 
 // appendRaw appends raw as json.Marshal appends a json.RawMessage
-// (jsonscan.Marshaled); invalid JSON is an error.
+// (jsonscan.Marshaled: null for nil); invalid JSON is an error.
 func appendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
 	v, ok := jsonscan.Marshaled(raw)
 	if !ok {
