@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit/internal/jsonscan"
+	"github.com/conduitmcp/conduit/internal/testpeer"
 )
 
 func TestDecode(t *testing.T) {
@@ -138,6 +139,9 @@ func TestEncodeIsMarshal(t *testing.T) {
 	}
 	frames = append(frames, &Frame{JSONRPC: Version, ID: IntID(2)}, &Frame{JSONRPC: "1.0<", Method: "m"})
 	frames = append(frames, &Frame{}, &Frame{JSONRPC: Version, Params: json.RawMessage(`[1]`)})
+	every := new(Frame) // every field set: a field added to Frame must be encoded
+	testpeer.FillFields(t, every)
+	frames = append(frames, every)
 	for _, f := range frames {
 		want, err := marshalFrame(f)
 		require.NoError(t, err)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit/internal/testpeer"
 )
 
 func boolPtr(b bool) *bool { return &b }
@@ -49,6 +51,27 @@ func TestMarshalResultIsMarshal(t *testing.T) {
 	other := &ListRootsResult{Roots: []Root{{URI: "file:///a", Name: "<a>"}}}
 	want, _ := json.Marshal(other)
 	got, err := MarshalResult(other)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+}
+
+// TestMarshalResultWritesEveryField: a block and a result with every field
+// set are written as json.Marshal writes them, so a field added to either
+// type cannot be left out by the hand encoder.
+func TestMarshalResultWritesEveryField(t *testing.T) {
+	var cb ContentBlock
+	testpeer.FillFields(t, &cb)
+	want, err := json.Marshal(cb)
+	require.NoError(t, err)
+	got, err := cb.appendJSON(nil)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+	r := &CreateMessageResult{}
+	testpeer.FillFields(t, r)
+	r.Content = Contents{Blocks: []ContentBlock{cb}}
+	want, err = json.Marshal(r)
+	require.NoError(t, err)
+	got, err = MarshalResult(r)
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(got))
 }

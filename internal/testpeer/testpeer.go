@@ -2,11 +2,13 @@
 // fixtures, written once: the go-sdk v1.8.0 everything-server, built once
 // per test binary, a loopback URL nothing listens on, a count of the
 // goroutines in a synctest bubble, and members of every kind for each
-// field of a struct. Only tests import it.
+// field of a struct (and a struct with every field set from them). Only
+// tests import it.
 package testpeer
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -94,4 +96,25 @@ func JSONMembers(t testing.TB, typ reflect.Type) []string {
 		}
 	}
 	return members
+}
+
+// FillFields sets every field of the struct ptr points to that
+// encoding/json decodes, from JSONMembers: the last value of a kind its
+// type takes, null left out. It fails t when a field is left zero (its
+// type takes none of them), so that a hand encoder held to json.Marshal on
+// the filled struct writes every field, even one added after the encoder
+// was written.
+func FillFields(t testing.TB, ptr any) {
+	t.Helper()
+	v := reflect.ValueOf(ptr).Elem()
+	for _, m := range JSONMembers(t, v.Type()) {
+		if !strings.HasSuffix(m, ":null") {
+			_ = json.Unmarshal([]byte("{"+m+"}"), ptr) // a kind the field does not take fails
+		}
+	}
+	for f := range v.Type().Fields() {
+		if f.IsExported() && f.Tag.Get("json") != "-" && v.FieldByIndex(f.Index).IsZero() {
+			t.Fatalf("FillFields(%s): field %s left zero", v.Type(), f.Name)
+		}
+	}
 }
