@@ -244,10 +244,23 @@ func TestDecodeSplitsAsTheMapDoes(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
 	}
 	for _, in := range ins {
-		gotF, gotE := Decode([]byte(in))
-		wantF, wantE := decodeViaMap([]byte(in))
-		assert.Equal(t, wantF, gotF, "%s", in)
-		assert.Equal(t, wantE, gotE, "%s", in)
+		checkDecode(t, in)
+	}
+}
+
+// checkDecode holds Decode to decodeViaMap on in, and DecodeInto a Frame
+// that held another message to Decode.
+func checkDecode(t *testing.T, in string) {
+	gotF, gotE := Decode([]byte(in))
+	wantF, wantE := decodeViaMap([]byte(in))
+	assert.Equal(t, wantF, gotF, "%q", in)
+	assert.Equal(t, wantE, gotE, "%q", in)
+	reused := Frame{JSONRPC: "1.0", ID: IntID(9), Method: "old", Params: json.RawMessage(`[9]`),
+		Result: json.RawMessage(`9`), Error: &RPCError{Code: 9, Message: "old"}}
+	if err := DecodeInto([]byte(in), &reused); err == nil {
+		assert.Equal(t, gotF, &reused, "DecodeInto a used Frame: %q", in)
+	} else {
+		assert.Equal(t, gotE, err, "%q", in)
 	}
 }
 
@@ -267,10 +280,7 @@ func FuzzDecodeSplitsAsTheMapDoes(f *testing.F) {
 	f.Add(`{"jsonrpc":"2.0","id":"x","result":{}}`)
 	f.Add(`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}`)
 	f.Fuzz(func(t *testing.T, in string) {
-		gotF, gotE := Decode([]byte(in))
-		wantF, wantE := decodeViaMap([]byte(in))
-		assert.Equal(t, wantF, gotF, "%q", in)
-		assert.Equal(t, wantE, gotE, "%q", in)
+		checkDecode(t, in)
 		if got, ok := Members([]byte(in)); ok {
 			var want map[string]json.RawMessage
 			require.NoError(t, json.Unmarshal([]byte(in), &want), "%q", in)
