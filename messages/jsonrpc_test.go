@@ -310,6 +310,29 @@ func TestEncodeObjectIsMarshal(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// FuzzEncodeObjectIsMarshal is TestEncodeObjectIsMarshal on arbitrary keys
+// and values (an empty value standing for nil): the same bytes, and an
+// error where json.Marshal fails.
+func FuzzEncodeObjectIsMarshal(f *testing.F) {
+	f.Add("b", `1`, "a", ` { "x" : "<&>" } `)
+	f.Add("k<&>\"é\u2028", `"v"`, "n", ``)
+	f.Add("a", `{`, "\xff", "\"\u2029\"")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
+		m := map[string]json.RawMessage{}
+		for _, kv := range [][2]string{{k1, v1}, {k2, v2}} {
+			m[kv[0]] = nil
+			if kv[1] != "" {
+				m[kv[0]] = json.RawMessage(kv[1])
+			}
+		}
+		want, wantErr := json.Marshal(m)
+		got, err := EncodeObject(m)
+		if (err == nil) != (wantErr == nil) || err == nil && string(got) != string(want) {
+			t.Fatalf("%q:\n got %s, %v\nwant %s, %v", m, got, err, want, wantErr)
+		}
+	})
+}
+
 // An integer id is a number: it compares equal to the same integer decoded
 // from the wire, is never the zero ID (0 included), and is made and encoded
 // without allocating.
