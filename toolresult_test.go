@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/conduitmcp/conduit/internal/testpeer"
 	"github.com/conduitmcp/conduit/messages"
 )
 
@@ -90,6 +91,14 @@ func TestToolResultIsUnmarshal(t *testing.T) {
 		if _, ok := fastToolResult([]byte(in)); !ok {
 			t.Errorf("fastToolResult(%s) did not answer", in)
 		}
+	}
+}
+
+// TestToolResultReadsEveryField: every field of a CallToolResult, with a
+// value of each kind, is read as json.Unmarshal reads it or left to it.
+func TestToolResultReadsEveryField(t *testing.T) {
+	for _, m := range testpeer.JSONMembers(t, reflect.TypeFor[CallToolResult]()) {
+		checkToolResult(t, "{"+m+"}")
 	}
 }
 

@@ -31,6 +31,9 @@ func withMetaByMarshal(params json.RawMessage, extra map[string]json.RawMessage,
 			if err := json.Unmarshal(old, &merged); err != nil {
 				return nil, err
 			}
+			if merged == nil { // "_meta": null, no members
+				merged = map[string]json.RawMessage{}
+			}
 		}
 		for k, v := range meta {
 			b, err := json.Marshal(v)
@@ -89,6 +92,44 @@ func TestWithMetaIsMarshal(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzWithMetaIsMarshal is TestWithMetaIsMarshal on arbitrary params, an
+// arbitrary answer under an arbitrary key (MarshalObject, as each round's
+// inputResponses) and an arbitrary request state (RawMember): each is
+// held to json.Marshal, and WithMeta to the reference, failing where they
+// fail.
+func FuzzWithMetaIsMarshal(f *testing.F) {
+	for _, p := range withMetaParams {
+		f.Add(p, "k", `{"action":"accept"}`, `"s 1 <&>"`)
+	}
+	f.Add(`{"_meta":null}`, "a<b", ` [ "\u2028" ] `, ` { } `)
+	f.Fuzz(func(t *testing.T, params, key, answer, state string) {
+		extra := map[string]json.RawMessage{}
+		answers := map[string]any{key: json.RawMessage(answer)}
+		want, wantErr := json.Marshal(answers)
+		got, err := MarshalObject(answers)
+		if (err == nil) != (wantErr == nil) || err == nil && string(got) != string(want) {
+			t.Fatalf("MarshalObject(%q: %q) = %s, %v; json.Marshal = %s, %v", key, answer, got, err, want, wantErr)
+		}
+		if err == nil {
+			extra["inputResponses"] = got
+		}
+		want, wantErr = json.Marshal(json.RawMessage(state))
+		m, err := RawMember("requestState", json.RawMessage(state))
+		if (err == nil) != (wantErr == nil) || err == nil && string(m.Value) != string(want) {
+			t.Fatalf("RawMember(%q) = %s, %v; json.Marshal = %s, %v", state, m.Value, err, want, wantErr)
+		}
+		if err == nil {
+			extra["requestState"] = m.Value
+		}
+		meta := map[string]any{MetaProtocolVersion: "2026-07-28", MetaLogLevel: "<info>"}
+		want, wantErr = withMetaByMarshal(json.RawMessage(params), extra, meta)
+		got, err = WithMeta(json.RawMessage(params), rawMembers(t, extra), toMembers(t, meta))
+		if (err == nil) != (wantErr == nil) || err == nil && string(got) != string(want) {
+			t.Fatalf("WithMeta(%q) = %s, %v; the reference = %s, %v", params, got, err, want, wantErr)
+		}
+	})
 }
 
 // TestParamsWithEachRound: Params are read once and written again each
@@ -176,11 +217,12 @@ func TestMetaRequestAllocs(t *testing.T) {
 }
 
 func TestRawMember(t *testing.T) {
-	for _, raw := range []string{`"s1"`, `"a b"`, `"<&>"`, "\"\u2028\"", ` { "a" : [ 1 ] } `, `null`} {
-		want, err := json.Marshal(json.RawMessage(raw))
+	for _, raw := range []json.RawMessage{json.RawMessage(`"s1"`), json.RawMessage(`"a b"`), json.RawMessage(`"<&>"`),
+		json.RawMessage("\"\u2028\""), json.RawMessage(` { "a" : [ 1 ] } `), json.RawMessage(`null`), nil} {
+		want, err := json.Marshal(raw)
 		require.NoError(t, err)
-		m, err := RawMember("k", json.RawMessage(raw))
-		require.NoError(t, err)
+		m, err := RawMember("k", raw)
+		require.NoError(t, err, "%q", raw)
 		assert.Equal(t, Member{Key: "k", Value: want}, m)
 	}
 	_, err := RawMember("requestState", json.RawMessage(`"open`))

@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/conduitmcp/conduit/internal/testpeer"
+	"github.com/conduitmcp/conduit/messages"
 )
 
 // fastSamplingInputs and fastElicitInputs are params the fast decoders
@@ -100,6 +103,21 @@ func TestFastDecodersAreJSON(t *testing.T) {
 		if _, ok := fastElicit(json.RawMessage(in)); !ok {
 			t.Errorf("fastElicit(%s) did not answer", in)
 		}
+	}
+}
+
+// TestFastDecodersReadEveryField: every field of the params and of a
+// sampling message, with a value of each kind, is read as the general path
+// reads it or left to it.
+func TestFastDecodersReadEveryField(t *testing.T) {
+	for _, m := range testpeer.JSONMembers(t, reflect.TypeFor[messages.CreateMessageParams]()) {
+		checkFastDecoders(t, `{"messages":[],"maxTokens":1,`+m+"}")
+	}
+	for _, m := range testpeer.JSONMembers(t, reflect.TypeFor[messages.SamplingMessage]()) {
+		checkFastDecoders(t, `{"messages":[{"role":"user","content":{"type":"text"},`+m+`}],"maxTokens":1}`)
+	}
+	for _, m := range testpeer.JSONMembers(t, reflect.TypeFor[messages.ElicitParams]()) {
+		checkFastDecoders(t, `{"message":"m",`+m+"}")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/conduitmcp/conduit/internal/jsonscan"
+	"github.com/conduitmcp/conduit/internal/testpeer"
 )
 
 // fastBlocks are content blocks of every kind, each member set: read by
@@ -39,6 +40,14 @@ func TestFastContentBlockIsUnmarshal(t *testing.T) {
 		if _, ok := FastContentBlock([]byte(in)); !ok {
 			t.Errorf("FastContentBlock(%s) did not answer", in)
 		}
+	}
+}
+
+// TestFastContentBlockReadsEveryField: every field of a ContentBlock, with
+// a value of each kind, is read as json.Unmarshal reads it or left to it.
+func TestFastContentBlockReadsEveryField(t *testing.T) {
+	for _, m := range testpeer.JSONMembers(t, reflect.TypeFor[ContentBlock]()) {
+		checkContentBlock(t, "{"+m+"}")
 	}
 }
 

@@ -205,19 +205,17 @@ func marshalParams(params any) (json.RawMessage, error) {
 
 // Encode writes f as one line of JSON (encoding/json never emits a raw
 // newline: it escapes them inside strings). The output is byte for byte
-// what json.Marshal(f) gives, with "id": null on an unattributable error
-// response, but the envelope is written by hand and a raw member that is
-// already compact and needs no HTML escaping is appended as is: Marshal
-// would re-validate and compact every raw payload through reflection.
+// what json.Marshal(f) gives, with "id": null in a response without an id
+// (an unattributable error response), but the envelope is written by hand
+// and a raw member that is already compact and needs no HTML escaping is
+// appended as is: Marshal would re-validate and compact every raw payload
+// through reflection.
 func (f *Frame) Encode() ([]byte, error) {
 	b := make([]byte, 0, 64+len(f.Method)+len(f.Params)+len(f.Result))
 	b = append(b, `{"jsonrpc":`...)
 	b = jsonscan.AppendString(b, f.JSONRPC)
-	if f.ID.IsZero() && f.Method == "" {
-		// An unattributable error response must still carry "id": null.
-		return appendError(append(b, `,"id":null`...), f.Error)
-	}
-	if !f.ID.IsZero() {
+	if !f.ID.IsZero() || f.Method == "" {
+		// A response must carry "id", null when it cannot be attributed.
 		b = f.ID.appendJSON(append(b, `,"id":`...))
 	}
 	var err error
@@ -268,12 +266,8 @@ func EncodeObject(members map[string]json.RawMessage) ([]byte, error) {
 			b = append(b, ',')
 		}
 		b = append(jsonscan.AppendString(b, k), ':')
-		v := members[k]
-		if v == nil {
-			v = json.RawMessage("null") // as RawMessage.MarshalJSON
-		}
 		var err error
-		if b, err = appendRaw(b, v); err != nil {
+		if b, err = appendRaw(b, members[k]); err != nil {
 			return nil, err
 		}
 	}
@@ -281,7 +275,7 @@ func EncodeObject(members map[string]json.RawMessage) ([]byte, error) {
 }
 
 // appendRaw appends raw as json.Marshal appends a json.RawMessage
-// (jsonscan.Marshaled); invalid JSON is an error.
+// (jsonscan.Marshaled: null for nil); invalid JSON is an error.
 func appendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
 	v, ok := jsonscan.Marshaled(raw)
 	if !ok {

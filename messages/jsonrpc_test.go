@@ -8,6 +8,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit/internal/jsonscan"
+	"github.com/conduitmcp/conduit/internal/testpeer"
 )
 
 func TestDecode(t *testing.T) {
@@ -126,14 +129,21 @@ func TestEncodeIsMarshal(t *testing.T) {
 			&Frame{JSONRPC: Version, Method: "notifications/x", Params: raw},
 			&Frame{JSONRPC: Version, ID: StringID("a<b"), Result: raw},
 			&Frame{JSONRPC: Version, ID: IntID(1), Error: &RPCError{Code: -32000, Message: "m <&>", Data: raw}},
+			// Without an id, a response still carries its members.
+			&Frame{JSONRPC: Version, Result: raw},
+			&Frame{JSONRPC: Version, Error: &RPCError{Code: -32700, Message: "x", Data: raw}},
 		)
 	}
 	for _, m := range methods {
 		frames = append(frames, &Frame{JSONRPC: Version, ID: IntID(-3), Method: m})
 	}
 	frames = append(frames, &Frame{JSONRPC: Version, ID: IntID(2)}, &Frame{JSONRPC: "1.0<", Method: "m"})
+	frames = append(frames, &Frame{}, &Frame{JSONRPC: Version, Params: json.RawMessage(`[1]`)})
+	every := new(Frame) // every field set: a field added to Frame must be encoded
+	testpeer.FillFields(t, every)
+	frames = append(frames, every)
 	for _, f := range frames {
-		want, err := json.Marshal(f)
+		want, err := marshalFrame(f)
 		require.NoError(t, err)
 		got, err := f.Encode()
 		require.NoError(t, err)
@@ -144,12 +154,61 @@ func TestEncodeIsMarshal(t *testing.T) {
 		require.Error(t, wantErr)
 		_, err := (&Frame{JSONRPC: Version, ID: IntID(1), Result: json.RawMessage(bad)}).Encode()
 		assert.Error(t, err, "%s", bad)
+		_, err = (&Frame{JSONRPC: Version, Result: json.RawMessage(bad)}).Encode()
+		assert.Error(t, err, "no id: %s", bad)
 		_, err = (&Frame{JSONRPC: Version, ID: IntID(1), Method: "m", Params: json.RawMessage(bad)}).Encode()
 		assert.Error(t, err, "%s", bad)
 	}
 	null, err := NewErrorResponse(ID{}, &RPCError{Code: CodeParseError, Message: "x<"}).Encode()
 	require.NoError(t, err)
 	assert.Equal(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x\u003c"}}`, string(null))
+}
+
+// marshalFrame is what Encode writes for f: json.Marshal(f), with
+// "id": null after "jsonrpc" when f is a response without an id (JSON-RPC
+// requires the member; json.Marshal leaves the zero ID out).
+func marshalFrame(f *Frame) ([]byte, error) {
+	b, err := json.Marshal(f)
+	if err != nil || !f.ID.IsZero() || f.Method != "" {
+		return b, err
+	}
+	head := len(`{"jsonrpc":`) + len(jsonscan.AppendString(nil, f.JSONRPC))
+	return append(append(b[:head:head], `,"id":null`...), b[head:]...), nil
+}
+
+// FuzzEncodeIsMarshal is TestEncodeIsMarshal on arbitrary frames: Encode
+// writes marshalFrame's bytes, and fails where json.Marshal fails.
+func FuzzEncodeIsMarshal(f *testing.F) {
+	f.Add("2.0", uint8(1), int64(7), "", "tools/call", `{"a":[1, 2]}`, ``, false, "", ``)
+	f.Add("2.0", uint8(2), int64(0), "a<b", "", ``, ` { "t" : "\u2028" } `, false, "", ``)
+	f.Add("2.0", uint8(0), int64(0), "", "", ``, ``, true, "Parse error <&>", `{"x": 1}`)
+	f.Add("2.0", uint8(0), int64(0), "", "", ``, `{}`, false, "", ``)
+	f.Fuzz(func(t *testing.T, version string, idKind uint8, n int64, s, method, params, result string, hasErr bool, msg, data string) {
+		fr := &Frame{JSONRPC: version, Method: method}
+		switch idKind % 3 {
+		case 1:
+			fr.ID = IntID(n)
+		case 2:
+			fr.ID = StringID(s)
+		}
+		if params != "" {
+			fr.Params = json.RawMessage(params)
+		}
+		if result != "" {
+			fr.Result = json.RawMessage(result)
+		}
+		if hasErr {
+			fr.Error = &RPCError{Code: int(n), Message: msg, Data: json.RawMessage(data)}
+		}
+		want, wantErr := marshalFrame(fr)
+		got, err := fr.Encode()
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("%+v: Encode error %v, json.Marshal error %v", fr, err, wantErr)
+		}
+		if err == nil && string(got) != string(want) {
+			t.Fatalf("%+v:\n got %s\nwant %s", fr, got, want)
+		}
+	})
 }
 
 // TestDecodeSplitsAsTheMapDoes holds Decode's one-pass split (Members) to
@@ -185,10 +244,23 @@ func TestDecodeSplitsAsTheMapDoes(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
 	}
 	for _, in := range ins {
-		gotF, gotE := Decode([]byte(in))
-		wantF, wantE := decodeViaMap([]byte(in))
-		assert.Equal(t, wantF, gotF, "%s", in)
-		assert.Equal(t, wantE, gotE, "%s", in)
+		checkDecode(t, in)
+	}
+}
+
+// checkDecode holds Decode to decodeViaMap on in, and DecodeInto a Frame
+// that held another message to Decode.
+func checkDecode(t *testing.T, in string) {
+	gotF, gotE := Decode([]byte(in))
+	wantF, wantE := decodeViaMap([]byte(in))
+	assert.Equal(t, wantF, gotF, "%q", in)
+	assert.Equal(t, wantE, gotE, "%q", in)
+	reused := Frame{JSONRPC: "1.0", ID: IntID(9), Method: "old", Params: json.RawMessage(`[9]`),
+		Result: json.RawMessage(`9`), Error: &RPCError{Code: 9, Message: "old"}}
+	if err := DecodeInto([]byte(in), &reused); err == nil {
+		assert.Equal(t, gotF, &reused, "DecodeInto a used Frame: %q", in)
+	} else {
+		assert.Equal(t, gotE, err, "%q", in)
 	}
 }
 
@@ -208,10 +280,7 @@ func FuzzDecodeSplitsAsTheMapDoes(f *testing.F) {
 	f.Add(`{"jsonrpc":"2.0","id":"x","result":{}}`)
 	f.Add(`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}`)
 	f.Fuzz(func(t *testing.T, in string) {
-		gotF, gotE := Decode([]byte(in))
-		wantF, wantE := decodeViaMap([]byte(in))
-		assert.Equal(t, wantF, gotF, "%q", in)
-		assert.Equal(t, wantE, gotE, "%q", in)
+		checkDecode(t, in)
 		if got, ok := Members([]byte(in)); ok {
 			var want map[string]json.RawMessage
 			require.NoError(t, json.Unmarshal([]byte(in), &want), "%q", in)
@@ -239,6 +308,29 @@ func TestEncodeObjectIsMarshal(t *testing.T) {
 	}
 	_, err := EncodeObject(map[string]json.RawMessage{"a": json.RawMessage(`{`)})
 	assert.Error(t, err)
+}
+
+// FuzzEncodeObjectIsMarshal is TestEncodeObjectIsMarshal on arbitrary keys
+// and values (an empty value standing for nil): the same bytes, and an
+// error where json.Marshal fails.
+func FuzzEncodeObjectIsMarshal(f *testing.F) {
+	f.Add("b", `1`, "a", ` { "x" : "<&>" } `)
+	f.Add("k<&>\"é\u2028", `"v"`, "n", ``)
+	f.Add("a", `{`, "\xff", "\"\u2029\"")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
+		m := map[string]json.RawMessage{}
+		for _, kv := range [][2]string{{k1, v1}, {k2, v2}} {
+			m[kv[0]] = nil
+			if kv[1] != "" {
+				m[kv[0]] = json.RawMessage(kv[1])
+			}
+		}
+		want, wantErr := json.Marshal(m)
+		got, err := EncodeObject(m)
+		if (err == nil) != (wantErr == nil) || err == nil && string(got) != string(want) {
+			t.Fatalf("%q:\n got %s, %v\nwant %s, %v", m, got, err, want, wantErr)
+		}
+	})
 }
 
 // An integer id is a number: it compares equal to the same integer decoded

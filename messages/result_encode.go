@@ -16,9 +16,10 @@ func MarshalResult(v any) ([]byte, error) {
 }
 
 // EncodeResponse encodes the JSON-RPC response to request id carrying the
-// result v, byte for byte as Frame{ID: id, Result: MarshalResult(v)}
-// encodes, in one buffer: a legacy server request's answer is written
-// once, not encoded and then copied (and scanned again) into its frame.
+// result v, byte for byte as Frame{JSONRPC: Version, ID: id, Result:
+// MarshalResult(v)} encodes, in one buffer: a legacy server request's
+// answer is written once, not encoded and then copied (and scanned again)
+// into its frame.
 func EncodeResponse(id ID, v any) ([]byte, error) {
 	b := id.appendJSON(append(make([]byte, 0, 160), `{"jsonrpc":"2.0","id":`...))
 	b, err := appendResult(append(b, `,"result":`...), v)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit/internal/testpeer"
 )
 
 func boolPtr(b bool) *bool { return &b }
@@ -53,8 +55,30 @@ func TestMarshalResultIsMarshal(t *testing.T) {
 	assert.Equal(t, string(want), string(got))
 }
 
+// TestMarshalResultWritesEveryField: a block and a result with every field
+// set are written as json.Marshal writes them, so a field added to either
+// type cannot be left out by the hand encoder.
+func TestMarshalResultWritesEveryField(t *testing.T) {
+	var cb ContentBlock
+	testpeer.FillFields(t, &cb)
+	want, err := json.Marshal(cb)
+	require.NoError(t, err)
+	got, err := cb.appendJSON(nil)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+	r := &CreateMessageResult{}
+	testpeer.FillFields(t, r)
+	r.Content = Contents{Blocks: []ContentBlock{cb}}
+	want, err = json.Marshal(r)
+	require.NoError(t, err)
+	got, err = MarshalResult(r)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+}
+
 // EncodeResponse is the frame that carries MarshalResult's encoding, in
-// one buffer, for either kind of id, and fails where MarshalResult fails.
+// one buffer, for either kind of id (and none: "id": null), and fails
+// where MarshalResult fails.
 func TestEncodeResponseIsTheFrameOfMarshalResult(t *testing.T) {
 	results := []any{
 		&CreateMessageResult{Role: "assistant", Content: Text("hi <b>&</b>"), Model: "m"},
@@ -63,7 +87,7 @@ func TestEncodeResponseIsTheFrameOfMarshalResult(t *testing.T) {
 		&ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada & <Bob>"}},
 		map[string]any{},
 	}
-	for _, id := range []ID{IntID(7), IntID(-1), StringID("x\"<y>")} {
+	for _, id := range []ID{IntID(7), IntID(-1), StringID("x\"<y>"), {}} {
 		for _, r := range results {
 			raw, err := MarshalResult(r)
 			require.NoError(t, err)
@@ -81,10 +105,13 @@ func TestEncodeResponseIsTheFrameOfMarshalResult(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// FuzzMarshalResult holds MarshalResult (a block, then a result) to
+// json.Marshal, and EncodeResponse to the frame of MarshalResult's
+// encoding, on arbitrary strings and raw members.
 func FuzzMarshalResult(f *testing.F) {
-	f.Add("assistant", "hi <there>", "m", "endTurn", `{"a":1}`, true)
-	f.Add("", "\xff\u2028", "", "", ``, false)
-	f.Fuzz(func(t *testing.T, role, text, model, stop, raw string, array bool) {
+	f.Add("assistant", "hi <there>", "m", "endTurn", `{"a":1}`, true, ``, int64(1))
+	f.Add("", "\xff\u2028", "", "", ``, false, ` { "k" : "<>" } `, int64(-1))
+	f.Fuzz(func(t *testing.T, role, text, model, stop, raw string, array bool, meta string, id int64) {
 		cb := ContentBlock{Type: "text", Text: text, Input: json.RawMessage(raw)}
 		wantBlock, wantErr := json.Marshal(cb) // reflection: ContentBlock has no MarshalJSON
 		gotBlock, err := cb.appendJSON(nil)
@@ -92,7 +119,7 @@ func FuzzMarshalResult(f *testing.F) {
 			t.Fatalf("block: got %s (%v), want %s (%v)", gotBlock, err, wantBlock, wantErr)
 		}
 		r := &CreateMessageResult{Role: role, Model: model, StopReason: stop,
-			Content: Contents{Blocks: []ContentBlock{cb}, Array: array}}
+			Content: Contents{Blocks: []ContentBlock{cb}, Array: array}, Meta: json.RawMessage(meta)}
 		want, wantErr := json.Marshal(r)
 		got, err := MarshalResult(r)
 		if (wantErr == nil) != (err == nil) {
@@ -100,6 +127,17 @@ func FuzzMarshalResult(f *testing.F) {
 		}
 		if err == nil && string(want) != string(got) {
 			t.Fatalf("\n got %s\nwant %s", got, want)
+		}
+		resp, err := EncodeResponse(IntID(id), r)
+		if (wantErr == nil) != (err == nil) {
+			t.Fatalf("EncodeResponse error %v, json.Marshal error %v", err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		wantResp, err := json.Marshal(&Frame{JSONRPC: Version, ID: IntID(id), Result: want})
+		if err != nil || string(resp) != string(wantResp) {
+			t.Fatalf("EncodeResponse:\n got %s\nwant %s (%v)", resp, wantResp, err)
 		}
 	})
 }

@@ -19,10 +19,14 @@ func AppendString(b []byte, s string) []byte {
 }
 
 // Marshaled returns raw as json.Marshal writes a json.RawMessage:
-// compacted, with <, >, &, U+2028 and U+2029 escaped inside strings. Raw
-// that is already so is returned as is, not copied. It reports false when
-// raw is not valid JSON (json.Marshal's error words why).
+// compacted, with <, >, &, U+2028 and U+2029 escaped inside strings, null
+// for nil. Raw that is already so is returned as is, not copied. It
+// reports false when raw is not valid JSON, empty included (json.Marshal's
+// error words why).
 func Marshaled(raw []byte) ([]byte, bool) {
+	if raw == nil {
+		return []byte("null"), true // as RawMessage.MarshalJSON
+	}
 	if !Valid(raw) {
 		return nil, false
 	}

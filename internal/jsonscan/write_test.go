@@ -5,22 +5,51 @@ import (
 	"testing"
 )
 
-// Marshaled writes raw as json.Marshal writes a json.RawMessage, and
-// refuses what it refuses.
-func FuzzMarshaled(f *testing.F) {
-	for _, s := range []string{`{"a":1}`, ` { "a" : [1, 2] } `, `"<b>&\u2028"`, "\"\u2028\"", `{"a":"x y"}`, `[1,`, ``, `null`, `"\u003c"`} {
-		f.Add(s)
+// marshaledCases are raw values for Marshaled, named: valid and not,
+// compact and not, with and without bytes json.Marshal escapes.
+var marshaledCases = []struct {
+	name string
+	raw  json.RawMessage
+}{
+	{"object", json.RawMessage(`{"a":1}`)},
+	{"spaced", json.RawMessage(` { "a" : [1, 2] } `)},
+	{"html and separators", json.RawMessage(`"<b>&\u2028"`)},
+	{"raw separator", json.RawMessage("\"\u2028\"")},
+	{"space in string", json.RawMessage(`{"a":"x y"}`)},
+	{"truncated", json.RawMessage(`[1,`)},
+	{"empty", json.RawMessage(``)},
+	{"null", json.RawMessage(`null`)},
+	{"escaped lt", json.RawMessage(`"\u003c"`)},
+	// A nil RawMessage marshals as null (RawMessage.MarshalJSON).
+	{"nil", nil},
+}
+
+// checkMarshaled holds Marshaled to json.Marshal of raw as a
+// json.RawMessage: the same bytes, and false where it fails.
+func checkMarshaled(t *testing.T, raw json.RawMessage) {
+	t.Helper()
+	want, wantErr := json.Marshal(raw)
+	got, ok := Marshaled(raw)
+	if ok != (wantErr == nil) {
+		t.Fatalf("%q: ok %v, json.Marshal error %v", raw, ok, wantErr)
 	}
-	f.Fuzz(func(t *testing.T, raw string) {
-		want, wantErr := json.Marshal(json.RawMessage(raw))
-		got, ok := Marshaled([]byte(raw))
-		if ok != (wantErr == nil) {
-			t.Fatalf("%q: ok %v, json.Marshal error %v", raw, ok, wantErr)
-		}
-		if ok && string(got) != string(want) {
-			t.Fatalf("%q:\n got %s\nwant %s", raw, got, want)
-		}
-	})
+	if ok && string(got) != string(want) {
+		t.Fatalf("%q:\n got %s\nwant %s", raw, got, want)
+	}
+}
+
+func TestMarshaledIsMarshal(t *testing.T) {
+	for _, tc := range marshaledCases {
+		t.Run(tc.name, func(t *testing.T) { checkMarshaled(t, tc.raw) })
+	}
+}
+
+// FuzzMarshaled is TestMarshaledIsMarshal on arbitrary raw values.
+func FuzzMarshaled(f *testing.F) {
+	for _, tc := range marshaledCases {
+		f.Add(string(tc.raw))
+	}
+	f.Fuzz(func(t *testing.T, raw string) { checkMarshaled(t, json.RawMessage(raw)) })
 }
 
 func TestAppendString(t *testing.T) {
