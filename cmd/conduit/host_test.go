@@ -93,7 +93,9 @@ func TestHostRunsUntilInterrupted(t *testing.T) {
 	config := hostConfig(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out := &watchedBuffer{match: regexp.MustCompile(`(?m)loop parked.*\n  \| boom\n`), matched: make(chan struct{})}
+	// Both: the loop parked, and the everything-server ready (under load it
+	// can come after the loop's three tries).
+	out := &watchedBuffer{match: []*regexp.Regexp{regexp.MustCompile(`(?m)loop parked.*\n  \| boom\n`), regexp.MustCompile(`(?m)^.*every ready pid`)}, matched: make(chan struct{})}
 	var stderr bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
@@ -102,7 +104,7 @@ func TestHostRunsUntilInterrupted(t *testing.T) {
 	select {
 	case <-out.matched:
 	case <-ctx.Done():
-		t.Fatalf("loop never parked:\n%s", out)
+		t.Fatalf("loop never parked, or every never ready:\n%s", out)
 	}
 	cancel()
 	require.Equal(t, exitOK, <-done, stderr.String())
@@ -147,11 +149,11 @@ func TestHostConfigErrors(t *testing.T) {
 }
 
 // watchedBuffer is a concurrent buffer that closes matched once its
-// content matches.
+// content matches every one of match.
 type watchedBuffer struct {
 	mu      sync.Mutex
 	b       bytes.Buffer
-	match   *regexp.Regexp
+	match   []*regexp.Regexp
 	matched chan struct{}
 	once    sync.Once
 }
@@ -160,9 +162,12 @@ func (w *watchedBuffer) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n, err := w.b.Write(p)
-	if w.match.Match(w.b.Bytes()) {
-		w.once.Do(func() { close(w.matched) })
+	for _, m := range w.match {
+		if !m.Match(w.b.Bytes()) {
+			return n, err
+		}
 	}
+	w.once.Do(func() { close(w.matched) })
 	return n, err
 }
 
