@@ -125,8 +125,11 @@ func TestBackoffResetsAfterSustainedUptime(t *testing.T) {
 		f.kill() // ready for 9.5 s: under a minute
 		time.Sleep(59 * time.Second)
 		f.kill() // ready for 58 s (from 11 s to 69 s)
-		time.Sleep(62 * time.Second)
-		f.kill() // ready for 60 s (from 71 s to 131 s): the backoff is reset
+		time.Sleep(63 * time.Second)
+		// Ready for 61 s (from 71 s to 132 s): the backoff was reset at
+		// 131 s. (A kill at 131 s itself would race the reset timer, both
+		// due at the same instant.)
+		f.kill()
 		time.Sleep(time.Second)
 		synctest.Wait()
 		var waits []time.Duration
