@@ -27,10 +27,10 @@ type sseParser struct {
 	skipLF bool  // the last line ended with CR: a LF right after it is part of it
 	max    int   // one event's bytes (field lines, without comments)
 
-	lastID   string        // the last id field seen ("" clears it)
+	lastID   string        // the id of the last whole event that had one ("" clears it)
 	retry    time.Duration // the last valid retry field
 	hasRetry bool
-	progress bool // an event was dispatched or an id seen since takeProgress
+	progress bool // an event (or an id) was dispatched since takeProgress
 }
 
 func newSSEParser(max int) *sseParser { return &sseParser{max: max} }
@@ -61,13 +61,17 @@ func (p *sseParser) takeProgress() bool {
 // a "close" event that only carries retry), comments, and events with empty
 // data (a priming event that only carries an id) are consumed silently. At
 // the end of the stream it returns the read error (io.EOF); an event not
-// terminated by a blank line is discarded, as the SSE rules ask. An event
-// larger than max returns *MessageTooLongError.
+// terminated by a blank line is discarded, as the SSE rules ask, id
+// included: lastID is the id of the last event received whole, so that
+// resuming replays a cut event rather than skipping it. An event larger
+// than max returns *MessageTooLongError.
 func (p *sseParser) next() ([]byte, error) {
 	var (
 		data    []byte
 		hasData bool
 		event   string
+		id      string
+		hasID   bool
 		size    int
 	)
 	for {
@@ -76,16 +80,17 @@ func (p *sseParser) next() ([]byte, error) {
 			return nil, err
 		}
 		if len(line) == 0 { // dispatch
-			if !hasData {
-				event, size = "", 0
-				continue
+			if hasID {
+				p.lastID, p.progress = id, true
 			}
-			p.progress = true
-			payload := bytes.TrimSpace(data)
-			if (event == "" || event == "message") && len(payload) > 0 {
-				return payload, nil
+			if hasData {
+				p.progress = true
+				payload := bytes.TrimSpace(data)
+				if (event == "" || event == "message") && len(payload) > 0 {
+					return payload, nil
+				}
 			}
-			data, hasData, event, size = nil, false, "", 0
+			data, hasData, event, id, hasID, size = nil, false, "", "", false, 0
 			continue
 		}
 		if line[0] == ':' {
@@ -106,8 +111,7 @@ func (p *sseParser) next() ([]byte, error) {
 			hasData = true
 		case "id":
 			if bytes.IndexByte(value, 0) < 0 {
-				p.lastID = string(value)
-				p.progress = true
+				id, hasID = string(value), true
 			}
 		case "retry":
 			if isDigits(string(value)) {

@@ -31,6 +31,8 @@ func TestSSEParser(t *testing.T) {
 		{name: "priming id", in: "id: 1\ndata:\n\nid: 2\n\n", lastID: "2"},
 		{name: "id with NUL ignored", in: "id: 1\n\nid: a\x00b\n\n", lastID: "1"},
 		{name: "empty id clears", in: "id: 1\n\nid\n\n", lastID: ""},
+		{name: "id of an unterminated event not kept", in: "id: 1\n\nid: 2\ndata: a\n", lastID: "1"},
+		{name: "id of an unterminated id-only event not kept", in: "id: 1\ndata: a\n\nid: 2\n", want: []string{"a"}, lastID: "1"},
 		{name: "retry", in: "retry: 5s\nretry: 250\nretry: x\nretry: -1\n\n", retry: 250 * time.Millisecond},
 		{name: "huge retry", in: "retry: 99999999999999999999\n\n", retry: maxRetry},
 		{name: "unterminated event dropped", in: "data: a\n\ndata: b\n", want: []string{"a"}},

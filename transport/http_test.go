@@ -514,6 +514,47 @@ func TestHTTPResumption(t *testing.T) {
 	}
 }
 
+// A stream cut inside an event (its id line arrived, its blank line did
+// not) resumes from the last event received whole: the cut event is
+// replayed, not skipped.
+func TestHTTPResumptionAfterCutEvent(t *testing.T) {
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		switch {
+		case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == "e1":
+			startSSE(w)
+			event(w, "id: e2\ndata: "+result("3", `{"ok":true}`)+"\n\n")
+		case r.Method == http.MethodGet:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		case req.rpc == "tools/call":
+			startSSE(w)
+			event(w, "id: e1\nretry: 10\ndata: \n\n")
+			event(w, "id: e2\ndata: "+result("3", `{"ok":true}`)+"\n") // cut before its blank line
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	})
+	c := dial(t, ep, HTTP{})
+	c.SetSession("2025-11-25", messages.EraLegacy)
+	send(t, c, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow"}}`)
+
+	m := next(t, c)
+	if m.Err != nil {
+		t.Fatalf("request failed: %v; want the result replayed on the resumed stream", m.Err)
+	}
+	if r := decode(t, m); string(r.Result) != `{"ok":true}` || m.Related != "3" {
+		t.Fatalf("got %s related %q, want the result replayed on the resumed stream", m.Data, m.Related)
+	}
+	var resumed []string
+	for _, r := range ep.requests(http.MethodGet) {
+		if id := r.header.Get("Last-Event-Id"); id != "" {
+			resumed = append(resumed, id)
+		}
+	}
+	if strings.Join(resumed, ",") != "e1" {
+		t.Errorf("resumed with Last-Event-ID %q, want e1 (the last event received whole)", resumed)
+	}
+}
+
 func TestHTTPResumptionGivesUp(t *testing.T) {
 	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
 		switch {
