@@ -907,6 +907,47 @@ func TestHTTPSessionTerminated(t *testing.T) {
 	}
 }
 
+// A 404 to a GET that carried the session id (the standalone stream, or
+// the resumption of a response stream) also means the session is gone: an
+// idle client whose only traffic is the standalone stream must learn it.
+func TestHTTPSessionTerminatedOnGet(t *testing.T) {
+	for _, tc := range []struct{ name, call string }{{"standalone", ""}, {"resumption", "tools/call"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+				switch {
+				case r.Method == http.MethodGet && tc.call != "" && r.Header.Get("Last-Event-ID") == "":
+					w.WriteHeader(http.StatusMethodNotAllowed)
+				case r.Method == http.MethodGet:
+					w.WriteHeader(http.StatusNotFound)
+				case req.rpc == "initialize":
+					w.Header().Set("Mcp-Session-Id", "s-1")
+					writeJSON(w, 200, result(req.id, `{}`))
+				case req.rpc == "tools/call":
+					startSSE(w)
+					event(w, "id: e1\nretry: 10\ndata:\n\n") // then the stream drops
+				default:
+					w.WriteHeader(http.StatusAccepted)
+				}
+			})
+			c := dial(t, ep, HTTP{})
+			send(t, c, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
+			next(t, c)
+			c.SetSession("2025-11-25", messages.EraLegacy)
+			if tc.call != "" {
+				send(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`)
+				if err := nextFailure(t, c, "1"); !strings.Contains(err.Error(), "404") {
+					t.Errorf("call: %v, want the failed resumption", err)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if m, err := c.Read(ctx); !errors.Is(err, ErrSessionTerminated) || !errors.Is(err, io.EOF) {
+				t.Errorf("Read after a 404 to the session's GET = %s, %v; want ErrSessionTerminated", m.Data, err)
+			}
+		})
+	}
+}
+
 func TestHTTPClose(t *testing.T) {
 	var mu sync.Mutex
 	var deleted http.Header
