@@ -12,6 +12,8 @@ import (
 // long is still ended by Close or by the call being cancelled.
 const maxRetry = 24 * time.Hour
 
+var utf8BOM = []byte("\ufeff")
+
 // sseParser reads a text/event-stream (the WHATWG EventSource parsing rules)
 // and returns the data of each message event. It keeps the last event id
 // and retry across streams (reset), which is what resuming a stream needs.
@@ -20,12 +22,13 @@ const maxRetry = 24 * time.Hour
 // limit fails as soon as the bytes are seen, not when its end arrives.
 // It is used by one goroutine at a time.
 type sseParser struct {
-	r      io.Reader
-	buf    []byte // buf[off:] is read but not yet parsed
-	off    int
-	err    error // the read error that ended the stream
-	skipLF bool  // the last line ended with CR: a LF right after it is part of it
-	max    int   // one event's bytes (field lines, without comments)
+	r       io.Reader
+	buf     []byte // buf[off:] is read but not yet parsed
+	off     int
+	err     error // the read error that ended the stream
+	skipLF  bool  // the last line ended with CR: a LF right after it is part of it
+	atStart bool  // nothing parsed yet: a byte order mark may come first
+	max     int   // one event's bytes (field lines, without comments)
 
 	lastID   string        // the id of the last whole event that had one ("" clears it)
 	retry    time.Duration // the last valid retry field
@@ -37,7 +40,7 @@ func newSSEParser(max int) *sseParser { return &sseParser{max: max} }
 
 // reset starts reading a new stream, keeping lastID and retry.
 func (p *sseParser) reset(r io.Reader) {
-	p.r, p.buf, p.off, p.err, p.skipLF = r, p.buf[:0], 0, nil, false
+	p.r, p.buf, p.off, p.err, p.skipLF, p.atStart = r, p.buf[:0], 0, nil, false, true
 }
 
 // retryOr returns the server's retry, or d if it sent none.
@@ -137,6 +140,18 @@ func (p *sseParser) tooLong() error {
 func (p *sseParser) line(limit int) ([]byte, error) {
 	scanned := 0 // bytes of buf[off:] known to hold no line end
 	for {
+		if p.atStart {
+			// One UTF-8 byte order mark at the start of a stream is not
+			// part of it; until three bytes are in, rest may be its start.
+			rest := p.buf[p.off:]
+			switch {
+			case bytes.HasPrefix(rest, utf8BOM):
+				p.off += len(utf8BOM)
+				p.atStart, scanned = false, 0
+			case len(rest) >= len(utf8BOM) || p.err != nil || !bytes.HasPrefix(utf8BOM, rest):
+				p.atStart = false
+			}
+		}
 		if p.skipLF && p.off < len(p.buf) {
 			if p.buf[p.off] == '\n' {
 				p.off++

@@ -26,6 +26,8 @@ func TestSSEParser(t *testing.T) {
 		{name: "comments", in: ":x\n: y\ndata: a\n:z\n\n", want: []string{"a"}},
 		{name: "field without colon", in: "data\n\ndata:a\n\n", want: []string{"a"}},
 		{name: "unknown field", in: "foo: bar\ndata: a\n\n", want: []string{"a"}},
+		{name: "leading byte order mark", in: "\ufeffid: 1\ndata: a\n\n", want: []string{"a"}, lastID: "1"},
+		{name: "only one, only leading, byte order mark", in: "\ufeff\ufeffdata: a\n\n\ufeffdata: b\n\ndata: c\n\n", want: []string{"c"}},
 		{name: "event types", in: "event: message\ndata: a\n\nevent: close\nretry: 7\ndata: b\n\nevent: x\n\ndata: c\n\n",
 			want: []string{"a", "c"}, retry: 7 * time.Millisecond},
 		{name: "priming id", in: "id: 1\ndata:\n\nid: 2\n\n", lastID: "2"},
@@ -99,6 +101,10 @@ func TestSSEParserKeepsStateAcrossStreams(t *testing.T) {
 	}
 	if p.lastID != "a" || p.retryOr(0) != 30*time.Millisecond {
 		t.Errorf("state lost: id %q retry %v", p.lastID, p.retryOr(0))
+	}
+	p.reset(strings.NewReader("\ufeffid: b\n\n")) // every stream may start with a BOM
+	if _, err := p.next(); !errors.Is(err, io.EOF) || p.lastID != "b" {
+		t.Errorf("third stream: %v, id %q; want EOF, b", err, p.lastID)
 	}
 }
 
