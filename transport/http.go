@@ -84,7 +84,7 @@ type HTTP struct {
 	Header http.Header
 	// MaxEventBytes caps one SSE event; 0 means 64 MiB. A larger event fails
 	// the request it belongs to with *MessageTooLongError and ends its
-	// stream.
+	// stream (on the standalone stream, it is logged as a warning).
 	MaxEventBytes int
 	// MaxBodyBytes caps one application/json response body (and an HTTP
 	// error body); 0 means 64 MiB. A larger body fails its request with
@@ -815,6 +815,11 @@ func (c *httpConn) runStandalone() {
 		ex.close()
 		if c.base.Err() != nil {
 			return
+		}
+		var tooLong *MessageTooLongError
+		if errors.As(err, &tooLong) {
+			// No request to fail: the message is lost, say so.
+			c.log.Warn("transport: dropped a message of the standalone SSE stream", "url", c.redacted, "err", tooLong)
 		}
 		if p.takeProgress() || errors.Is(reason, c.errIdle) {
 			failures = 1 // a healthy stream that ended: wait retry, then reconnect

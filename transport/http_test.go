@@ -647,6 +647,47 @@ func TestHTTPStandaloneStream(t *testing.T) {
 	}
 }
 
+// An event over the limit on the standalone stream has no request to fail:
+// the message is lost, and the log says so at warning level.
+func TestHTTPStandaloneEventTooLong(t *testing.T) {
+	logs := &captureHandler{}
+	var mu sync.Mutex
+	gets := 0
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		if r.Method != http.MethodGet {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		mu.Lock()
+		gets++
+		n := gets
+		mu.Unlock()
+		if n > 1 {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		startSSE(w)
+		event(w, "retry: 10\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"method\":\"roots/list\",\"params\":{\"x\":\""+strings.Repeat("x", 2000)+"\"}}\n\n")
+		<-r.Context().Done()
+	})
+	c := dial(t, ep, HTTP{MaxEventBytes: 1024, Logger: slog.New(logs)})
+	c.SetSession("2025-11-25", messages.EraLegacy)
+	eventually(t, func() bool { return len(ep.requests(http.MethodGet)) == 2 })
+	c.Close()
+
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	var warnings []string
+	for _, l := range logs.logs {
+		if strings.HasPrefix(l, "WARN") {
+			warnings = append(warnings, l)
+		}
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "SSE event exceeds the limit of 1 KiB; raise transport.HTTP.MaxEventBytes") {
+		t.Errorf("warnings = %q, want one about the event over the limit", warnings)
+	}
+}
+
 func TestHTTPModernCancellation(t *testing.T) {
 	cancelled := make(chan struct{})
 	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
