@@ -183,7 +183,9 @@ func TestStdioIdleConnectionKeepsOneGoroutine(t *testing.T) {
 }
 
 // stdioGoroutines counts the goroutines a stdio connection started (by
-// their creator: one not yet running shows no frame of its own).
+// their creator: one not yet running shows no frame of its own). One that
+// has returned and is only exiting (an earlier test's reaper, whose Close
+// returned once it closed exited) does not count.
 func stdioGoroutines(t *testing.T) int {
 	t.Helper()
 	var buf bytes.Buffer
@@ -192,6 +194,9 @@ func stdioGoroutines(t *testing.T) int {
 	}
 	n := 0
 	for g := range strings.SplitSeq(buf.String(), "\n\n") {
+		if _, frames, _ := strings.Cut(g, "\n"); strings.HasPrefix(frames, "runtime.goexit1(") {
+			continue
+		}
 		if strings.Contains(g, "created by github.com/conduitmcp/conduit/transport.(*Command).Connect") ||
 			strings.Contains(g, "created by github.com/conduitmcp/conduit/transport.(*stdioConn)") {
 			n++
