@@ -3,6 +3,7 @@
 package transport
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -13,4 +14,16 @@ import (
 // instead of the server dying under it.
 func detach(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// signalServer sends sig to the server's process group, as a Ctrl-C would
+// have had detach not taken the group off the terminal: a wrapper that
+// starts the real server (a shell, a package runner) may neither forward
+// the signal nor take its child down when it dies. A server that left the
+// group is signalled alone.
+func signalServer(p *os.Process, sig syscall.Signal) error {
+	if syscall.Kill(-p.Pid, sig) == nil {
+		return nil
+	}
+	return p.Signal(sig)
 }

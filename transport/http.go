@@ -48,8 +48,9 @@ const (
 
 // ErrSessionTerminated is returned by Read (wrapping io.EOF, after every
 // message already received) once a legacy server answered 404 to a request
-// that carried its Mcp-Session-Id: the session is gone, and the client must
-// connect again (a new initialize).
+// that carried its Mcp-Session-Id (a POST, the standalone GET or the GET
+// resuming a stream): the session is gone, and the client must connect
+// again (a new initialize).
 var ErrSessionTerminated = errors.New("transport: the server ended the HTTP session (404)")
 
 // errCancelled ends the response stream of a request the client cancelled.
@@ -83,7 +84,7 @@ type HTTP struct {
 	Header http.Header
 	// MaxEventBytes caps one SSE event; 0 means 64 MiB. A larger event fails
 	// the request it belongs to with *MessageTooLongError and ends its
-	// stream.
+	// stream (on the standalone stream, it is logged as a warning).
 	MaxEventBytes int
 	// MaxBodyBytes caps one application/json response body (and an HTTP
 	// error body); 0 means 64 MiB. A larger body fails its request with
@@ -569,6 +570,9 @@ func (c *httpConn) readStream(cl *httpCall, ex *exchange) *exchange {
 			reason = fmt.Errorf("resumption answered HTTP %s", status)
 			if next.resp.StatusCode >= 400 && next.resp.StatusCode <= 499 {
 				c.fail(cl, streamEnded(" and could not be resumed", reason))
+				if next.resp.StatusCode == http.StatusNotFound {
+					c.sessionLost(hdr.Get("Mcp-Session-Id"))
+				}
 				return ex
 			}
 		}
@@ -745,8 +749,8 @@ func (c *httpConn) noteSession(resp *http.Response) {
 	c.mu.Unlock()
 }
 
-// sessionLost makes Read end once drained: the server no longer knows the
-// session sid.
+// sessionLost makes Read end once drained: the server answered 404 to a
+// request (POST or GET) that carried session sid, so it no longer knows it.
 func (c *httpConn) sessionLost(sid string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -794,6 +798,9 @@ func (c *httpConn) runStandalone() {
 		case status >= 400 && status <= 499:
 			ex.close()
 			c.log.Warn("transport: the server refused the standalone SSE stream", "url", c.redacted, "status", ex.resp.Status)
+			if status == http.StatusNotFound {
+				c.sessionLost(hdr.Get("Mcp-Session-Id"))
+			}
 			return
 		case status != http.StatusOK || mediaType(ex.resp) != "text/event-stream":
 			ex.close()
@@ -808,6 +815,11 @@ func (c *httpConn) runStandalone() {
 		ex.close()
 		if c.base.Err() != nil {
 			return
+		}
+		var tooLong *MessageTooLongError
+		if errors.As(err, &tooLong) {
+			// No request to fail: the message is lost, say so.
+			c.log.Warn("transport: dropped a message of the standalone SSE stream", "url", c.redacted, "err", tooLong)
 		}
 		if p.takeProgress() || errors.Is(reason, c.errIdle) {
 			failures = 1 // a healthy stream that ended: wait retry, then reconnect

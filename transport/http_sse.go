@@ -12,6 +12,8 @@ import (
 // long is still ended by Close or by the call being cancelled.
 const maxRetry = 24 * time.Hour
 
+var utf8BOM = []byte("\ufeff")
+
 // sseParser reads a text/event-stream (the WHATWG EventSource parsing rules)
 // and returns the data of each message event. It keeps the last event id
 // and retry across streams (reset), which is what resuming a stream needs.
@@ -20,24 +22,25 @@ const maxRetry = 24 * time.Hour
 // limit fails as soon as the bytes are seen, not when its end arrives.
 // It is used by one goroutine at a time.
 type sseParser struct {
-	r      io.Reader
-	buf    []byte // buf[off:] is read but not yet parsed
-	off    int
-	err    error // the read error that ended the stream
-	skipLF bool  // the last line ended with CR: a LF right after it is part of it
-	max    int   // one event's bytes (field lines, without comments)
+	r       io.Reader
+	buf     []byte // buf[off:] is read but not yet parsed
+	off     int
+	err     error // the read error that ended the stream
+	skipLF  bool  // the last line ended with CR: a LF right after it is part of it
+	atStart bool  // nothing parsed yet: a byte order mark may come first
+	max     int   // one event's bytes (field lines, without comments)
 
-	lastID   string        // the last id field seen ("" clears it)
+	lastID   string        // the id of the last whole event that had one ("" clears it)
 	retry    time.Duration // the last valid retry field
 	hasRetry bool
-	progress bool // an event was dispatched or an id seen since takeProgress
+	progress bool // an event (or an id) was dispatched since takeProgress
 }
 
 func newSSEParser(max int) *sseParser { return &sseParser{max: max} }
 
 // reset starts reading a new stream, keeping lastID and retry.
 func (p *sseParser) reset(r io.Reader) {
-	p.r, p.buf, p.off, p.err, p.skipLF = r, p.buf[:0], 0, nil, false
+	p.r, p.buf, p.off, p.err, p.skipLF, p.atStart = r, p.buf[:0], 0, nil, false, true
 }
 
 // retryOr returns the server's retry, or d if it sent none.
@@ -61,13 +64,17 @@ func (p *sseParser) takeProgress() bool {
 // a "close" event that only carries retry), comments, and events with empty
 // data (a priming event that only carries an id) are consumed silently. At
 // the end of the stream it returns the read error (io.EOF); an event not
-// terminated by a blank line is discarded, as the SSE rules ask. An event
-// larger than max returns *MessageTooLongError.
+// terminated by a blank line is discarded, as the SSE rules ask, id
+// included: lastID is the id of the last event received whole, so that
+// resuming replays a cut event rather than skipping it. An event larger
+// than max returns *MessageTooLongError.
 func (p *sseParser) next() ([]byte, error) {
 	var (
 		data    []byte
 		hasData bool
 		event   string
+		id      string
+		hasID   bool
 		size    int
 	)
 	for {
@@ -76,16 +83,17 @@ func (p *sseParser) next() ([]byte, error) {
 			return nil, err
 		}
 		if len(line) == 0 { // dispatch
-			if !hasData {
-				event, size = "", 0
-				continue
+			if hasID {
+				p.lastID, p.progress = id, true
 			}
-			p.progress = true
-			payload := bytes.TrimSpace(data)
-			if (event == "" || event == "message") && len(payload) > 0 {
-				return payload, nil
+			if hasData {
+				p.progress = true
+				payload := bytes.TrimSpace(data)
+				if (event == "" || event == "message") && len(payload) > 0 {
+					return payload, nil
+				}
 			}
-			data, hasData, event, size = nil, false, "", 0
+			data, hasData, event, id, hasID, size = nil, false, "", "", false, 0
 			continue
 		}
 		if line[0] == ':' {
@@ -106,8 +114,7 @@ func (p *sseParser) next() ([]byte, error) {
 			hasData = true
 		case "id":
 			if bytes.IndexByte(value, 0) < 0 {
-				p.lastID = string(value)
-				p.progress = true
+				id, hasID = string(value), true
 			}
 		case "retry":
 			if isDigits(string(value)) {
@@ -133,6 +140,18 @@ func (p *sseParser) tooLong() error {
 func (p *sseParser) line(limit int) ([]byte, error) {
 	scanned := 0 // bytes of buf[off:] known to hold no line end
 	for {
+		if p.atStart {
+			// One UTF-8 byte order mark at the start of a stream is not
+			// part of it; until three bytes are in, rest may be its start.
+			rest := p.buf[p.off:]
+			switch {
+			case bytes.HasPrefix(rest, utf8BOM):
+				p.off += len(utf8BOM)
+				p.atStart, scanned = false, 0
+			case len(rest) >= len(utf8BOM) || p.err != nil || !bytes.HasPrefix(utf8BOM, rest):
+				p.atStart = false
+			}
+		}
 		if p.skipLF && p.off < len(p.buf) {
 			if p.buf[p.off] == '\n' {
 				p.off++

@@ -26,11 +26,15 @@ func TestSSEParser(t *testing.T) {
 		{name: "comments", in: ":x\n: y\ndata: a\n:z\n\n", want: []string{"a"}},
 		{name: "field without colon", in: "data\n\ndata:a\n\n", want: []string{"a"}},
 		{name: "unknown field", in: "foo: bar\ndata: a\n\n", want: []string{"a"}},
+		{name: "leading byte order mark", in: "\ufeffid: 1\ndata: a\n\n", want: []string{"a"}, lastID: "1"},
+		{name: "only one, only leading, byte order mark", in: "\ufeff\ufeffdata: a\n\n\ufeffdata: b\n\ndata: c\n\n", want: []string{"c"}},
 		{name: "event types", in: "event: message\ndata: a\n\nevent: close\nretry: 7\ndata: b\n\nevent: x\n\ndata: c\n\n",
 			want: []string{"a", "c"}, retry: 7 * time.Millisecond},
 		{name: "priming id", in: "id: 1\ndata:\n\nid: 2\n\n", lastID: "2"},
 		{name: "id with NUL ignored", in: "id: 1\n\nid: a\x00b\n\n", lastID: "1"},
 		{name: "empty id clears", in: "id: 1\n\nid\n\n", lastID: ""},
+		{name: "id of an unterminated event not kept", in: "id: 1\n\nid: 2\ndata: a\n", lastID: "1"},
+		{name: "id of an unterminated id-only event not kept", in: "id: 1\ndata: a\n\nid: 2\n", want: []string{"a"}, lastID: "1"},
 		{name: "retry", in: "retry: 5s\nretry: 250\nretry: x\nretry: -1\n\n", retry: 250 * time.Millisecond},
 		{name: "huge retry", in: "retry: 99999999999999999999\n\n", retry: maxRetry},
 		{name: "unterminated event dropped", in: "data: a\n\ndata: b\n", want: []string{"a"}},
@@ -97,6 +101,10 @@ func TestSSEParserKeepsStateAcrossStreams(t *testing.T) {
 	}
 	if p.lastID != "a" || p.retryOr(0) != 30*time.Millisecond {
 		t.Errorf("state lost: id %q retry %v", p.lastID, p.retryOr(0))
+	}
+	p.reset(strings.NewReader("\ufeffid: b\n\n")) // every stream may start with a BOM
+	if _, err := p.next(); !errors.Is(err, io.EOF) || p.lastID != "b" {
+		t.Errorf("third stream: %v, id %q; want EOF, b", err, p.lastID)
 	}
 }
 

@@ -514,6 +514,47 @@ func TestHTTPResumption(t *testing.T) {
 	}
 }
 
+// A stream cut inside an event (its id line arrived, its blank line did
+// not) resumes from the last event received whole: the cut event is
+// replayed, not skipped.
+func TestHTTPResumptionAfterCutEvent(t *testing.T) {
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		switch {
+		case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == "e1":
+			startSSE(w)
+			event(w, "id: e2\ndata: "+result("3", `{"ok":true}`)+"\n\n")
+		case r.Method == http.MethodGet:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		case req.rpc == "tools/call":
+			startSSE(w)
+			event(w, "id: e1\nretry: 10\ndata: \n\n")
+			event(w, "id: e2\ndata: "+result("3", `{"ok":true}`)+"\n") // cut before its blank line
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	})
+	c := dial(t, ep, HTTP{})
+	c.SetSession("2025-11-25", messages.EraLegacy)
+	send(t, c, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow"}}`)
+
+	m := next(t, c)
+	if m.Err != nil {
+		t.Fatalf("request failed: %v; want the result replayed on the resumed stream", m.Err)
+	}
+	if r := decode(t, m); string(r.Result) != `{"ok":true}` || m.Related != "3" {
+		t.Fatalf("got %s related %q, want the result replayed on the resumed stream", m.Data, m.Related)
+	}
+	var resumed []string
+	for _, r := range ep.requests(http.MethodGet) {
+		if id := r.header.Get("Last-Event-Id"); id != "" {
+			resumed = append(resumed, id)
+		}
+	}
+	if strings.Join(resumed, ",") != "e1" {
+		t.Errorf("resumed with Last-Event-ID %q, want e1 (the last event received whole)", resumed)
+	}
+}
+
 func TestHTTPResumptionGivesUp(t *testing.T) {
 	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
 		switch {
@@ -603,6 +644,47 @@ func TestHTTPStandaloneStream(t *testing.T) {
 	case <-held:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close left the standalone stream open")
+	}
+}
+
+// An event over the limit on the standalone stream has no request to fail:
+// the message is lost, and the log says so at warning level.
+func TestHTTPStandaloneEventTooLong(t *testing.T) {
+	logs := &captureHandler{}
+	var mu sync.Mutex
+	gets := 0
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		if r.Method != http.MethodGet {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		mu.Lock()
+		gets++
+		n := gets
+		mu.Unlock()
+		if n > 1 {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		startSSE(w)
+		event(w, "retry: 10\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"method\":\"roots/list\",\"params\":{\"x\":\""+strings.Repeat("x", 2000)+"\"}}\n\n")
+		<-r.Context().Done()
+	})
+	c := dial(t, ep, HTTP{MaxEventBytes: 1024, Logger: slog.New(logs)})
+	c.SetSession("2025-11-25", messages.EraLegacy)
+	eventually(t, func() bool { return len(ep.requests(http.MethodGet)) == 2 })
+	c.Close()
+
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	var warnings []string
+	for _, l := range logs.logs {
+		if strings.HasPrefix(l, "WARN") {
+			warnings = append(warnings, l)
+		}
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "SSE event exceeds the limit of 1 KiB; raise transport.HTTP.MaxEventBytes") {
+		t.Errorf("warnings = %q, want one about the event over the limit", warnings)
 	}
 }
 
@@ -863,6 +945,47 @@ func TestHTTPSessionTerminated(t *testing.T) {
 	}
 	if inits != 2 {
 		t.Errorf("%d initialize POSTs, want 2", inits)
+	}
+}
+
+// A 404 to a GET that carried the session id (the standalone stream, or
+// the resumption of a response stream) also means the session is gone: an
+// idle client whose only traffic is the standalone stream must learn it.
+func TestHTTPSessionTerminatedOnGet(t *testing.T) {
+	for _, tc := range []struct{ name, call string }{{"standalone", ""}, {"resumption", "tools/call"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+				switch {
+				case r.Method == http.MethodGet && tc.call != "" && r.Header.Get("Last-Event-ID") == "":
+					w.WriteHeader(http.StatusMethodNotAllowed)
+				case r.Method == http.MethodGet:
+					w.WriteHeader(http.StatusNotFound)
+				case req.rpc == "initialize":
+					w.Header().Set("Mcp-Session-Id", "s-1")
+					writeJSON(w, 200, result(req.id, `{}`))
+				case req.rpc == "tools/call":
+					startSSE(w)
+					event(w, "id: e1\nretry: 10\ndata:\n\n") // then the stream drops
+				default:
+					w.WriteHeader(http.StatusAccepted)
+				}
+			})
+			c := dial(t, ep, HTTP{})
+			send(t, c, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
+			next(t, c)
+			c.SetSession("2025-11-25", messages.EraLegacy)
+			if tc.call != "" {
+				send(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`)
+				if err := nextFailure(t, c, "1"); !strings.Contains(err.Error(), "404") {
+					t.Errorf("call: %v, want the failed resumption", err)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if m, err := c.Read(ctx); !errors.Is(err, ErrSessionTerminated) || !errors.Is(err, io.EOF) {
+				t.Errorf("Read after a 404 to the session's GET = %s, %v; want ErrSessionTerminated", m.Data, err)
+			}
+		})
 	}
 }
 

@@ -292,9 +292,11 @@ func (c *stdioConn) write(ctx context.Context, buf []byte) (int, error) {
 }
 
 // Close shuts the server down the way the MCP spec asks: close its stdin,
-// wait CloseTimeout, SIGTERM, wait CloseTimeout, SIGKILL. It returns once the
-// process is reaped and every goroutine of the Conn has ended. Every call
-// returns nil, after that shutdown is complete.
+// wait CloseTimeout, SIGTERM, wait CloseTimeout, SIGKILL. The signals go to
+// the server's process group (Unix), which takes down a server started by
+// a wrapper that would not pass them on. It returns once the process is
+// reaped and every goroutine of the Conn has ended. Every call returns nil,
+// after that shutdown is complete.
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(c.shutdown)
 	return nil
@@ -307,8 +309,8 @@ func (c *stdioConn) shutdown() {
 	c.reap()
 	if !waitFor(c.exited, c.closeTimeout) {
 		// Signal fails where there is no SIGTERM (Windows): kill at once.
-		if c.cmd.Process.Signal(syscall.SIGTERM) != nil || !waitFor(c.exited, c.closeTimeout) {
-			c.cmd.Process.Kill()
+		if signalServer(c.cmd.Process, syscall.SIGTERM) != nil || !waitFor(c.exited, c.closeTimeout) {
+			signalServer(c.cmd.Process, syscall.SIGKILL)
 			<-c.exited
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -182,7 +183,9 @@ func TestStdioIdleConnectionKeepsOneGoroutine(t *testing.T) {
 }
 
 // stdioGoroutines counts the goroutines a stdio connection started (by
-// their creator: one not yet running shows no frame of its own).
+// their creator: one not yet running shows no frame of its own). One that
+// has returned and is only exiting (an earlier test's reaper, whose Close
+// returned once it closed exited) does not count.
 func stdioGoroutines(t *testing.T) int {
 	t.Helper()
 	var buf bytes.Buffer
@@ -191,6 +194,9 @@ func stdioGoroutines(t *testing.T) int {
 	}
 	n := 0
 	for g := range strings.SplitSeq(buf.String(), "\n\n") {
+		if _, frames, _ := strings.Cut(g, "\n"); strings.HasPrefix(frames, "runtime.goexit1(") {
+			continue
+		}
 		if strings.Contains(g, "created by github.com/conduitmcp/conduit/transport.(*Command).Connect") ||
 			strings.Contains(g, "created by github.com/conduitmcp/conduit/transport.(*stdioConn)") {
 			n++
@@ -413,6 +419,43 @@ func TestStdioCloseEscalates(t *testing.T) {
 			t.Fatalf("server ended with %q, want SIGKILL", got)
 		}
 	})
+}
+
+// A server behind a wrapper that neither forwards SIGTERM nor exits on it
+// (here a shell whose background child inherits the ignored SIGTERM) is
+// still shut down: Close signals the server's whole process group.
+func TestStdioCloseKillsTheProcessGroup(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	conn, err := (&Command{
+		Path:         "sh",
+		Args:         []string{"-c", `trap "" TERM; sleep 60 & echo $!; wait`},
+		CloseTimeout: 100 * time.Millisecond,
+	}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	pid := mustRead(t, conn)
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Dead once reaped by init, or a zombie waiting for it.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			if n, err := strconv.Atoi(pid); err == nil {
+				if p, err := os.FindProcess(n); err == nil {
+					p.Kill()
+				}
+			}
+			t.Fatalf("the server's child %s outlived Close: %s", pid, stat)
+		}
+	}
 }
 
 func TestStdioWriteContext(t *testing.T) {
