@@ -91,8 +91,12 @@ type HTTP struct {
 	// *MessageTooLongError. Both limits take memory as a message arrives,
 	// not up front.
 	MaxBodyBytes int
-	// ConnectTimeout bounds the time from sending a request to its response
-	// headers; 0 means 30 s.
+	// ConnectTimeout bounds the time from sending a message to its response
+	// headers; 0 means 30 s. A request other than the handshake
+	// (server/discover, initialize) is not bounded by it: a server may
+	// answer with one JSON body once the work is done, so such a request
+	// waits as long as its call does (the call's deadline or its caller
+	// cancels it, which closes its exchange).
 	ConnectTimeout time.Duration
 	// IdleTimeout drops a response stream on which no byte (not even a
 	// keep-alive comment) arrived for this long; 0 means 5 min.
@@ -435,7 +439,7 @@ func (c *httpConn) startCall(ctx context.Context, m *outgoing, hdr http.Header, 
 	sent := make(chan struct{})
 	var once sync.Once
 	wrote := func() { once.Do(func() { close(sent) }) }
-	go c.runCall(cl, m.data, hdr, sessionSent, wrote)
+	go c.runCall(cl, m.data, hdr, sessionSent, wrote, c.headerTimeout(m.method))
 	select {
 	case <-sent:
 		return nil
@@ -446,14 +450,25 @@ func (c *httpConn) startCall(ctx context.Context, m *outgoing, hdr http.Header, 
 	}
 }
 
+// headerTimeout is how long a request of method may wait for its response
+// headers: ConnectTimeout for the handshake, which the client never
+// cancels; no bound (0) for any other request, whose call's end cancels it.
+func (c *httpConn) headerTimeout(method string) time.Duration {
+	if method == messages.MethodInitialize || method == messages.MethodDiscover {
+		return c.connectTimeout
+	}
+	return 0
+}
+
 // runCall performs the POST of one request and reads its response until the
 // response arrived, the request failed, it was cancelled or Close.
-func (c *httpConn) runCall(cl *httpCall, body []byte, hdr http.Header, sessionSent bool, wrote func()) {
+// awaitHeaders bounds the wait for the response headers (0: none).
+func (c *httpConn) runCall(cl *httpCall, body []byte, hdr http.Header, sessionSent bool, wrote func(), awaitHeaders time.Duration) {
 	defer c.wg.Done()
 	defer c.forget(cl)
 	defer wrote()
 
-	ex, err := c.open(cl.ctx, http.MethodPost, body, hdr, wrote)
+	ex, err := c.open(cl.ctx, http.MethodPost, body, hdr, wrote, awaitHeaders)
 	if err != nil {
 		c.fail(cl, fmt.Errorf("transport: %w", err))
 		return
@@ -551,7 +566,7 @@ func (c *httpConn) readStream(cl *httpCall, ex *exchange) *exchange {
 				return ex
 			}
 			hdr := c.getHeader(p.lastID)
-			next, err := c.open(cl.ctx, http.MethodGet, nil, hdr, nil)
+			next, err := c.open(cl.ctx, http.MethodGet, nil, hdr, nil, c.connectTimeout)
 			if err != nil {
 				if cl.ctx.Err() != nil {
 					return ex
@@ -695,7 +710,7 @@ func (c *httpConn) post(ctx context.Context, m *outgoing, hdr http.Header, moder
 	if m.method == methodCancelled {
 		defer c.withdraw(m)
 	}
-	ex, err := c.open(pctx, http.MethodPost, m.data, hdr, nil)
+	ex, err := c.open(pctx, http.MethodPost, m.data, hdr, nil, c.connectTimeout)
 	if err != nil {
 		if pctx.Err() == nil {
 			c.log.Warn("transport: sending a message failed", "url", c.redacted, "method", m.method, "err", err)
@@ -779,7 +794,7 @@ func (c *httpConn) runStandalone() {
 			}
 		}
 		hdr := c.getHeader(p.lastID)
-		ex, err := c.open(c.base, http.MethodGet, nil, hdr, nil)
+		ex, err := c.open(c.base, http.MethodGet, nil, hdr, nil, c.connectTimeout)
 		if err != nil {
 			if c.base.Err() != nil {
 				return
@@ -903,10 +918,10 @@ type exchange struct {
 	idle   *time.Timer
 }
 
-// open sends a request and returns once the response headers arrived
-// (bounded by ConnectTimeout). wrote, if set, is called once the request
-// is written.
-func (c *httpConn) open(ctx context.Context, method string, body []byte, hdr http.Header, wrote func()) (*exchange, error) {
+// open sends a request and returns once the response headers arrived,
+// within awaitHeaders (0: no bound). wrote, if set, is called once the
+// request is written.
+func (c *httpConn) open(ctx context.Context, method string, body []byte, hdr http.Header, wrote func(), awaitHeaders time.Duration) (*exchange, error) {
 	ectx, cancel := context.WithCancelCause(ctx)
 	reqCtx := ectx
 	if wrote != nil {
@@ -924,9 +939,12 @@ func (c *httpConn) open(ctx context.Context, method string, body []byte, hdr htt
 		return nil, err
 	}
 	req.Header = hdr
-	timer := time.AfterFunc(c.connectTimeout, func() { cancel(c.errNoHeaders) })
+	var timer *time.Timer
+	if awaitHeaders > 0 {
+		timer = time.AfterFunc(awaitHeaders, func() { cancel(c.errNoHeaders) })
+	}
 	resp, err := c.client.Do(req)
-	if !timer.Stop() && err == nil {
+	if timer != nil && !timer.Stop() && err == nil {
 		// The timer fired as the headers arrived: ectx is cancelled, so the
 		// body is unreadable; report the timeout.
 		resp.Body.Close()

@@ -879,7 +879,7 @@ func TestHTTPLimits(t *testing.T) {
 				event(w, ":\n\n")
 			}
 			event(w, "data: "+result(req.id, "{}")+"\n\n")
-		case "slowheaders":
+		case "server/discover": // the handshake waits ConnectTimeout for headers
 			select {
 			case <-r.Context().Done():
 			case <-time.After(5 * time.Second):
@@ -894,7 +894,7 @@ func TestHTTPLimits(t *testing.T) {
 		{"bigline", "2", "transport: SSE event exceeds the limit of 1 KiB; raise transport.HTTP.MaxEventBytes"},
 		{"bigbody", "3", "transport: JSON response body exceeds the limit of 1 KiB; raise transport.HTTP.MaxBodyBytes"},
 		{"silent", "4", "transport: the response stream ended before the response: stream idle for 200ms"},
-		{"slowheaders", "5", "no response headers within 200ms"},
+		{"server/discover", "5", "no response headers within 200ms"},
 	}
 	for _, tc := range cases {
 		send(t, c, modernReq(tc.id, tc.method, ""))
@@ -905,6 +905,30 @@ func TestHTTPLimits(t *testing.T) {
 	send(t, c, modernReq("6", "keepalive", ""))
 	if r := decode(t, next(t, c)); r.Error != nil {
 		t.Errorf("keep-alive comments did not keep the stream: %s", r.Error.Message)
+	}
+}
+
+// A request's answer may come as one JSON body once the work is done, long
+// after ConnectTimeout: the request waits for it as long as its call does
+// (the call's deadline cancels it, closing the exchange). The handshake,
+// which the client never cancels, is still bounded by ConnectTimeout.
+func TestHTTPSlowJSONAnswerWaitsBeyondConnectTimeout(t *testing.T) {
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(500 * time.Millisecond): // the work
+			writeJSON(w, 200, result(req.id, `{"content":[]}`))
+		}
+	})
+	c := dial(t, ep, HTTP{ConnectTimeout: 100 * time.Millisecond})
+	c.SetSession("2026-07-28", messages.EraModern)
+	send(t, c, modernReq("1", "tools/call", ""))
+	if r := decode(t, next(t, c)); r.Error != nil || string(r.Result) != `{"content":[]}` {
+		t.Fatalf("tools/call: %+v, want its result", r)
+	}
+	send(t, c, modernReq("2", "server/discover", ""))
+	if err := nextFailure(t, c, "2"); !strings.Contains(err.Error(), "no response headers within 100ms") {
+		t.Errorf("server/discover: %v, want the ConnectTimeout", err)
 	}
 }
 
