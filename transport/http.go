@@ -511,7 +511,8 @@ func (c *httpConn) forget(cl *httpCall) {
 	cl.cancel(nil)
 }
 
-// readJSON delivers an application/json response.
+// readJSON delivers an application/json response; a JSON-RPC error with a
+// null id answers the request, given its id, as after an HTTP error status.
 func (c *httpConn) readJSON(cl *httpCall, ex *exchange) {
 	body, err := readAll(ex.resp.Body, c.maxBody)
 	var tooLong *MessageTooLongError
@@ -521,6 +522,10 @@ func (c *httpConn) readJSON(cl *httpCall, ex *exchange) {
 		return
 	case err != nil:
 		c.fail(cl, fmt.Errorf("transport: reading the response: %w", ex.why(err)))
+		return
+	}
+	if errObj, ok := unattributedError(body); ok {
+		c.settle(cl, Message{Data: passError(cl.id, errObj), Related: cl.id})
 		return
 	}
 	if len(bytes.TrimSpace(body)) > 0 {

@@ -759,6 +759,8 @@ func TestHTTPRequestFailures(t *testing.T) {
 			writeJSON(w, 400, `{"jsonrpc":"2.0","error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2027-01-01"}}}`)
 		case "e400null":
 			writeJSON(w, 400, `{"jsonrpc":"2.0","id":null,"error":{"code":-32020,"message":"Header mismatch"}}`)
+		case "e200null":
+			writeJSON(w, 200, `{"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"Invalid params: no such tool"}}`)
 		case "e500":
 			http.Error(w, "boom", http.StatusInternalServerError)
 		case "e418":
@@ -786,6 +788,7 @@ func TestHTTPRequestFailures(t *testing.T) {
 	}{
 		{"e400", `"a"`, -32022, "Unsupported protocol version", `{"supported":["2026-07-28"],"requested":"2027-01-01"}`},
 		{"e400null", "3", -32020, "Header mismatch", ``},
+		{"e200null", "10", -32602, "Invalid params: no such tool", ``},
 	} {
 		send(t, c, modernReq(tc.id, tc.method, ""))
 		m := next(t, c)

@@ -316,6 +316,20 @@ func rpcErrorObject(body []byte) (json.RawMessage, bool) {
 	return raw, true
 }
 
+// unattributedError returns the error object of body when body is a
+// JSON-RPC error response whose id is null or absent: an error the server
+// did not tie to the request (servers often answer so a request they
+// refuse early), which answers the request it came back to.
+func unattributedError(body []byte) (json.RawMessage, bool) {
+	var env struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &env) != nil || env.ID != nil && string(env.ID) != "null" {
+		return nil, false
+	}
+	return rpcErrorObject(body)
+}
+
 // passError wraps a JSON-RPC error object into a response for request id.
 func passError(id string, errObj json.RawMessage) []byte {
 	var b bytes.Buffer
