@@ -521,7 +521,7 @@ func (h *Host) Close() error {
 	for _, name := range slices.Sorted(maps.Keys(h.servers)) {
 		e := h.servers[name]
 		if e.status.State != StateStopped {
-			e.sup = nil
+			e.sup, e.client, e.tools = nil, nil, nil
 			h.set(name, e, Status{State: StateStopped, Restarts: e.status.Restarts})
 		}
 	}
