@@ -422,3 +422,20 @@ func TestCloseWithdrawsTheCatalog(t *testing.T) {
 		assert.False(t, ok)
 	})
 }
+
+// Two servers' tools can take one namespaced name ("a" + "b__c", "a__b" +
+// "c"): Resolve refuses it, as Config.Split does, instead of routing the
+// call to whichever server sorts first.
+func TestResolveRefusesAnAmbiguousName(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &fakeTransport{tools: []string{"b__c", "d"}}
+		ab := &fakeTransport{tools: []string{"c"}}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{}), "a__b": stdio(RestartPolicy{})}},
+			map[string]*fakeTransport{"a": a, "a__b": ab}, Options{})
+		synctest.Wait()
+		server, tool, ok := h.Resolve("a__b__c")
+		assert.Equal(t, []any{"", "", false}, []any{server, tool, ok})
+		server, tool, ok = h.Resolve("a__d")
+		assert.Equal(t, []any{"a", "d", true}, []any{server, tool, ok})
+	})
+}
