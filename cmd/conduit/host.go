@@ -70,9 +70,6 @@ func (a *app) runHost(ctx context.Context) error {
 	if a.opts.config == "" {
 		return usagef("missing --config FILE")
 	}
-	if a.opts.logLevel != "" {
-		newLogger(a.stderr, a.opts.verbose, a.opts.json).Warn("--log-level is not used by conduit host; ignored")
-	}
 	return a.withHost(func(h *host.Host, events <-chan host.Event) error {
 		if a.opts.once {
 			if err := settle(ctx, h, events); err != nil {
@@ -118,6 +115,10 @@ func (a *app) withHost(do func(*host.Host, <-chan host.Event) error) error {
 		return err
 	}
 	logger := newLogger(a.stderr, o.verbose, o.json)
+	o.warnConfigIgnored(logger)
+	if o.logLevel != "" {
+		logger.Warn("--log-level is not used with --config; ignored")
+	}
 	cfg, err := a.readConfig(logger)
 	if err != nil {
 		return err

@@ -252,3 +252,15 @@ func TestHostMaxMessageBytes(t *testing.T) {
 	require.Equal(t, exitFailed, r.code, r)
 	assert.Regexp(t, `(?m)^big +parked .*stdio message exceeds the limit of 1000 bytes; raise it with --max-message-bytes$`, r.stdout)
 }
+
+// The connection flags a --config run cannot use are not dropped in
+// silence: the file gives each server its headers, its name is its id, and
+// no log level is asked of the host's servers.
+func TestConfigWarnsAboutTheFlagsItIgnores(t *testing.T) {
+	config := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers": {"every": {"command": %q, "conduit": {"era": "legacy"}}}}`, server(t)))
+	r := runInProcess(t, "tools", "--config", config, "--header", "X-Test=1", "--server-id", "mine", "--log-level", "debug")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, "conduit: warning: --header is not used with --config (a server's headers are in the file); ignored\n"+
+		"conduit: warning: --server-id is not used with --config (each server's name is its id); ignored\n"+
+		"conduit: warning: --log-level is not used with --config; ignored\n", r.stderr)
+}

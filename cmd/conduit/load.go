@@ -160,6 +160,9 @@ func (a *app) runLoad(ctx context.Context, f loadFlags, args, server []string) e
 	if err != nil {
 		return err
 	}
+	if a.opts.logLevel != "" {
+		newLogger(a.stderr, a.opts.verbose, a.opts.json).Warn("--log-level is not used by conduit load; ignored")
+	}
 	var target *configTarget
 	if a.opts.config != "" {
 		if err := a.configOnly(server); err != nil {

@@ -252,3 +252,11 @@ func TestLoadConfigUsageErrors(t *testing.T) {
 	}
 	assert.NoFileExists(t, otherRan)
 }
+
+// conduit load asks no log level of its sessions: --log-level is not
+// dropped in silence.
+func TestLoadWarnsThatItIgnoresTheLogLevel(t *testing.T) {
+	r := runInProcess(t, "load", "--calls", "1", "--log-level", "debug", "test_simple_text", "--", server(t))
+	require.Equal(t, exitOK, r.code, r)
+	assert.True(t, strings.HasPrefix(r.stderr, "conduit: warning: --log-level is not used by conduit load; ignored\n"), r.stderr)
+}
