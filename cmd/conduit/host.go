@@ -166,13 +166,17 @@ func (a *app) configOnly(server []string) error {
 	return nil
 }
 
-// serverTool splits a tool named for a configuration: SERVER/TOOL, or
-// else a namespaced name (SERVER__TOOL), which resolve splits.
+// serverTool splits a tool named for a configuration: a namespaced name
+// (SERVER__TOOL), which resolve splits, or else SERVER/TOOL. The namespaced
+// name comes first: a tool's own name may hold a "/" ("user-profile/update").
 func serverTool(name string, resolve func(string) (server, tool string, ok bool)) (server, tool string, ok bool) {
+	if server, tool, ok = resolve(name); ok {
+		return server, tool, true
+	}
 	if server, tool, ok = strings.Cut(name, "/"); ok {
 		return server, tool, true
 	}
-	return resolve(name)
+	return "", "", false
 }
 
 // settle waits until every server is ready, parked or stopped.

@@ -264,3 +264,21 @@ func TestConfigWarnsAboutTheFlagsItIgnores(t *testing.T) {
 		"conduit: warning: --server-id is not used with --config (each server's name is its id); ignored\n"+
 		"conduit: warning: --log-level is not used with --config; ignored\n", r.stderr)
 }
+
+// A tool named SERVER/TOOL or SERVER__TOOL: a namespaced name as conduit
+// tools --config lists it is found even when the tool's own name holds a
+// "/" (SEP-986 allows one: "user-profile/update").
+func TestServerTool(t *testing.T) {
+	cfg := host.Config{Servers: map[string]host.Server{"api": {}, "every": {}}}
+	split := func(name string) (string, string, bool) { return cfg.Split(name, host.DefaultSeparator) }
+	for name, want := range map[string][]any{
+		"api__user-profile/update": {"api", "user-profile/update", true},
+		"api/user-profile/update":  {"api", "user-profile/update", true},
+		"every/test_simple_text":   {"every", "test_simple_text", true},
+		"every__test_simple_text":  {"every", "test_simple_text", true},
+		"test_simple_text":         {"", "", false},
+	} {
+		server, tool, ok := serverTool(name, split)
+		assert.Equal(t, want, []any{server, tool, ok}, name)
+	}
+}
