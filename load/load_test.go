@@ -202,7 +202,7 @@ func TestRunConfigErrors(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := load.Run(context.Background(), cfg)
-			assert.Error(t, err)
+			assert.ErrorIs(t, err, load.ErrConfig)
 		})
 	}
 }
