@@ -282,3 +282,17 @@ func TestServerTool(t *testing.T) {
 		assert.Equal(t, want, []any{server, tool, ok}, name)
 	}
 }
+
+// The --config commands say what their clients dropped when they end, as
+// the other commands do.
+func TestConfigDropSummary(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	config := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers": {"flood": {"command": %q, "conduit": {"era": "legacy"},
+		"env": {%q: "flood:2000", "GORACE": "atexit_sleep_ms=0"}}}}`, self, scriptServerEnv))
+	r := runInProcess(t, "call", "--config", config, "flood/flood")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, "done\n", r.stdout)
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	assert.Regexp(t, droppedLine, lines[len(lines)-1], r.stderr)
+}
