@@ -294,11 +294,13 @@ func (a *serverActor) start(ctx actor.Context) {
 		defer a.wg.Done()
 		defer close(done)
 		if prev != nil {
-			select {
-			case <-prev:
-			case <-run.Done():
-				return
-			}
+			// Even a start cancelled meanwhile waits: its done must mean
+			// that everything before it is done too, as Done promises to
+			// the supervisor that replaces this one.
+			<-prev
+		}
+		if run.Err() != nil {
+			return
 		}
 		s, err := a.srv.Connect(run)
 		if err != nil {

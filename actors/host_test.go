@@ -211,3 +211,36 @@ func (f *failingServer) Report(r Report) {
 	f.reports = append(f.reports, r)
 	f.log = append(f.log, time.Since(f.t0).String()+" "+r.State)
 }
+
+// A supervisor stopped while its first start still waits for the one it
+// replaces (ServerSpec.After) is not done before that one is: Done is what
+// a third supervisor of the same server waits for, and two processes of
+// one server must never overlap.
+func TestDoneWaitsForTheReplacedSupervisor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tree := NewTree(nil)
+		defer tree.Close()
+		old := &fakeServer{hold: make(chan struct{}), t0: time.Now()}
+		a := tree.Start(old, spec("a"))
+		synctest.Wait()
+		a.Stop() // its connect is stuck: a is not done
+
+		sp := spec("a")
+		sp.After = a.Done()
+		b := tree.Start(&fakeServer{t0: time.Now()}, sp)
+		synctest.Wait()
+		b.Stop() // before a is done: b never started
+		synctest.Wait()
+		early := false
+		select {
+		case <-b.Done():
+			early = true
+		default:
+		}
+		close(old.hold)
+		synctest.Wait()
+		<-a.Done()
+		<-b.Done()
+		assert.False(t, early, "b done while the supervisor it replaced still runs")
+	})
+}

@@ -343,14 +343,19 @@ func (h *Host) Tools() []Tool {
 }
 
 // Resolve finds a namespaced tool name in the catalog and returns its
-// server and its name there.
+// server and its name there. ok is false when no tool has that name, or
+// when several do (server "a" with a tool "b__c", server "a__b" with a tool
+// "c"): call those by server and tool.
 func (h *Host) Resolve(name string) (server, tool string, ok bool) {
 	for _, t := range h.Tools() {
 		if t.Name == name {
-			return t.Server, t.ServerTool, true
+			if ok {
+				return "", "", false
+			}
+			server, tool, ok = t.Server, t.ServerTool, true
 		}
 	}
-	return "", "", false
+	return server, tool, ok
 }
 
 type noWaitKey struct{}
@@ -521,7 +526,7 @@ func (h *Host) Close() error {
 	for _, name := range slices.Sorted(maps.Keys(h.servers)) {
 		e := h.servers[name]
 		if e.status.State != StateStopped {
-			e.sup = nil
+			e.sup, e.client, e.tools = nil, nil, nil
 			h.set(name, e, Status{State: StateStopped, Restarts: e.status.Restarts})
 		}
 	}

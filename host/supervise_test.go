@@ -404,3 +404,38 @@ func TestDefaultTransportTakesTheMessageLimit(t *testing.T) {
 	assert.Equal(t, 1<<20, web.MaxEventBytes)
 	assert.Zero(t, defaultTransport(Server{Command: "srv"}, nil, 0).(*transport.Command).MaxMessageBytes)
 }
+
+// Close withdraws every server's tools with its state: a closed host
+// lists no tools, its stopped servers count none.
+func TestCloseWithdrawsTheCatalog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &fakeTransport{tools: []string{"echo"}}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}, map[string]*fakeTransport{"a": a}, Options{})
+		synctest.Wait()
+		require.Len(t, h.Tools(), 1)
+		require.NoError(t, h.Close())
+		assert.Empty(t, h.Tools())
+		st := h.Status()[0]
+		assert.Equal(t, StateStopped, st.State)
+		assert.Equal(t, 0, st.Tools)
+		_, _, ok := h.Resolve("a__echo")
+		assert.False(t, ok)
+	})
+}
+
+// Two servers' tools can take one namespaced name ("a" + "b__c", "a__b" +
+// "c"): Resolve refuses it, as Config.Split does, instead of routing the
+// call to whichever server sorts first.
+func TestResolveRefusesAnAmbiguousName(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &fakeTransport{tools: []string{"b__c", "d"}}
+		ab := &fakeTransport{tools: []string{"c"}}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{}), "a__b": stdio(RestartPolicy{})}},
+			map[string]*fakeTransport{"a": a, "a__b": ab}, Options{})
+		synctest.Wait()
+		server, tool, ok := h.Resolve("a__b__c")
+		assert.Equal(t, []any{"", "", false}, []any{server, tool, ok})
+		server, tool, ok = h.Resolve("a__d")
+		assert.Equal(t, []any{"a", "d", true}, []any{server, tool, ok})
+	})
+}

@@ -38,6 +38,9 @@ type inputMeter struct {
 	refusals     map[string]int64
 	rateLimited  int64
 	unattributed time.Duration
+	// from is the end of the warm-up: unattributed input that starts
+	// before it belongs to no counted call. Zero until the load starts.
+	from time.Time
 }
 
 func newInputMeter() *inputMeter {
@@ -68,8 +71,18 @@ func (in *inputMeter) wrap(h conduit.Handlers) conduit.Handlers {
 	return h
 }
 
+// countFrom sets the end of the warm-up, before which no unattributed
+// input counts.
+func (in *inputMeter) countFrom(t time.Time) {
+	in.mu.Lock()
+	in.from = t
+	in.mu.Unlock()
+}
+
 // timed adds the time since start to the call the assigns belong to, or to
-// the unattributed input time when the request is not tied to one call.
+// the unattributed input time when the request is not tied to one call and
+// started after the warm-up (the counted calls' time split is the
+// recorder's, which counts no warm-up call either).
 func (in *inputMeter) timed(assigns map[string]any, start time.Time) {
 	d := time.Since(start)
 	if t, ok := assigns[assignKey].(*inputTimer); ok {
@@ -77,7 +90,9 @@ func (in *inputMeter) timed(assigns map[string]any, start time.Time) {
 		return
 	}
 	in.mu.Lock()
-	in.unattributed += d
+	if !in.from.IsZero() && !start.Before(in.from) {
+		in.unattributed += d
+	}
 	in.mu.Unlock()
 }
 

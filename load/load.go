@@ -118,6 +118,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	start := time.Now()
+	in.countFrom(start.Add(cfg.Warmup))
 	rec := newRecorder(start.Add(cfg.Warmup))
 	r := &runner{cfg: cfg, mix: m, rec: rec, start: start, measureFrom: start.Add(cfg.Warmup)}
 	if cfg.Duration > 0 {

@@ -130,6 +130,26 @@ func TestWarmupAndDuration(t *testing.T) {
 	})
 }
 
+// Input not tied to one call (legacy, two calls in flight on a session)
+// counts, like the rest of the time split, from the end of the warm-up:
+// the warm-up's input is not the counted calls'.
+func TestWarmupInputIsNotCounted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rep, audited := runDemo(t, load.Config{
+			Options:     conduit.Options{Era: conduit.EraLegacy, Handlers: sampler(load.Fixed(time.Second))},
+			Concurrency: 2,
+			Warmup:      2500 * time.Millisecond,
+			Duration:    3 * time.Second,
+			Mix:         []load.Call{{Tool: "summarise"}},
+		})
+		// Two at a time, sent at 0, 1, 2 s (warm-up), 3, 4, 5 s (counted).
+		assert.Equal(t, int64(6), rep.Calls)
+		assert.Equal(t, int64(12), audited)
+		assert.Equal(t, load.Millis(6*time.Second), rep.Time.Active+rep.Time.PausedForInput)
+		assert.Equal(t, load.Millis(6*time.Second), rep.Time.UnattributedInput+rep.Time.PausedForInput)
+	})
+}
+
 // The busy guard bites unless UnlimitedInput lifts it.
 func TestUnlimitedInput(t *testing.T) {
 	cfg := load.Config{
@@ -202,7 +222,7 @@ func TestRunConfigErrors(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := load.Run(context.Background(), cfg)
-			assert.Error(t, err)
+			assert.ErrorIs(t, err, load.ErrConfig)
 		})
 	}
 }

@@ -56,15 +56,15 @@ type mix struct {
 
 func newMix(calls []Call) (*mix, error) {
 	if len(calls) == 0 {
-		return nil, errors.New("load: no tool to call")
+		return nil, fmt.Errorf("%w: no tool to call", ErrConfig)
 	}
 	m := &mix{calls: calls, templates: make([]any, len(calls))}
 	for i, c := range calls {
 		if c.Tool == "" {
-			return nil, fmt.Errorf("load: call %d has no tool", i+1)
+			return nil, fmt.Errorf("%w: call %d has no tool", ErrConfig, i+1)
 		}
 		if c.Weight < 0 {
-			return nil, fmt.Errorf("load: %s: weight %d is negative", c.Tool, c.Weight)
+			return nil, fmt.Errorf("%w: %s: weight %d is negative", ErrConfig, c.Tool, c.Weight)
 		}
 		m.total += weight(c)
 		if len(c.Args) == 0 {
@@ -72,13 +72,13 @@ func newMix(calls []Call) (*mix, error) {
 		}
 		var tmpl any
 		if err := json.Unmarshal(c.Args, &tmpl); err != nil {
-			return nil, fmt.Errorf("load: %s: args: %v", c.Tool, err)
+			return nil, fmt.Errorf("%w: %s: args: %v", ErrConfig, c.Tool, err)
 		}
 		if _, ok := tmpl.(map[string]any); !ok {
-			return nil, fmt.Errorf("load: %s: args must be a JSON object", c.Tool)
+			return nil, fmt.Errorf("%w: %s: args must be a JSON object", ErrConfig, c.Tool)
 		}
 		if err := checkTemplate(tmpl); err != nil {
-			return nil, fmt.Errorf("load: %s: args: %v", c.Tool, err)
+			return nil, fmt.Errorf("%w: %s: args: %v", ErrConfig, c.Tool, err)
 		}
 		m.templates[i] = tmpl
 	}

@@ -45,7 +45,8 @@ type Report struct {
 	// handler and attributed to its call through the call's assigns. An
 	// input request not tied to one call (a legacy stdio server with
 	// several calls in flight on a session: nothing on the wire says which
-	// one asked) is summed in UnattributedInput, not in any call's time.
+	// one asked) is summed in UnattributedInput, not in any call's time,
+	// when it starts after the warm-up.
 	// A timed-out call reports the split its error carries.
 	Time TimeSplit `json:"time"`
 	// Outcomes counts the calls by how they ended: "ok", "is_error",

@@ -70,10 +70,7 @@ func (a *app) runHost(ctx context.Context) error {
 	if a.opts.config == "" {
 		return usagef("missing --config FILE")
 	}
-	if a.opts.logLevel != "" {
-		newLogger(a.stderr, a.opts.verbose, a.opts.json).Warn("--log-level is not used by conduit host; ignored")
-	}
-	return a.withHost(func(h *host.Host, events <-chan host.Event) error {
+	return a.withHost(func(h *host.Host, events <-chan host.Event, _ *auditor) error {
 		if a.opts.once {
 			if err := settle(ctx, h, events); err != nil {
 				return err
@@ -111,13 +108,18 @@ func (a *app) runHost(ctx context.Context) error {
 
 // withHost starts a host running the servers of --config, with the
 // handler set of the handler flags and the connection flags as defaults,
-// runs do with it and its events, and closes it.
-func (a *app) withHost(do func(*host.Host, <-chan host.Event) error) error {
+// runs do with it, its events and the audit hook of its clients, and
+// closes it.
+func (a *app) withHost(do func(*host.Host, <-chan host.Event, *auditor) error) error {
 	o := &a.opts
 	if err := o.check(); err != nil {
 		return err
 	}
 	logger := newLogger(a.stderr, o.verbose, o.json)
+	o.warnConfigIgnored(logger)
+	if o.logLevel != "" {
+		logger.Warn("--log-level is not used with --config; ignored")
+	}
 	cfg, err := a.readConfig(logger)
 	if err != nil {
 		return err
@@ -135,7 +137,7 @@ func (a *app) withHost(do func(*host.Host, <-chan host.Event) error) error {
 	defer h.Close()
 	events, cancel := h.Subscribe()
 	defer cancel()
-	return do(h, events)
+	return do(h, events, audit)
 }
 
 // readConfig reads the configuration of --config, its warnings to logger.
@@ -165,13 +167,17 @@ func (a *app) configOnly(server []string) error {
 	return nil
 }
 
-// serverTool splits a tool named for a configuration: SERVER/TOOL, or
-// else a namespaced name (SERVER__TOOL), which resolve splits.
+// serverTool splits a tool named for a configuration: a namespaced name
+// (SERVER__TOOL), which resolve splits, or else SERVER/TOOL. The namespaced
+// name comes first: a tool's own name may hold a "/" ("user-profile/update").
 func serverTool(name string, resolve func(string) (server, tool string, ok bool)) (server, tool string, ok bool) {
+	if server, tool, ok = resolve(name); ok {
+		return server, tool, true
+	}
 	if server, tool, ok = strings.Cut(name, "/"); ok {
 		return server, tool, true
 	}
-	return resolve(name)
+	return "", "", false
 }
 
 // settle waits until every server is ready, parked or stopped.
@@ -205,11 +211,14 @@ func (a *app) hostable(c *cobra.Command, direct func(cmd *cobra.Command, args, s
 		if err := a.configOnly(server); err != nil {
 			return err
 		}
-		return a.withHost(func(h *host.Host, events <-chan host.Event) error {
+		return a.withHost(func(h *host.Host, events <-chan host.Event, audit *auditor) error {
 			ctx := cmd.Context()
 			if err := settle(ctx, h, events); err != nil {
 				return err
 			}
+			// Before the host closes, which leaves no counters (what its
+			// clients discard as they close is not counted).
+			defer a.watchDrops(hostDrops(h, audit))()
 			logger := newLogger(a.stderr, a.opts.verbose, a.opts.json)
 			for _, st := range h.Status() {
 				if st.State == host.StateParked {
@@ -228,6 +237,18 @@ func (a *app) hostable(c *cobra.Command, direct func(cmd *cobra.Command, args, s
 	})
 	a.configFlag(c, "use the servers of the configuration `FILE` (mcpServers or VS Code servers) in place of --url or -- COMMAND; tools and prompts are named SERVER__NAME")
 	return c
+}
+
+// hostDrops reads the drop counters of the host's servers, summed, whose
+// input requests audit records.
+func hostDrops(h *host.Host, audit *auditor) func() dropCounts {
+	return func() dropCounts {
+		d := dropCounts{rateLimited: audit.rateLimited.Load()}
+		for _, st := range h.Status() {
+			d.stats = d.stats.Add(st.Stats)
+		}
+		return d
+	}
 }
 
 func (a *app) hostTools(_ context.Context, args []string, h *host.Host) error {

@@ -252,3 +252,47 @@ func TestHostMaxMessageBytes(t *testing.T) {
 	require.Equal(t, exitFailed, r.code, r)
 	assert.Regexp(t, `(?m)^big +parked .*stdio message exceeds the limit of 1000 bytes; raise it with --max-message-bytes$`, r.stdout)
 }
+
+// The connection flags a --config run cannot use are not dropped in
+// silence: the file gives each server its headers, its name is its id, and
+// no log level is asked of the host's servers.
+func TestConfigWarnsAboutTheFlagsItIgnores(t *testing.T) {
+	config := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers": {"every": {"command": %q, "conduit": {"era": "legacy"}}}}`, server(t)))
+	r := runInProcess(t, "tools", "--config", config, "--header", "X-Test=1", "--server-id", "mine", "--log-level", "debug")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, "conduit: warning: --header is not used with --config (a server's headers are in the file); ignored\n"+
+		"conduit: warning: --server-id is not used with --config (each server's name is its id); ignored\n"+
+		"conduit: warning: --log-level is not used with --config; ignored\n", r.stderr)
+}
+
+// A tool named SERVER/TOOL or SERVER__TOOL: a namespaced name as conduit
+// tools --config lists it is found even when the tool's own name holds a
+// "/" (SEP-986 allows one: "user-profile/update").
+func TestServerTool(t *testing.T) {
+	cfg := host.Config{Servers: map[string]host.Server{"api": {}, "every": {}}}
+	split := func(name string) (string, string, bool) { return cfg.Split(name, host.DefaultSeparator) }
+	for name, want := range map[string][]any{
+		"api__user-profile/update": {"api", "user-profile/update", true},
+		"api/user-profile/update":  {"api", "user-profile/update", true},
+		"every/test_simple_text":   {"every", "test_simple_text", true},
+		"every__test_simple_text":  {"every", "test_simple_text", true},
+		"test_simple_text":         {"", "", false},
+	} {
+		server, tool, ok := serverTool(name, split)
+		assert.Equal(t, want, []any{server, tool, ok}, name)
+	}
+}
+
+// The --config commands say what their clients dropped when they end, as
+// the other commands do.
+func TestConfigDropSummary(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	config := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers": {"flood": {"command": %q, "conduit": {"era": "legacy"},
+		"env": {%q: "flood:2000", "GORACE": "atexit_sleep_ms=0"}}}}`, self, scriptServerEnv))
+	r := runInProcess(t, "call", "--config", config, "flood/flood")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, "done\n", r.stdout)
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	assert.Regexp(t, droppedLine, lines[len(lines)-1], r.stderr)
+}

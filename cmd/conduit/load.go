@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -160,6 +161,9 @@ func (a *app) runLoad(ctx context.Context, f loadFlags, args, server []string) e
 	if err != nil {
 		return err
 	}
+	if a.opts.logLevel != "" {
+		newLogger(a.stderr, a.opts.verbose, a.opts.json).Warn("--log-level is not used by conduit load; ignored")
+	}
 	var target *configTarget
 	if a.opts.config != "" {
 		if err := a.configOnly(server); err != nil {
@@ -180,6 +184,9 @@ func (a *app) runLoad(ctx context.Context, f loadFlags, args, server []string) e
 
 	rep, err := load.Run(ctx, cfg)
 	if err != nil {
+		if errors.Is(err, load.ErrConfig) { // the mix or ARGS_JSON: nothing was connected
+			return &exitError{code: exitUsage, err: err}
+		}
 		if e := ctx.Err(); e != nil {
 			return callFailed(ctx, err)
 		}

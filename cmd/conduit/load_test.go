@@ -149,17 +149,20 @@ func TestLoadUsageErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		"no tool":        {[]string{"--calls", "1"}, "missing TOOL (or --mix FILE)"},
-		"no end":         {[]string{"t"}, "give --calls K or --duration D"},
-		"zero sessions":  {[]string{"--sessions", "0", "--calls", "1", "t"}, "--sessions 0"},
-		"zero callers":   {[]string{"--concurrency", "0", "--calls", "1", "t"}, "--concurrency 0"},
-		"negative rate":  {[]string{"--rate", "-1", "--calls", "1", "t"}, "--rate -1"},
-		"error rate > 1": {[]string{"--max-error-rate", "2", "--calls", "1", "t"}, "--max-error-rate 2"},
-		"tool and mix":   {[]string{"--mix", mix, "--calls", "1", "t"}, "not both"},
-		"bad mix":        {[]string{"--mix", writeFile(t, "bad.json", `{}`), "--calls", "1"}, "JSON array"},
-		"missing mix":    {[]string{"--mix", "/nonexistent/mix.json", "--calls", "1"}, "--mix"},
-		"bad args":       {[]string{"--calls", "1", "t", "[1]"}, "ARGS_JSON must be a JSON object"},
-		"bad delay":      {[]string{"--calls", "1", "--answers", writeFile(t, "a.json", `{"elicitation": {"action": "cancel", "delay": {"uniform": ["2s", "1s"]}}}`), "t"}, "elicitation.delay: uniform"},
+		"no tool":          {[]string{"--calls", "1"}, "missing TOOL (or --mix FILE)"},
+		"no end":           {[]string{"t"}, "give --calls K or --duration D"},
+		"zero sessions":    {[]string{"--sessions", "0", "--calls", "1", "t"}, "--sessions 0"},
+		"zero callers":     {[]string{"--concurrency", "0", "--calls", "1", "t"}, "--concurrency 0"},
+		"negative rate":    {[]string{"--rate", "-1", "--calls", "1", "t"}, "--rate -1"},
+		"error rate > 1":   {[]string{"--max-error-rate", "2", "--calls", "1", "t"}, "--max-error-rate 2"},
+		"tool and mix":     {[]string{"--mix", mix, "--calls", "1", "t"}, "not both"},
+		"bad mix":          {[]string{"--mix", writeFile(t, "bad.json", `{}`), "--calls", "1"}, "JSON array"},
+		"missing mix":      {[]string{"--mix", "/nonexistent/mix.json", "--calls", "1"}, "--mix"},
+		"bad args":         {[]string{"--calls", "1", "t", "[1]"}, "ARGS_JSON must be a JSON object"},
+		"empty pick":       {[]string{"--calls", "1", "t", `{"q": {"$pick": []}}`}, `load: config: t: args: {"$pick": [...]} takes a non-empty list`},
+		"negative weight":  {[]string{"--mix", writeFile(t, "w.json", `[{"tool": "t", "weight": -1}]`), "--calls", "1"}, "load: config: t: weight -1 is negative"},
+		"mix without tool": {[]string{"--mix", writeFile(t, "n.json", `[{"weight": 2}]`), "--calls", "1"}, "load: config: call 1 has no tool"},
+		"bad delay":        {[]string{"--calls", "1", "--answers", writeFile(t, "a.json", `{"elicitation": {"action": "cancel", "delay": {"uniform": ["2s", "1s"]}}}`), "t"}, "elicitation.delay: uniform"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := runInProcess(t, append(append([]string{"load"}, c.args...), "--", "true")...)
@@ -251,4 +254,12 @@ func TestLoadConfigUsageErrors(t *testing.T) {
 		})
 	}
 	assert.NoFileExists(t, otherRan)
+}
+
+// conduit load asks no log level of its sessions: --log-level is not
+// dropped in silence.
+func TestLoadWarnsThatItIgnoresTheLogLevel(t *testing.T) {
+	r := runInProcess(t, "load", "--calls", "1", "--log-level", "debug", "test_simple_text", "--", server(t))
+	require.Equal(t, exitOK, r.code, r)
+	assert.True(t, strings.HasPrefix(r.stderr, "conduit: warning: --log-level is not used by conduit load; ignored\n"), r.stderr)
 }

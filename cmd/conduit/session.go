@@ -108,6 +108,18 @@ func (o *options) check() error {
 	return nil
 }
 
+// warnConfigIgnored warns about the connection flags that the servers of
+// --config do not take: the file gives each server its headers, and its
+// name is its id.
+func (o *options) warnConfigIgnored(logger *slog.Logger) {
+	if len(o.headers) > 0 {
+		logger.Warn("--header is not used with --config (a server's headers are in the file); ignored")
+	}
+	if o.serverID != "" {
+		logger.Warn("--server-id is not used with --config (each server's name is its id); ignored")
+	}
+}
+
 // connection is what a command needs to connect to the server: the
 // transport, the client's options (handlers, audit hook, limits) and the
 // logs. close releases the audit file.
@@ -147,8 +159,8 @@ func (a *app) setup(server []string, target *configTarget, interactive bool) (*c
 	}
 	logger := newLogger(a.stderr, o.verbose, o.json)
 	switch {
-	case len(o.headers) > 0 && target != nil:
-		logger.Warn("--header is not used with --config (a server's headers are in the file); ignored")
+	case target != nil:
+		o.warnConfigIgnored(logger)
 	case len(o.headers) > 0 && o.url == "":
 		logger.Warn("--header is only used with --url (HTTP); ignored for a stdio server")
 	}
