@@ -76,7 +76,7 @@ func fastSampling(raw json.RawMessage) (decodedSampling, bool) {
 		case "systemPrompt":
 			p.SystemPrompt, ok = jsonscan.String(v)
 		case "includeContext":
-			p.IncludeContext, ok = jsonscan.String(v)
+			p.IncludeContext, ok = wireStrings.String(v)
 		case "temperature":
 			p.Temperature, ok = jsonscan.FloatPointer(v)
 		case "maxTokens":
@@ -105,6 +105,10 @@ func fastSampling(raw json.RawMessage) (decodedSampling, bool) {
 	return s, ok && p.Messages != nil && s.MaxTokens != nil
 }
 
+// wireStrings are the values of the params' enumerated strings (roles,
+// elicitation modes, includeContext), decoded without an allocation.
+var wireStrings = jsonscan.NewInterner("user", "assistant", messages.ModeForm, messages.ModeURL, "none", "thisServer", "allServers")
+
 // samplingMessage decodes one element of "messages".
 func samplingMessage(raw []byte) (messages.SamplingMessage, bool) {
 	var m messages.SamplingMessage
@@ -112,7 +116,7 @@ func samplingMessage(raw []byte) (messages.SamplingMessage, bool) {
 		ok := true
 		switch name {
 		case "role":
-			m.Role, ok = jsonscan.String(v)
+			m.Role, ok = wireStrings.String(v)
 		case "content":
 			m.Content, ok = contents(v)
 		case "_meta":
@@ -181,7 +185,7 @@ func fastElicit(raw json.RawMessage) (decodedElicit, bool) {
 		ok := true
 		switch name {
 		case "mode":
-			p.Mode, ok = jsonscan.String(v)
+			p.Mode, ok = wireStrings.String(v)
 			e.mode = !jsonscan.IsNull(v)
 		case "message":
 			p.Message, ok = jsonscan.String(v)

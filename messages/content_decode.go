@@ -5,6 +5,10 @@ import "github.com/conduitmcp/conduit/internal/jsonscan"
 var contentBlockNames = []string{"type", "text", "data", "mimeType", "uri", "name", "id", "input",
 	"toolUseId", "content", "structuredContent", "isError", "resource", "annotations", "_meta"}
 
+// contentTypes are the content block types of the spec, decoded without
+// an allocation.
+var contentTypes = jsonscan.NewInterner("text", "image", "audio", "resource_link", "resource", "tool_use", "tool_result")
+
 // FastContentBlock decodes one content block in one pass, as json.Unmarshal
 // into a ContentBlock does (every raw member a copy). raw must be valid
 // JSON: the caller checked the whole text it is part of once. It reports
@@ -20,7 +24,7 @@ func FastContentBlock(raw []byte) (ContentBlock, bool) {
 		ok := true
 		switch name {
 		case "type":
-			b.Type, ok = jsonscan.String(v)
+			b.Type, ok = contentTypes.String(v)
 		case "text":
 			b.Text, ok = jsonscan.String(v)
 		case "data":

@@ -306,6 +306,15 @@ func DecodeInto(data []byte, f *Frame) *DecodeError {
 	return m.frame(f)
 }
 
+// wireStrings are the strings of a frame's envelope that every message
+// repeats: decoding them allocates nothing.
+var wireStrings = jsonscan.NewInterner(Version,
+	MethodInitialize, MethodInitialized, MethodPing, MethodCancelled, MethodProgress, MethodLog,
+	MethodSetLevel, MethodCreateMessage, MethodElicit, MethodListRoots, MethodRootsListChanged,
+	MethodElicitationComplete, MethodListTools, MethodCallTool, MethodListResources,
+	MethodReadResource, MethodListPrompts, MethodGetPrompt, MethodDiscover,
+	MethodGetTask, MethodUpdateTask, MethodCancelTask, MethodTaskResult, MethodTaskStatus)
+
 // frameMembers are the members of a message that make its Frame, each nil
 // when absent; a repeated key keeps its last value, as in decoding.
 type frameMembers struct {
@@ -365,14 +374,14 @@ func (m *frameMembers) frame(f *Frame) *DecodeError {
 		return &DecodeError{ID: f.ID, Err: &RPCError{Code: CodeInvalidRequest, Message: "Invalid Request: " + why}}
 	}
 	var ok bool
-	if f.JSONRPC, ok = jsonscan.String(m.jsonrpc); !ok || f.JSONRPC != Version {
+	if f.JSONRPC, ok = wireStrings.String(m.jsonrpc); !ok || f.JSONRPC != Version {
 		return invalid(`"jsonrpc" must be "2.0"`)
 	}
 	if idErr != nil {
 		return invalid(idErr.Error())
 	}
 	if m.method != nil {
-		if f.Method, ok = jsonscan.String(m.method); !ok || f.Method == "" {
+		if f.Method, ok = wireStrings.String(m.method); !ok || f.Method == "" {
 			return invalid(`"method" must be a non-empty string`)
 		}
 		if p := m.params; p != nil && !IsNull(p) {

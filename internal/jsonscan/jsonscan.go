@@ -270,6 +270,38 @@ func String(raw []byte) (string, bool) {
 	return s, true
 }
 
+// Interner holds strings every message repeats (the JSON-RPC version,
+// method names, roles, content types), so that decoding one of them
+// allocates nothing: Interner.String gives the Interner's own copy.
+type Interner map[string]string
+
+// NewInterner returns the Interner of ss. Each must be plain (printable
+// ASCII, no quote or backslash): then raw bytes equal to it between quotes
+// are that string, with no escape to decode.
+func NewInterner(ss ...string) Interner {
+	in := make(Interner, len(ss))
+	for _, s := range ss {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+				panic("jsonscan: an interned string must be plain: " + s)
+			}
+		}
+		in[s] = s
+	}
+	return in
+}
+
+// String is jsonscan.String, but a string in holds comes back as in's own
+// copy, without an allocation.
+func (in Interner) String(raw []byte) (string, bool) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		if s, ok := in[string(raw[1:n-1])]; ok {
+			return s, true
+		}
+	}
+	return String(raw)
+}
+
 // skipSpace returns the index of the first byte at or after i that is not
 // JSON white space.
 func skipSpace(data []byte, i int) int {

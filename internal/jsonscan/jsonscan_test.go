@@ -161,3 +161,29 @@ func FuzzValid(f *testing.F) {
 		}
 	})
 }
+
+// An Interner decodes as String does, and gives its own copy of a string
+// it holds without an allocation; an escaped spelling of one decodes too.
+func TestInternerIsStringWithoutAllocating(t *testing.T) {
+	in := NewInterner("2.0", "text", "sampling/createMessage")
+	for _, raw := range []string{`"2.0"`, `"text"`, `"te\u0078t"`, `"texts"`, `""`, `"sampling/createMessage"`, `"sampling\/createMessage"`, `1`, `null`, `"é"`} {
+		want, wantOK := String([]byte(raw))
+		got, ok := in.String([]byte(raw))
+		if got != want || ok != wantOK {
+			t.Errorf("%s: got %q %v, want %q %v", raw, got, ok, want, wantOK)
+		}
+	}
+	raw := []byte(`"sampling/createMessage"`)
+	if n := testing.AllocsPerRun(100, func() { in.String(raw) }); n != 0 {
+		t.Errorf("an interned string took %v allocations", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { String(raw) }); n != 1 {
+		t.Errorf("String took %v allocations, want 1 (the test would prove nothing)", n)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("an escaped string was interned")
+		}
+	}()
+	NewInterner(`a"b`)
+}
