@@ -136,3 +136,22 @@ func TestTrackerStopLeavesNothingToFire(t *testing.T) {
 		require.Empty(t, tr.due)
 	})
 }
+
+// An input that names its call (MRTR, tasks) belongs to that call alone:
+// once it has ended, to none, even with exactly one other call in flight
+// (which the relation by "the only call" would have picked).
+func TestTrackerInputOfAnEndedCallBelongsToNone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newClockTest().tr
+		tr.start(messages.IntID(1), 10*time.Second, time.Hour, map[string]any{"who": "other"})
+		g := tr.inputOf(inputKey{local: 7}, messages.IntID(2)) // call 2 has ended
+		require.False(t, g.hasCall)
+		require.Nil(t, g.assigns)
+		require.Equal(t, 1, g.inFlight)
+		require.Zero(t, tr.calls[messages.IntID(1)].open, "call 1 was not paused")
+		g = tr.inputOf(inputKey{local: 8}, messages.IntID(1))
+		require.True(t, g.hasCall)
+		require.Equal(t, "other", g.assigns["who"])
+		require.Equal(t, 1, tr.calls[messages.IntID(1)].open)
+	})
+}

@@ -751,6 +751,10 @@ func TestTaskInputAfterItsCallExpiredBelongsToNoOtherCall(t *testing.T) {
 		require.ErrorAs(t, (<-d).err, &ce)
 		assert.Equal(t, conduit.KindTimeout, ce.Kind)
 		synctest.Wait()
+		// No handler runs for a call whose time was up (a person would see
+		// a prompt flash up and vanish); the tracker's side of this test,
+		// the input granted to no other call, is TestTrackerInputOfAnEndedCallBelongsToNone.
+		assert.Zero(t, h.count(), "a handler ran for a call whose time was up")
 		h.mu.Lock()
 		for _, rc := range h.seen {
 			assert.NotEqual(t, "other", rc.Assigns["who"], "the input got another call's assigns")
@@ -758,35 +762,5 @@ func TestTaskInputAfterItsCallExpiredBelongsToNoOtherCall(t *testing.T) {
 		h.mu.Unlock()
 		srv.reply(mo["id"], map[string]any{"content": []any{}})
 		require.NoError(t, (<-other).err)
-	})
-}
-
-// Input whose call's time ran out before it started asks nobody: no
-// handler runs (a person would see a prompt flash up and vanish), and the
-// call ends with its timeout.
-func TestInputOfAnExpiredCallRunsNoHandler(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := &handler{}
-		c, srv := connectModernFake(t, conduit.Options{Handler: h, Tasks: true})
-		status := func(t conduit.Task) {
-			if t.Status == "input_required" {
-				time.Sleep(20 * time.Second) // past the 10 s deadline, before the input starts
-			}
-		}
-		d := callAsync(c, "long", conduit.WithAwaitTask(), conduit.WithTimeout(10*time.Second), conduit.WithTaskStatus(status))
-		m := srv.next()
-		srv.reply(m["id"], map[string]any{"resultType": "task", "taskId": "t-1", "status": "working"})
-		get := srv.next()
-		require.Equal(t, "tasks/get", get["method"])
-		srv.reply(get["id"], map[string]any{"resultType": "complete", "taskId": "t-1", "status": "input_required",
-			"inputRequests": map[string]any{"ws": map[string]any{"method": "roots/list"}}})
-		cancelTask := srv.next()
-		require.Equal(t, "tasks/cancel", cancelTask["method"])
-		srv.reply(cancelTask["id"], map[string]any{"resultType": "complete"})
-		var ce *conduit.Error
-		require.ErrorAs(t, (<-d).err, &ce)
-		assert.Equal(t, conduit.KindTimeout, ce.Kind)
-		synctest.Wait()
-		assert.Zero(t, h.count(), "a handler ran for a call whose time was up")
 	})
 }
