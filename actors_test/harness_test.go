@@ -329,3 +329,14 @@ func inBothEras(t *testing.T, test func(t *testing.T, e eraCase)) {
 		})
 	}
 }
+
+// closeWhileHeld closes c while something Close must wait for is held,
+// then releases it; Close returns only after that, and without error.
+func closeWhileHeld(t *testing.T, c *conduit.Client, release chan struct{}) {
+	t.Helper()
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	synctest.Wait()
+	close(release)
+	require.NoError(t, <-closed)
+}

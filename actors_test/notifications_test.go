@@ -237,11 +237,7 @@ func TestCloseCountsNotificationsTheMailboxHadNotAdmitted(t *testing.T) {
 			srv.notify("notifications/resources/updated", map[string]any{"i": i})
 		}
 		synctest.Wait()
-		closed := make(chan error, 1)
-		go func() { closed <- c.Close() }()
-		synctest.Wait()
-		close(release)
-		require.NoError(t, <-closed)
+		closeWhileHeld(t, c, release)
 		s := c.Stats()
 		assert.EqualValues(t, 1, s.Malformed)
 		assert.EqualValues(t, 5, int64(len(n.list()))+s.NotificationsDropped+s.NotificationsDiscarded,
