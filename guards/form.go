@@ -707,14 +707,19 @@ func stringList(v any, where string, nonEmpty bool) ([]string, error) {
 }
 
 // countBounds reads non-negative integer keywords (minLength, maxItems…),
-// refusing a minimum above the maximum.
+// refusing a minimum above the maximum. A count beyond int becomes
+// math.MaxInt, which bounds the same: no string or list is that long (a
+// plain conversion would wrap it negative).
 func countBounds(prop map[string]any, where, minKey, maxKey string) (lo, hi *int, err error) {
 	flo, fhi, err := numberBounds(prop, where, minKey, maxKey, true)
 	toInt := func(f *float64) *int {
 		if f == nil {
 			return nil
 		}
-		n := int(*f)
+		n := math.MaxInt
+		if *f < float64(math.MaxInt) {
+			n = int(*f)
+		}
 		return &n
 	}
 	return toInt(flo), toInt(fhi), err
