@@ -216,6 +216,20 @@ func TestSamplingToolsAnyCase(t *testing.T) {
 	}
 }
 
+// sampling.tools does not exist in 2025-06-18, so a client that declares it
+// does not advertise it there (era.Declared.Capabilities): tools in a
+// 2025-06-18 session are refused as undeclared.
+func TestSamplingTools0618(t *testing.T) {
+	p := New(Config{Sampling: SamplingConfig{Tools: true}})
+	extra := `"maxTokens":10,"tools":[{"name":"read","inputSchema":{"type":"object"}}]`
+	_, r := p.Before(input(messages.MethodCreateMessage, v0618, messages.EraLegacy, samplingParams(extra)))
+	wantRefusal(t, r, codeInvalid, "Invalid params: tools require the sampling.tools capability, which this client did not declare")
+	_, r = p.Before(input(messages.MethodCreateMessage, v0618, messages.EraLegacy, samplingParams(`"maxTokens":10,"toolChoice":{"mode":"auto"}`)))
+	wantRefusal(t, r, codeInvalid, "Invalid params: toolChoice requires the sampling.tools capability, which this client did not declare")
+	_, r = p.Before(input(messages.MethodCreateMessage, v1125, messages.EraLegacy, samplingParams(extra)))
+	wantOK(t, r)
+}
+
 // toolLoop builds messages with n assistant tool_use turns.
 func toolLoop(n int) string {
 	parts := []string{userMsg}
