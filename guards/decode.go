@@ -57,7 +57,10 @@ func decodeSamplingJSON(raw json.RawMessage) (decodedSampling, *Refusal) {
 	if r := decode(raw, &s.samplingWire); r != nil {
 		return decodedSampling{}, r
 	}
-	s.tools, s.toolChoice = present(fields, "tools"), present(fields, "toolChoice")
+	// encoding/json fills Tools from "Tools" or "TOOLS" too (it ignores
+	// case): what the handler would get counts, not only the exact key.
+	s.tools = present(fields, "tools") || given(s.Tools)
+	s.toolChoice = present(fields, "toolChoice") || given(s.ToolChoice)
 	return s, nil
 }
 

@@ -248,7 +248,7 @@ func (f *Form) Complete(content map[string]any) (map[string]any, error) {
 	}
 	values, err := asJSON(out, names)
 	if err != nil {
-		return nil, fmt.Errorf("content cannot be encoded as JSON: %v", err)
+		return nil, encodeError{err}
 	}
 	for i, name := range names {
 		if fe := checkValue(f.byName[name], values[i]); fe != nil {
@@ -257,6 +257,23 @@ func (f *Form) Complete(content map[string]any) (map[string]any, error) {
 	}
 	return out, nil
 }
+
+// encodeError is content encoding/json cannot encode. Its text goes to
+// the server, so it names at most a type: what encoding/json says can quote
+// the value (`invalid number literal "…"`, a MarshalJSON error), which may
+// be a secret the user typed. Those words stay in the chain for the local
+// log.
+type encodeError struct{ err error }
+
+func (e encodeError) Error() string {
+	var te *json.UnsupportedTypeError
+	if errors.As(e.err, &te) {
+		return "content cannot be encoded as JSON: " + te.Error()
+	}
+	return "content cannot be encoded as JSON"
+}
+
+func (e encodeError) Unwrap() error { return e.err }
 
 // asJSON returns content's values under names as the server will see
 // them: encoded and decoded back, numbers as json.Number. The kinds of
@@ -707,14 +724,19 @@ func stringList(v any, where string, nonEmpty bool) ([]string, error) {
 }
 
 // countBounds reads non-negative integer keywords (minLength, maxItems…),
-// refusing a minimum above the maximum.
+// refusing a minimum above the maximum. A count beyond int becomes
+// math.MaxInt, which bounds the same: no string or list is that long (a
+// plain conversion would wrap it negative).
 func countBounds(prop map[string]any, where, minKey, maxKey string) (lo, hi *int, err error) {
 	flo, fhi, err := numberBounds(prop, where, minKey, maxKey, true)
 	toInt := func(f *float64) *int {
 		if f == nil {
 			return nil
 		}
-		n := int(*f)
+		n := math.MaxInt
+		if *f < float64(math.MaxInt) {
+			n = int(*f)
+		}
 		return &n
 	}
 	return toInt(flo), toInt(fhi), err

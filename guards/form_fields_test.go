@@ -371,3 +371,32 @@ func optionValues(f messages.FormField) []any {
 	}
 	return out
 }
+
+// A count bound beyond int (minLength 1e19) still bounds: no string or list
+// is that long, so a huge minimum refuses every answer and a huge maximum
+// none. (It wrapped to a negative int: the minimum let everything through,
+// the maximum refused everything. The JSON Schema validator of
+// TestCheckFieldAgreesWithJSONSchema wraps the same way, so these are not
+// compared with it.)
+func TestCheckFieldHugeCounts(t *testing.T) {
+	cases := []struct {
+		prop   string
+		value  any
+		reason string
+	}{
+		{`{"type":"string","minLength":1e19}`, "abc", "minLength"},
+		{`{"type":"string","maxLength":10000000000000000000}`, "abc", ""},
+		{`{"type":"array","items":{"type":"string","enum":["a"]},"minItems":1e19}`, []string{"a"}, "minItems"},
+		{`{"type":"array","items":{"type":"string","enum":["a"]},"maxItems":1e300}`, []string{"a"}, ""},
+	}
+	for _, c := range cases {
+		fe := CheckField(fieldOf(t, c.prop), c.value)
+		var want *messages.FieldError
+		if c.reason != "" {
+			want = &messages.FieldError{Field: "f", Reason: c.reason, Message: `field "f" fails "` + c.reason + `"`}
+		}
+		if !reflect.DeepEqual(fe, want) {
+			t.Errorf("%s %#v: %#v, want %#v", c.prop, c.value, fe, want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package guards
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -415,9 +416,20 @@ func TestFormErrorNeverEchoesValue(t *testing.T) {
 		{map[string]any{"pin": "hunter2-secret"}, `Internal error: elicitation answer does not fit the schema: field "pin" fails "maxLength"`},
 		{map[string]any{"mail": "hunter2-secret"}, `Internal error: elicitation answer does not fit the schema: field "mail" fails "format"`},
 		{map[string]any{"pin": 1234}, `Internal error: elicitation answer does not fit the schema: field "pin" fails "type"`},
+		// What encoding/json says about content it cannot encode may quote
+		// the value: only a type is named.
+		{map[string]any{"pin": json.Number("hunter2-secret")}, `Internal error: elicitation answer does not fit the schema: content cannot be encoded as JSON`},
+		{map[string]any{"pin": secretMarshaler("hunter2-secret")}, `Internal error: elicitation answer does not fit the schema: content cannot be encoded as JSON`},
 	} {
 		p, in, req := elicitForm(t, v1125, schema)
 		_, r := p.After(in, req, &messages.ElicitResult{Action: "accept", Content: c.content})
 		wantRefusal(t, r, codeInt, c.msg)
 	}
+}
+
+// secretMarshaler fails to encode with its value in the error.
+type secretMarshaler string
+
+func (s secretMarshaler) MarshalJSON() ([]byte, error) {
+	return nil, errors.New("cannot encode " + string(s))
 }

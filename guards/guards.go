@@ -305,5 +305,8 @@ func rawFields(raw json.RawMessage) (map[string]json.RawMessage, *Refusal) {
 // present reports whether key is in fields with a non-null value.
 func present(fields map[string]json.RawMessage, key string) bool {
 	v, ok := fields[key]
-	return ok && !messages.IsNull(v)
+	return ok && given(v)
 }
+
+// given reports whether a decoded member holds a value other than null.
+func given(v json.RawMessage) bool { return len(v) > 0 && !messages.IsNull(v) }

@@ -42,7 +42,9 @@ func (p *Pipeline) beforeSampling(in *Input) (any, *Refusal) {
 			return nil, invalidParams("messages[%d].content is required", i)
 		}
 	}
-	if !cfg.Tools {
+	// sampling.tools does not exist in 2025-06-18: declared or not, the
+	// client does not advertise it there.
+	if !cfg.Tools || in.Version == messages.Version20250618 {
 		if w.tools {
 			return nil, invalidParams("tools require the sampling.tools capability, which this client did not declare")
 		}

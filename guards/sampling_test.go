@@ -190,6 +190,46 @@ func TestSamplingTools(t *testing.T) {
 	}
 }
 
+// encoding/json matches keys ignoring case, so "Tools" reaches Params.Tools
+// as "tools" does: the capability check must see it too, or the handler
+// gets tools the client never declared.
+func TestSamplingToolsAnyCase(t *testing.T) {
+	const (
+		toolsMsg  = "Invalid params: tools require the sampling.tools capability, which this client did not declare"
+		choiceMsg = "Invalid params: toolChoice requires the sampling.tools capability, which this client did not declare"
+	)
+	cases := []struct{ extra, msg string }{
+		{`"Tools":[{"name":"read","inputSchema":{"type":"object"}}]`, toolsMsg},
+		{`"TOOLS":[]`, toolsMsg},
+		{`"tools":null,"tOOls":[{"name":"read","inputSchema":{"type":"object"}}]`, toolsMsg},
+		{`"ToolChoice":{"mode":"auto"}`, choiceMsg},
+		{`"toolChoice":null,"TOOLCHOICE":{"mode":"required"}`, choiceMsg},
+	}
+	for _, c := range cases {
+		in := legacyIn(messages.MethodCreateMessage, samplingParams(`"maxTokens":10,`+c.extra))
+		v, r := New(Config{}).Before(in)
+		if r == nil {
+			req := v.(*messages.SamplingRequest)
+			t.Fatalf("%s: accepted, the handler gets tools %s, toolChoice %s", c.extra, req.Params.Tools, req.Params.ToolChoice)
+		}
+		wantRefusal(t, r, codeInvalid, c.msg)
+	}
+}
+
+// sampling.tools does not exist in 2025-06-18, so a client that declares it
+// does not advertise it there (era.Declared.Capabilities): tools in a
+// 2025-06-18 session are refused as undeclared.
+func TestSamplingTools0618(t *testing.T) {
+	p := New(Config{Sampling: SamplingConfig{Tools: true}})
+	extra := `"maxTokens":10,"tools":[{"name":"read","inputSchema":{"type":"object"}}]`
+	_, r := p.Before(input(messages.MethodCreateMessage, v0618, messages.EraLegacy, samplingParams(extra)))
+	wantRefusal(t, r, codeInvalid, "Invalid params: tools require the sampling.tools capability, which this client did not declare")
+	_, r = p.Before(input(messages.MethodCreateMessage, v0618, messages.EraLegacy, samplingParams(`"maxTokens":10,"toolChoice":{"mode":"auto"}`)))
+	wantRefusal(t, r, codeInvalid, "Invalid params: toolChoice requires the sampling.tools capability, which this client did not declare")
+	_, r = p.Before(input(messages.MethodCreateMessage, v1125, messages.EraLegacy, samplingParams(extra)))
+	wantOK(t, r)
+}
+
 // toolLoop builds messages with n assistant tool_use turns.
 func toolLoop(n int) string {
 	parts := []string{userMsg}

@@ -116,6 +116,34 @@ func TestCheckURL(t *testing.T) {
 	}
 }
 
+// IDNA maps U+3002, U+FF0E and U+FF61 to ".": a dot that appears only
+// after mapping is held to the rules of an ASCII one, so it can neither
+// hide an empty label nor end a non-canonical IPv4 address a browser
+// would open (it reads "0x7f.0.0.1。" as 127.0.0.1).
+func TestCheckURLMappedDots(t *testing.T) {
+	cases := []struct{ raw, host, err string }{
+		{"https://example.com。/", "example.com.", ""},
+		{"https://example.com%EF%BC%8E/", "example.com.", ""},
+		{"https://example.com。。/", "", "url host has an empty label"},
+		{"https://example.com.。/", "", "url host has an empty label"},
+		{"https://example.com%E3%80%82%E3%80%82/", "", "url host has an empty label"},
+		{"https://0x7f.0.0.1。/", "", "url host is a non-canonical IPv4 address"},
+		{"https://127.1%E3%80%82/", "", "url host is a non-canonical IPv4 address"},
+		{"https://2130706433｡/", "", "url host is a non-canonical IPv4 address"},
+	}
+	for _, c := range cases {
+		info, err := CheckURL(c.raw)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: refused: %v", c.raw, err)
+		case c.err == "" && info.Host != c.host:
+			t.Errorf("%s: host %q, want %q", c.raw, info.Host, c.host)
+		case c.err != "" && (err == nil || err.Error() != c.err):
+			t.Errorf("%s: got %+v, %v; want the error %q", c.raw, info, err, c.err)
+		}
+	}
+}
+
 func TestSameOrigin(t *testing.T) {
 	cases := []struct {
 		url, origin string

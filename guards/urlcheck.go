@@ -145,7 +145,20 @@ func normalizeHost(u *url.URL) (host, port string, err error) {
 		return "", "", errors.New("url host is not a valid domain name (IDNA)")
 	}
 	ascii = strings.ToLower(ascii)
+	// IDNA maps U+3002, U+FF0E and U+FF61 to ".": a dot that appears only
+	// now is held to the same rules (one trailing dot, no empty label), and
+	// the last label is read without it, as a browser reads it.
+	if strings.HasSuffix(ascii, ".") {
+		if trailingDot {
+			return "", "", errors.New("url host has an empty label")
+		}
+		trailingDot = true
+		ascii = strings.TrimSuffix(ascii, ".")
+	}
 	labels := strings.Split(ascii, ".")
+	if slices.Contains(labels, "") {
+		return "", "", errors.New("url host has an empty label")
+	}
 	if last := labels[len(labels)-1]; numericLabel(last) {
 		a, err := netip.ParseAddr(ascii)
 		if err != nil || !a.Is4() {
