@@ -790,3 +790,42 @@ func TestInputOfAnExpiredCallRunsNoHandler(t *testing.T) {
 		assert.Zero(t, h.count(), "a handler ran for a call whose time was up")
 	})
 }
+
+func TestProbeDoesNotFallBackAfterUnsupportedVersion(t *testing.T) {
+	unsupported := func(srv *fakeServer, id any) {
+		srv.send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32022, "message": "Unsupported protocol version",
+			"data": map[string]any{"supported": []any{"2026-07-28"}, "requested": "2026-07-28"}}})
+	}
+	for _, tc := range []struct {
+		name  string
+		again func(srv *fakeServer, id any)
+	}{
+		{"-32022 again", unsupported},
+		{"method not found", func(srv *fakeServer, id any) {
+			srv.send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32601, "message": "Method not found"}})
+		}},
+		{"silence", func(*fakeServer, any) {}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cc, ec, srv, serverSide := startClient(t, conduit.Options{})
+				probe := srv.next()
+				unsupported(srv, probe["id"])
+				again := srv.next()
+				require.Equal(t, "server/discover", again["method"])
+				tc.again(srv, again["id"])
+				err := <-ec
+				c := <-cc
+				require.Nil(t, c, "a server that said it is modern is not spoken to as a legacy one")
+				var ce *conduit.Error
+				require.ErrorAs(t, err, &ce)
+				assert.Equal(t, conduit.KindProtocol, ce.Kind)
+				assert.Equal(t, "conduit: server/discover: protocol: the server answered -32022 listing 2026-07-28, then did not accept it", err.Error())
+				_ = serverSide.Close()
+				for f := range srv.in {
+					assert.NotEqual(t, "initialize", f.m["method"], "no fallback after -32022")
+				}
+			})
+		})
+	}
+}
