@@ -221,7 +221,7 @@ type Options struct {
 	// but it never outlives MaxTotalTimeout.
 	Timeout, MaxTotalTimeout time.Duration
 	// Era pins the era: "" (auto: probe server/discover, fall back to
-	// initialize), EraLegacy or EraModern.
+	// initialize), EraLegacy or EraModern; any other value fails Connect.
 	Era Era
 	// ProtocolVersion pins the version: a legacy one is offered in
 	// initialize (default 2025-11-25), a modern one is used on every modern

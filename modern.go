@@ -25,6 +25,9 @@ const DefaultDiscoverTimeout = 3 * time.Second
 // anything else → initialize (unless modern was pinned).
 func (c *Client) negotiate(ctx context.Context, s *session) error {
 	pinned := c.opts.Era
+	if pinned != "" && pinned != EraLegacy && pinned != EraModern {
+		return &Error{Kind: KindProtocol, Message: fmt.Sprintf("unknown era %q: want \"\", %q or %q", pinned, EraLegacy, EraModern)}
+	}
 	if e, ok := era.Of(c.opts.ProtocolVersion); ok {
 		if pinned != "" && pinned != e {
 			return &Error{Kind: KindProtocol, Message: fmt.Sprintf("protocol version %s is not of the %s era", c.opts.ProtocolVersion, pinned)}

@@ -829,3 +829,29 @@ func TestProbeDoesNotFallBackAfterUnsupportedVersion(t *testing.T) {
 		})
 	}
 }
+
+func TestUnknownEraOrVersionFailsConnectBeforeAnyRequest(t *testing.T) {
+	for _, tc := range []struct {
+		opts conduit.Options
+		want string
+	}{
+		{conduit.Options{Era: "Legacy"}, `conduit: protocol: unknown era "Legacy": want "", "legacy" or "modern"`},
+		{conduit.Options{ProtocolVersion: "2025-03-26"}, `conduit: protocol: Conduit does not speak protocol version "2025-03-26"`},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cc, ec, srv, serverSide := startClient(t, tc.opts)
+				err := <-ec
+				require.Nil(t, <-cc)
+				var ce *conduit.Error
+				require.ErrorAs(t, err, &ce)
+				assert.Equal(t, conduit.KindProtocol, ce.Kind)
+				assert.Equal(t, tc.want, err.Error())
+				_ = serverSide.Close()
+				for f := range srv.in {
+					t.Errorf("nothing is sent: %v", f.m)
+				}
+			})
+		})
+	}
+}
