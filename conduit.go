@@ -224,8 +224,9 @@ type Options struct {
 	// initialize), EraLegacy or EraModern; any other value fails Connect.
 	Era Era
 	// ProtocolVersion pins the version: a legacy one is offered in
-	// initialize (default 2025-11-25), a modern one is used on every modern
-	// request (default 2026-07-28).
+	// initialize (default 2025-11-25), and a server that answers another
+	// fails Connect; a modern one is used on every modern request (default
+	// 2026-07-28).
 	ProtocolVersion string
 	// DiscoverTimeout bounds the server/discover probe (3 s); no answer
 	// means a legacy server.
@@ -545,6 +546,10 @@ func (c *Client) initialize(ctx context.Context, s *session) error {
 	}
 	if err := era.CheckInitialize(&s.init, params.ProtocolVersion); err != nil {
 		return &Error{Kind: KindProtocol, Method: messages.MethodInitialize, Err: err}
+	}
+	if c.opts.ProtocolVersion != "" && s.init.ProtocolVersion != c.opts.ProtocolVersion {
+		return &Error{Kind: KindProtocol, Method: messages.MethodInitialize, Message: fmt.Sprintf(
+			"server answered initialize with protocol version %q; Conduit offered %s, pinned by Options.ProtocolVersion", s.init.ProtocolVersion, c.opts.ProtocolVersion)}
 	}
 	s.rt.SetSession(s.init.ProtocolVersion, EraLegacy)
 	return s.rt.Notify(messages.MethodInitialized, nil)

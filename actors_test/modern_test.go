@@ -855,3 +855,22 @@ func TestUnknownEraOrVersionFailsConnectBeforeAnyRequest(t *testing.T) {
 		})
 	}
 }
+
+func TestPinnedLegacyVersionIsNotTradedForAnother(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cc, ec, srv, serverSide := startClient(t, conduit.Options{ProtocolVersion: "2025-06-18"})
+		init := srv.next()
+		require.Equal(t, "initialize", init["method"])
+		srv.reply(init["id"], map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "serverInfo": map[string]any{"name": "newer", "version": "1"}})
+		err := <-ec
+		require.Nil(t, <-cc, "the pinned version is the session's or none")
+		var ce *conduit.Error
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, conduit.KindProtocol, ce.Kind)
+		assert.Equal(t, `conduit: initialize: protocol: server answered initialize with protocol version "2025-11-25"; Conduit offered 2025-06-18, pinned by Options.ProtocolVersion`, err.Error())
+		_ = serverSide.Close()
+		for f := range srv.in {
+			assert.NotEqual(t, "notifications/initialized", f.m["method"])
+		}
+	})
+}
