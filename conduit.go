@@ -32,6 +32,7 @@ import (
 	"github.com/conduitmcp/conduit/era"
 	"github.com/conduitmcp/conduit/guards"
 	"github.com/conduitmcp/conduit/messages"
+	"github.com/conduitmcp/conduit/sanitize"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -693,9 +694,16 @@ func (c *Client) Ping(ctx context.Context, opts ...CallOption) error {
 
 // SetLogLevel asks the server for log entries at level and above.
 // In the modern era there is no logging/setLevel: the level is sent in the
-// _meta of every later request instead. In the legacy era it is sent again
+// _meta of every later request instead, and one that is not an RFC 5424
+// name (debug … emergency) is refused with KindProtocol. In the legacy era it is sent again
 // to a session the client renews.
 func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOption) error {
+	if c.Era() == EraModern && sanitize.Level(level) != level {
+		// Sent with every later request, an unknown level would have
+		// each of them refused (-32602); a legacy server refuses it once.
+		return &Error{Kind: KindProtocol, Method: messages.MethodSetLevel,
+			Message: fmt.Sprintf("unknown log level %q: want one of debug, info, notice, warning, error, critical, alert, emergency", level)}
+	}
 	if c.Era() != EraModern {
 		if err := c.Call(ctx, messages.MethodSetLevel, messages.SetLevelParams{Level: level}, nil, opts...); err != nil {
 			return err

@@ -874,3 +874,23 @@ func TestPinnedLegacyVersionIsNotTradedForAnother(t *testing.T) {
 		}
 	})
 }
+
+// A level that is not one of the eight RFC 5424 names is refused at once in
+// the modern era, as a legacy server refuses it (-32602): stored, it would
+// go in the _meta of every later request, each of which the server refuses.
+func TestModernUnknownLogLevelIsRefusedNotStored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, srv := connectModernFake(t, conduit.Options{})
+		require.NoError(t, c.SetLogLevel(context.Background(), "notice"))
+		err := c.SetLogLevel(context.Background(), "verbose")
+		var ce *conduit.Error
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, conduit.KindProtocol, ce.Kind)
+		assert.Equal(t, `conduit: logging/setLevel: protocol: unknown log level "verbose": want one of debug, info, notice, warning, error, critical, alert, emergency`, err.Error())
+		d := callAsync(c, "x")
+		call := srv.next()
+		assert.Equal(t, "notice", meta(t, call)["io.modelcontextprotocol/logLevel"], "the level set before is kept")
+		srv.reply(call["id"], map[string]any{"content": []any{}})
+		require.NoError(t, (<-d).err)
+	})
+}
