@@ -695,8 +695,8 @@ func (c *Client) Ping(ctx context.Context, opts ...CallOption) error {
 // SetLogLevel asks the server for log entries at level and above.
 // In the modern era there is no logging/setLevel: the level is sent in the
 // _meta of every later request instead, and one that is not an RFC 5424
-// name (debug … emergency) is refused with KindProtocol. In the legacy era it is sent again
-// to a session the client renews.
+// name (debug … emergency) is refused with KindProtocol. In the legacy era
+// it is sent again to a session the client renews.
 func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOption) error {
 	if c.Era() == EraModern && sanitize.Level(level) != level {
 		// Sent with every later request, an unknown level would have
