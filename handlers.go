@@ -276,8 +276,12 @@ func Capabilities(opts Options) ([]Capability, error) {
 		default:
 			c.Why = yes + "; mode " + mode + " not declared"
 		}
-		if len(h.ElicitationModes) == 0 && d.ElicitModes != nil {
+		switch {
+		case d.ElicitModes == nil:
+		case len(h.ElicitationModes) == 0:
 			c.Why += " (no modes given: form only)"
+		case !slices.Contains(h.ElicitationModes, messages.ModeForm) && !slices.Contains(h.ElicitationModes, messages.ModeURL):
+			c.Why += " (no known mode given: form only)"
 		}
 		out = append(out, c)
 	}

@@ -138,4 +138,9 @@ func TestCapabilitiesSayWhatAndWhy(t *testing.T) {
 	assert.Equal(t, conduit.Capability{Name: "elicitation.form", Advertised: true,
 		Why: "Options.Handlers.Elicitation is set; mode form declared (no modes given: form only)"}, caps[3])
 	assert.Equal(t, conduit.Capability{Name: "sampling.tools", Why: "sampling is not advertised"}, caps[1])
+
+	caps, err = conduit.Capabilities(conduit.Options{Handlers: conduit.Handlers{Elicitation: elicit, ElicitationModes: []string{"tty"}}})
+	require.NoError(t, err)
+	assert.Equal(t, conduit.Capability{Name: "elicitation.form", Advertised: true,
+		Why: "Options.Handlers.Elicitation is set; mode form declared (no known mode given: form only)"}, caps[3])
 }
