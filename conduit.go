@@ -32,6 +32,7 @@ import (
 	"github.com/conduitmcp/conduit/era"
 	"github.com/conduitmcp/conduit/guards"
 	"github.com/conduitmcp/conduit/messages"
+	"github.com/conduitmcp/conduit/sanitize"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -221,11 +222,12 @@ type Options struct {
 	// but it never outlives MaxTotalTimeout.
 	Timeout, MaxTotalTimeout time.Duration
 	// Era pins the era: "" (auto: probe server/discover, fall back to
-	// initialize), EraLegacy or EraModern.
+	// initialize), EraLegacy or EraModern; any other value fails Connect.
 	Era Era
 	// ProtocolVersion pins the version: a legacy one is offered in
-	// initialize (default 2025-11-25), a modern one is used on every modern
-	// request (default 2026-07-28).
+	// initialize (default 2025-11-25), and a server that answers another
+	// fails Connect; a modern one is used on every modern request (default
+	// 2026-07-28).
 	ProtocolVersion string
 	// DiscoverTimeout bounds the server/discover probe (3 s); no answer
 	// means a legacy server.
@@ -546,6 +548,10 @@ func (c *Client) initialize(ctx context.Context, s *session) error {
 	if err := era.CheckInitialize(&s.init, params.ProtocolVersion); err != nil {
 		return &Error{Kind: KindProtocol, Method: messages.MethodInitialize, Err: err}
 	}
+	if c.opts.ProtocolVersion != "" && s.init.ProtocolVersion != c.opts.ProtocolVersion {
+		return &Error{Kind: KindProtocol, Method: messages.MethodInitialize, Message: fmt.Sprintf(
+			"server answered initialize with protocol version %q; Conduit offered %s, pinned by Options.ProtocolVersion", s.init.ProtocolVersion, c.opts.ProtocolVersion)}
+	}
 	s.rt.SetSession(s.init.ProtocolVersion, EraLegacy)
 	return s.rt.Notify(messages.MethodInitialized, nil)
 }
@@ -688,9 +694,16 @@ func (c *Client) Ping(ctx context.Context, opts ...CallOption) error {
 
 // SetLogLevel asks the server for log entries at level and above.
 // In the modern era there is no logging/setLevel: the level is sent in the
-// _meta of every later request instead. In the legacy era it is sent again
-// to a session the client renews.
+// _meta of every later request instead, and one that is not an RFC 5424
+// name (debug … emergency) is refused with KindProtocol. In the legacy era
+// it is sent again to a session the client renews.
 func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOption) error {
+	if c.Era() == EraModern && sanitize.Level(level) != level {
+		// Sent with every later request, an unknown level would have
+		// each of them refused (-32602); a legacy server refuses it once.
+		return &Error{Kind: KindProtocol, Method: messages.MethodSetLevel,
+			Message: fmt.Sprintf("unknown log level %q: want one of debug, info, notice, warning, error, critical, alert, emergency", level)}
+	}
 	if c.Era() != EraModern {
 		if err := c.Call(ctx, messages.MethodSetLevel, messages.SetLevelParams{Level: level}, nil, opts...); err != nil {
 			return err

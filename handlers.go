@@ -124,6 +124,12 @@ func HandlersOf(v any) (Handlers, error) {
 func diagnose(t reflect.Type) []string {
 	var problems []string
 	implementsAny := false
+	// pt has every method of t and of *t: a value's methods and those of
+	// its pointer, or a pointer's.
+	pt := reflect.PointerTo(t)
+	if t.Kind() == reflect.Pointer {
+		pt = t
+	}
 	for _, hi := range handlerInterfaces {
 		if t.Implements(hi.typ) {
 			implementsAny = true
@@ -133,17 +139,13 @@ func diagnose(t reflect.Type) []string {
 			problems = append(problems, fmt.Sprintf("%s has a pointer receiver: pass a *%s to implement %s", hi.method, t, hi.name))
 			continue
 		}
-		if m, ok := reflect.PointerTo(t).MethodByName(hi.method); ok {
+		if m, ok := pt.MethodByName(hi.method); ok {
 			want, _ := hi.typ.MethodByName(hi.method)
 			problems = append(problems, fmt.Sprintf("%s has signature %s, %s needs %s", hi.method, signature(m.Type, 1), hi.name, signature(want.Type, 0)))
 		}
 	}
 	if implementsAny {
 		return problems
-	}
-	pt := reflect.PointerTo(t)
-	if t.Kind() == reflect.Pointer {
-		pt = t
 	}
 	for i := range pt.NumMethod() {
 		name := pt.Method(i).Name
@@ -274,8 +276,12 @@ func Capabilities(opts Options) ([]Capability, error) {
 		default:
 			c.Why = yes + "; mode " + mode + " not declared"
 		}
-		if len(h.ElicitationModes) == 0 && d.ElicitModes != nil {
+		switch {
+		case d.ElicitModes == nil:
+		case len(h.ElicitationModes) == 0:
 			c.Why += " (no modes given: form only)"
+		case !slices.Contains(h.ElicitationModes, messages.ModeForm) && !slices.Contains(h.ElicitationModes, messages.ModeURL):
+			c.Why += " (no known mode given: form only)"
 		}
 		out = append(out, c)
 	}

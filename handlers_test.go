@@ -42,6 +42,12 @@ func (wrongSignature) HandleSampling(context.Context, *conduit.SamplingRequest) 
 }
 
 // misspelt implements nothing; one method is one letter off.
+type pointerWrongSignature struct{}
+
+func (*pointerWrongSignature) HandleElicitation(context.Context, *conduit.ElicitationRequest) *conduit.ElicitResult {
+	return nil
+}
+
 type misspelt struct{}
 
 func (misspelt) HandleElicitaton(context.Context, *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
@@ -76,6 +82,7 @@ func TestHandlersOfRefusesWhatCannotBeMeant(t *testing.T) {
 	}{
 		{"pointer receiver", pointerRoots{}, "conduit: handler of type conduit_test.pointerRoots: ListRoots has a pointer receiver: pass a *conduit_test.pointerRoots to implement RootsLister"},
 		{"wrong signature", wrongSignature{}, "conduit: handler of type conduit_test.wrongSignature: HandleSampling has signature func(context.Context, *messages.SamplingRequest) *messages.CreateMessageResult, SamplingHandler needs func(context.Context, *messages.SamplingRequest) (*messages.CreateMessageResult, error)"},
+		{"wrong signature on a pointer", &pointerWrongSignature{}, "conduit: handler of type *conduit_test.pointerWrongSignature: HandleElicitation has signature func(context.Context, *messages.ElicitationRequest) *messages.ElicitResult, ElicitationHandler needs func(context.Context, *messages.ElicitationRequest) (*messages.ElicitResult, error)"},
 		{"misspelt", misspelt{}, "conduit: handler of type conduit_test.misspelt: method HandleElicitaton is not HandleElicitation (ElicitationHandler)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,4 +138,9 @@ func TestCapabilitiesSayWhatAndWhy(t *testing.T) {
 	assert.Equal(t, conduit.Capability{Name: "elicitation.form", Advertised: true,
 		Why: "Options.Handlers.Elicitation is set; mode form declared (no modes given: form only)"}, caps[3])
 	assert.Equal(t, conduit.Capability{Name: "sampling.tools", Why: "sampling is not advertised"}, caps[1])
+
+	caps, err = conduit.Capabilities(conduit.Options{Handlers: conduit.Handlers{Elicitation: elicit, ElicitationModes: []string{"tty"}}})
+	require.NoError(t, err)
+	assert.Equal(t, conduit.Capability{Name: "elicitation.form", Advertised: true,
+		Why: "Options.Handlers.Elicitation is set; mode form declared (no known mode given: form only)"}, caps[3])
 }

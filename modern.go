@@ -19,11 +19,15 @@ const DefaultDiscoverTimeout = 3 * time.Second
 
 // negotiate picks the era: pinned legacy → initialize; else probe
 // server/discover: a mutual modern version → modern; -32022 with a version
-// list → modern, once more with a listed version; a server that cannot be
+// list → modern, once more with a listed version (and no fallback when that
+// fails too); a server that cannot be
 // reached, or answers something that is not MCP → a failure to connect;
 // anything else → initialize (unless modern was pinned).
 func (c *Client) negotiate(ctx context.Context, s *session) error {
 	pinned := c.opts.Era
+	if pinned != "" && pinned != EraLegacy && pinned != EraModern {
+		return &Error{Kind: KindProtocol, Message: fmt.Sprintf("unknown era %q: want \"\", %q or %q", pinned, EraLegacy, EraModern)}
+	}
 	if e, ok := era.Of(c.opts.ProtocolVersion); ok {
 		if pinned != "" && pinned != e {
 			return &Error{Kind: KindProtocol, Message: fmt.Sprintf("protocol version %s is not of the %s era", c.opts.ProtocolVersion, pinned)}
@@ -45,14 +49,20 @@ func (c *Client) negotiate(ctx context.Context, s *session) error {
 			return err
 		}
 		switch {
-		case probe.Era == messages.EraModern && probe.Retry != "":
+		case probe.Era == messages.EraModern && probe.Retry != "" && attempt == 0:
 			version = probe.Retry
 			continue
-		case probe.Era == messages.EraModern:
+		case probe.Era == messages.EraModern && probe.Retry == "":
 			s.init = messages.InitializeResult{ProtocolVersion: probe.Version, Capabilities: probe.Result.Capabilities,
 				ServerInfo: probe.Result.Meta.ServerInfo, Instructions: probe.Result.Instructions}
 			s.rt.SetSession(probe.Version, EraModern)
 			return nil
+		}
+		if attempt > 0 {
+			// Its -32022 said the server is modern: no fallback to
+			// initialize, whatever the second probe got.
+			return &Error{Kind: KindProtocol, Method: messages.MethodDiscover,
+				Message: fmt.Sprintf("the server answered -32022 listing %s, then did not accept it", version)}
 		}
 		break
 	}

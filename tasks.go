@@ -479,8 +479,9 @@ func (c *Client) legacyTaskResultShown(ctx context.Context, s *session, l *actor
 		last = *d
 	}
 	polled := time.Now()
+	next := polled.Add(interval)
 	for {
-		timer := time.NewTimer(interval)
+		timer := time.NewTimer(time.Until(next))
 		select {
 		case out := <-done:
 			timer.Stop()
@@ -491,12 +492,16 @@ func (c *Client) legacyTaskResultShown(ctx context.Context, s *session, l *actor
 		case <-timer.C:
 		case <-wake:
 			timer.Stop()
-			if time.Since(polled) < minTaskPoll {
+			if soonest := polled.Add(minTaskPoll); time.Now().Before(soonest) {
+				if soonest.Before(next) {
+					next = soonest // polled too recently: poll once the gap is over
+				}
 				continue
 			}
 		}
 		polled = time.Now()
 		poll()
+		next = polled.Add(interval)
 	}
 }
 

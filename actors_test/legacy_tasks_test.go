@@ -610,3 +610,31 @@ func TestLegacyTaskRequestAfterItsCallExpiredIsNotSent(t *testing.T) {
 		assert.Equal(t, conduit.KindTimeout, ce.Kind)
 	})
 }
+
+// While tasks/result is awaited and the status is shown, a status
+// notification polls as it does before: at once, or 100 ms after the last
+// poll when that was sooner; never dropped until the next interval.
+func TestLegacyTaskStatusNotificationSoonAfterAPollWhileTheResultIsAwaited(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, srv, _ := connectTasks(t, conduit.Options{Tasks: true}, taskServerCaps)
+		st := &statuses{}
+		d := callAsync(c, "research", conduit.WithAwaitTask(), conduit.WithTaskStatus(st.record))
+		startTask(t, srv, "t-s", 30000)
+		m := expectGet(t, srv, "t-s")
+		srv.reply(m["id"], legacyTask("t-s", "input_required", "asking", 30000))
+		res := srv.next()
+		require.Equal(t, "tasks/result", res["method"])
+		start := time.Now()
+		time.Sleep(50 * time.Millisecond)
+		srv.notify("notifications/tasks/status", legacyTask("t-s", "working", "answered", 30000))
+		m = expectGet(t, srv, "t-s")
+		assert.Equal(t, 100*time.Millisecond, time.Since(start), "polled 100 ms after the last poll, not at the 30 s interval")
+		srv.reply(m["id"], legacyTask("t-s", "working", "answered", 30000))
+		synctest.Wait()
+		assert.Equal(t, []string{"working queued", "input_required asking", "working answered"}, st.list())
+		srv.reply(res["id"], map[string]any{"content": []any{}})
+		m = expectGet(t, srv, "t-s")
+		srv.reply(m["id"], legacyTask("t-s", "completed", "", 30000))
+		require.NoError(t, (<-d).err)
+	})
+}

@@ -764,3 +764,110 @@ func TestTaskInputAfterItsCallExpiredBelongsToNoOtherCall(t *testing.T) {
 		require.NoError(t, (<-other).err)
 	})
 }
+
+// Once the server answered -32022 listing a version, it is modern: a
+// second probe it does not accept fails Connect, never falls back to
+// initialize.
+func TestProbeDoesNotFallBackAfterUnsupportedVersion(t *testing.T) {
+	unsupported := func(srv *fakeServer, id any) {
+		srv.send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32022, "message": "Unsupported protocol version",
+			"data": map[string]any{"supported": []any{"2026-07-28"}, "requested": "2026-07-28"}}})
+	}
+	for _, tc := range []struct {
+		name  string
+		again func(srv *fakeServer, id any)
+	}{
+		{"-32022 again", unsupported},
+		{"method not found", func(srv *fakeServer, id any) {
+			srv.send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32601, "message": "Method not found"}})
+		}},
+		{"silence", func(*fakeServer, any) {}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cc, ec, srv, serverSide := startClient(t, conduit.Options{})
+				probe := srv.next()
+				unsupported(srv, probe["id"])
+				again := srv.next()
+				require.Equal(t, "server/discover", again["method"])
+				tc.again(srv, again["id"])
+				err := <-ec
+				c := <-cc
+				require.Nil(t, c, "a server that said it is modern is not spoken to as a legacy one")
+				var ce *conduit.Error
+				require.ErrorAs(t, err, &ce)
+				assert.Equal(t, conduit.KindProtocol, ce.Kind)
+				assert.Equal(t, "conduit: server/discover: protocol: the server answered -32022 listing 2026-07-28, then did not accept it", err.Error())
+				_ = serverSide.Close()
+				for f := range srv.in {
+					assert.NotEqual(t, "initialize", f.m["method"], "no fallback after -32022")
+				}
+			})
+		})
+	}
+}
+
+func TestUnknownEraOrVersionFailsConnectBeforeAnyRequest(t *testing.T) {
+	for _, tc := range []struct {
+		opts conduit.Options
+		want string
+	}{
+		{conduit.Options{Era: "Legacy"}, `conduit: protocol: unknown era "Legacy": want "", "legacy" or "modern"`},
+		{conduit.Options{ProtocolVersion: "2025-03-26"}, `conduit: protocol: Conduit does not speak protocol version "2025-03-26"`},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cc, ec, srv, serverSide := startClient(t, tc.opts)
+				err := <-ec
+				require.Nil(t, <-cc)
+				var ce *conduit.Error
+				require.ErrorAs(t, err, &ce)
+				assert.Equal(t, conduit.KindProtocol, ce.Kind)
+				assert.Equal(t, tc.want, err.Error())
+				_ = serverSide.Close()
+				for f := range srv.in {
+					t.Errorf("nothing is sent: %v", f.m)
+				}
+			})
+		})
+	}
+}
+
+func TestPinnedLegacyVersionIsNotTradedForAnother(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cc, ec, srv, serverSide := startClient(t, conduit.Options{ProtocolVersion: "2025-06-18"})
+		init := srv.next()
+		require.Equal(t, "initialize", init["method"])
+		srv.reply(init["id"], map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "serverInfo": map[string]any{"name": "newer", "version": "1"}})
+		err := <-ec
+		require.Nil(t, <-cc, "the pinned version is the session's or none")
+		var ce *conduit.Error
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, conduit.KindProtocol, ce.Kind)
+		assert.Equal(t, `conduit: initialize: protocol: server answered initialize with protocol version "2025-11-25"; Conduit offered 2025-06-18, pinned by Options.ProtocolVersion`, err.Error())
+		_ = serverSide.Close()
+		for f := range srv.in {
+			assert.NotEqual(t, "notifications/initialized", f.m["method"])
+		}
+	})
+}
+
+// A level that is not one of the eight RFC 5424 names is refused at once in
+// the modern era, as a legacy server refuses it (-32602): stored, it would
+// go in the _meta of every later request, each of which the server refuses.
+func TestModernUnknownLogLevelIsRefusedNotStored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, srv := connectModernFake(t, conduit.Options{})
+		require.NoError(t, c.SetLogLevel(context.Background(), "notice"))
+		err := c.SetLogLevel(context.Background(), "verbose")
+		var ce *conduit.Error
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, conduit.KindProtocol, ce.Kind)
+		assert.Equal(t, `conduit: logging/setLevel: protocol: unknown log level "verbose": want one of debug, info, notice, warning, error, critical, alert, emergency`, err.Error())
+		d := callAsync(c, "x")
+		call := srv.next()
+		assert.Equal(t, "notice", meta(t, call)["io.modelcontextprotocol/logLevel"], "the level set before is kept")
+		srv.reply(call["id"], map[string]any{"content": []any{}})
+		require.NoError(t, (<-d).err)
+	})
+}

@@ -58,15 +58,16 @@ func Declare(h messages.Handlers, samplingContext bool) Declared {
 		d.SamplingTools = h.SamplingTools
 	}
 	if h.Elicitation != nil {
-		d.ElicitModes = []string{messages.ModeForm}
-		if len(h.ElicitationModes) > 0 {
-			d.ElicitModes = nil
-			for _, mode := range h.ElicitationModes {
-				if (mode == messages.ModeForm || mode == messages.ModeURL) && !slices.Contains(d.ElicitModes, mode) {
-					d.ElicitModes = append(d.ElicitModes, mode)
-				}
+		var modes []string
+		for _, mode := range h.ElicitationModes {
+			if (mode == messages.ModeForm || mode == messages.ModeURL) && !slices.Contains(modes, mode) {
+				modes = append(modes, mode)
 			}
 		}
+		if len(modes) == 0 {
+			modes = []string{messages.ModeForm}
+		}
+		d.ElicitModes = modes
 	}
 	d.Roots = h.Roots != nil
 	return d

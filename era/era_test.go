@@ -96,3 +96,10 @@ func TestTasksCapabilityPerRevision(t *testing.T) {
 	assert.Equal(t, map[string]any{}, d.Capabilities(messages.Version20251125))
 	assert.Equal(t, map[string]any{}, d.ModernCapabilities(messages.Version20260728))
 }
+
+func TestOnlyUnknownElicitationModesMeanFormOnly(t *testing.T) {
+	d := Declare(modalEliciter("FORM", "tty"), false)
+	assert.Equal(t, []string{messages.ModeForm}, d.ElicitModes, "unknown modes are ignored; none left means form only")
+	assert.Equal(t, map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}, d.Capabilities("2025-11-25"))
+	assert.True(t, d.Allows(messages.MethodElicit, "2025-06-18"))
+}
