@@ -687,9 +687,15 @@ func (c *Client) Call(ctx context.Context, method string, params, result any, op
 	return nil
 }
 
-// Ping checks the server is alive.
+// Ping checks the server is alive: with ping in the legacy era, with
+// server/discover in the modern one, which has no ping (a server answers
+// it -32601) while every server of that era answers the probe.
 func (c *Client) Ping(ctx context.Context, opts ...CallOption) error {
-	return c.Call(ctx, messages.MethodPing, nil, nil, opts...)
+	method := messages.MethodPing
+	if c.Era() == EraModern {
+		method = messages.MethodDiscover
+	}
+	return c.Call(ctx, method, nil, nil, opts...)
 }
 
 // SetLogLevel asks the server for log entries at level and above.

@@ -871,3 +871,20 @@ func TestModernUnknownLogLevelIsRefusedNotStored(t *testing.T) {
 		require.NoError(t, (<-d).err)
 	})
 }
+
+// Ping in the modern era, which has no ping, asks server/discover: a
+// server that speaks only 2026-07-28 answers that, where it answers ping
+// -32601 (and a host's keep-alive pings would have restarted a healthy
+// server over and over).
+func TestModernPingAsksServerDiscover(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, srv := connectModernFake(t, conduit.Options{})
+		done := make(chan error, 1)
+		go func() { done <- c.Ping(context.Background()) }()
+		m := srv.next()
+		require.Equal(t, "server/discover", m["method"])
+		assert.Equal(t, "2026-07-28", meta(t, m)["io.modelcontextprotocol/protocolVersion"])
+		srv.reply(m["id"], discoverResult)
+		require.NoError(t, <-done)
+	})
+}
