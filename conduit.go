@@ -212,7 +212,7 @@ type Options struct {
 	InputRateLimit rate.Limit
 	InputBurst     int
 	// LogRateLimit and LogBurst limit the server's log entries (50/s,
-	// bursts of 100).
+	// bursts of 100, for 0 or less; rate.Inf lifts the limit).
 	LogRateLimit rate.Limit
 	LogBurst     int
 	Sampling     SamplingOptions

@@ -42,7 +42,7 @@ type Config struct {
 	// elicitation, 60 s otherwise).
 	HandlerTimeout    time.Duration
 	MaxServerRequests int        // 0 means 8
-	LogRate           rate.Limit // 0 means 50/s
+	LogRate           rate.Limit // 0 or less means 50/s
 	LogBurst          int        // 0 means 100
 	Logger            *slog.Logger
 	Audit             func(messages.AuditRecord)
@@ -169,7 +169,7 @@ func Start(cfg Config) *Runtime {
 	if cfg.MaxServerRequests <= 0 {
 		cfg.MaxServerRequests = 8
 	}
-	if cfg.LogRate == 0 {
+	if cfg.LogRate <= 0 {
 		cfg.LogRate = 50
 	}
 	if cfg.LogBurst <= 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	"golang.org/x/time/rate"
 
 	"github.com/conduitmcp/conduit/internal/testpeer"
 	"github.com/conduitmcp/conduit/messages"
@@ -126,5 +127,19 @@ func TestAfterDoneRunsOnceTheRuntimeIsDone(t *testing.T) {
 		rt.AfterDone(func() { called <- true })
 		assert.True(t, <-called, "called when already done")
 		require.Error(t, rt.Err())
+	})
+}
+
+// A log rate that is not positive means the default, 50/s, as a budget
+// that is not positive does for input (a negative one dropped every log
+// entry); rate.Inf lifts the limit.
+func TestStartGivesADefaultToANonPositiveLogRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, c := range []struct{ in, want rate.Limit }{{0, 50}, {-1, 50}, {5, 5}, {rate.Inf, rate.Inf}} {
+			client, _ := transport.NewMemoryPair()
+			rt := Start(Config{Conn: client, LogRate: c.in})
+			assert.Equal(t, c.want, rt.cfg.LogRate, "LogRate %v", c.in)
+			require.NoError(t, rt.Close())
+		}
 	})
 }
