@@ -225,9 +225,8 @@ func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, ra
 	go func() { // g.Go blocks at the limit: start the inputs off this goroutine
 		for _, r := range reqs {
 			g.Go(func() error {
-				if gctx.Err() != nil {
-					return context.Cause(gctx) // the round already failed
-				}
+				// Once the round failed, the input is cancelled (and
+				// audited) before any handler runs.
 				res, err := rt.answerInput(gctx, m, r, grant, nil)
 				if err != nil {
 					return err

@@ -285,6 +285,39 @@ func TestModernFirstFailureCancelsTheRest(t *testing.T) {
 	})
 }
 
+// An input of a round that had not started when a sibling failed (held
+// back by MaxServerRequests) is audited as cancelled, as a started one is:
+// the hook hears of every input request once, whatever the limit.
+func TestModernInputsHeldBackWhenASiblingFailsAreAuditedCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		outcomes := map[string]string{}
+		h := &handler{roots: func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+			return nil, errors.New("no roots")
+		}}
+		c, srv := connectModernFake(t, conduit.Options{Handler: h, MaxServerRequests: 1, Audit: func(r conduit.AuditRecord) {
+			mu.Lock()
+			defer mu.Unlock()
+			outcomes[r.Key] = r.Outcome
+		}})
+		d := callAsync(c, "x")
+		m := srv.next()
+		srv.reply(m["id"], map[string]any{"resultType": "input_required", "inputRequests": map[string]any{
+			"a": map[string]any{"method": "roots/list"},
+			"b": map[string]any{"method": "sampling/createMessage", "params": samplingParams},
+			"c": map[string]any{"method": "sampling/createMessage", "params": samplingParams}}})
+		var ce *conduit.Error
+		require.ErrorAs(t, (<-d).err, &ce)
+		assert.Equal(t, conduit.KindInputHandler, ce.Kind)
+		assert.Contains(t, ce.Error(), `input request "a"`)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Equal(t, map[string]string{"a": "refused", "b": "cancelled", "c": "cancelled"}, outcomes)
+		assert.Equal(t, 1, h.count(), "no callback after the failure")
+	})
+}
+
 func TestModernDeadlinePausedAcrossRounds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &handler{elicit: func(context.Context, *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
