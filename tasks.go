@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strconv"
 	"time"
 
@@ -562,9 +563,15 @@ func (c *Client) taskEnded(ctx context.Context, taskID string, err error) error 
 	return err
 }
 
+// pollInterval is a task's poll interval in ms as a time.Duration; one
+// beyond a Duration's range is the longest (it wrapped to a negative wait:
+// tasks/get over and over).
 func pollInterval(ms *int64) time.Duration {
-	if ms == nil || *ms <= 0 {
+	switch {
+	case ms == nil || *ms <= 0:
 		return DefaultPollInterval
+	case *ms > int64(math.MaxInt64/time.Millisecond):
+		return math.MaxInt64
 	}
 	return time.Duration(*ms) * time.Millisecond
 }

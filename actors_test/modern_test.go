@@ -629,6 +629,29 @@ func TestTasksFailedCancelledAndCallerGivingUp(t *testing.T) {
 	})
 }
 
+// A pollIntervalMs too large for a time.Duration is a very long wait, not
+// a negative one: the poller does not ask tasks/get again at once, over and
+// over; the call's deadline ends the wait.
+func TestTaskPollIntervalBeyondDurationIsNotABusyLoop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, srv := connectModernFake(t, conduit.Options{Tasks: true})
+		d := callAsync(c, "long", conduit.WithAwaitTask(), conduit.WithTimeout(5*time.Second))
+		m := srv.next()
+		srv.reply(m["id"], map[string]any{"resultType": "task", "taskId": "t-9", "status": "working"})
+		m = srv.next()
+		assert.Equal(t, "tasks/get", m["method"])
+		start := time.Now()
+		srv.reply(m["id"], map[string]any{"resultType": "complete", "taskId": "t-9", "status": "working", "pollIntervalMs": int64(1e13)})
+		m = srv.next()
+		assert.Equal(t, "tasks/cancel", m["method"], "no tasks/get before the deadline")
+		assert.Equal(t, 5*time.Second, time.Since(start))
+		srv.reply(m["id"], map[string]any{"resultType": "complete"})
+		var ce *conduit.Error
+		require.ErrorAs(t, (<-d).err, &ce)
+		assert.Equal(t, conduit.KindTimeout, ce.Kind)
+	})
+}
+
 // headerConn records what the client tells the transport.
 type headerConn struct {
 	transport.Conn
