@@ -56,7 +56,8 @@ func WithTask() CallOption { return func(o *callOptions) { o.task = true } }
 
 // WithTaskTTL is the lifetime asked for a task the call creates
 // (2025-11-25 params.task.ttl; default: the call's MaxTotalTimeout, beyond
-// which nobody awaits it).
+// which nobody awaits it). Without either (or under a millisecond) no ttl is
+// asked for: the server's default.
 func WithTaskTTL(d time.Duration) CallOption { return func(o *callOptions) { o.taskTTL = d } }
 
 // WithTaskStatus calls fn, on the awaiting goroutine, with the task each
@@ -190,7 +191,10 @@ func (c *Client) createTask(ctx context.Context, s *session, p messages.CallTool
 	if ttl <= 0 {
 		ttl = o.maxTotal
 	}
-	task := era.Member{Key: "task", Value: json.RawMessage(`{"ttl":` + strconv.FormatInt(ttl.Milliseconds(), 10) + `}`)}
+	task := era.Member{Key: "task", Value: json.RawMessage(`{}`)} // no total limit: the server's ttl
+	if ms := ttl.Milliseconds(); ms > 0 {
+		task.Value = json.RawMessage(`{"ttl":` + strconv.FormatInt(ms, 10) + `}`)
+	}
 	if raw, err = withProgressToken(raw, []era.Member{task}, o.progressToken); err != nil {
 		return nil, nil, nil, &Error{Kind: KindProtocol, Method: method, Err: err}
 	}

@@ -161,6 +161,31 @@ func TestLegacyTaskDeclaredPolledAtItsIntervalAndItsResultFetched(t *testing.T) 
 	})
 }
 
+// A call without a total limit (WithMaxTotalTimeout(0)), or a TTL under a
+// millisecond, asks for no particular ttl: the server's default, not a task
+// that may be deleted at once (ttl 0) or an invalid negative ttl.
+func TestLegacyTaskWithoutATotalLimitAsksNoTTL(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, srv, _ := connectTasks(t, conduit.Options{Tasks: true}, taskServerCaps)
+		for i, opts := range [][]conduit.CallOption{
+			{conduit.WithMaxTotalTimeout(0)},
+			{conduit.WithMaxTotalTimeout(-time.Second)},
+			{conduit.WithTaskTTL(time.Microsecond)},
+		} {
+			d := callAsync(c, "research", opts...)
+			m := srv.next()
+			if m["method"] == "tools/list" {
+				srv.reply(m["id"], taskTools)
+				m = srv.next()
+			}
+			require.Equal(t, "tools/call", m["method"])
+			assert.Equal(t, map[string]any{}, m["params"].(map[string]any)["task"], "call %d", i)
+			srv.reply(m["id"], map[string]any{"content": []any{}}) // run normally
+			require.NoError(t, (<-d).err)
+		}
+	})
+}
+
 func TestLegacyTaskOnlyWhereTheToolAndServerAllow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, srv, _ := connectTasks(t, conduit.Options{Tasks: true}, taskServerCaps)
