@@ -189,12 +189,10 @@ func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, ra
 		if !ok || r.Method == "" {
 			return nil, &messages.Error{Kind: messages.KindProtocol, Method: m.Method, Message: fmt.Sprintf("input request %q is malformed", k)}
 		}
-		if !m.Declared.Allows(r.Method, m.Version) {
-			e := rt.shared.undeclared(messages.AuditRecord{ServerID: rt.cfg.ServerID, Era: messages.EraModern, Method: r.Method, Key: k})
-			return nil, &messages.Error{Kind: messages.KindProtocol, Method: m.Method, RPC: e,
-				Message: fmt.Sprintf("input request %q asks for %s, which the client did not declare", k, r.Method)}
-		}
 		reqs = append(reqs, inputRequest{key: k, method: r.Method, params: r.Params})
+	}
+	if err := rt.refuseUndeclared(m, reqs); err != nil {
+		return nil, err
 	}
 
 	grant, key, err := rt.inputStarted(m.Method, logical)
@@ -252,6 +250,32 @@ func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, ra
 		return nil, err
 	}
 	return answers, nil
+}
+
+// refuseUndeclared fails a round that asks for a capability the client did
+// not declare, naming the first such request, and audits the whole round
+// in key order: each undeclared request refused, each other one cancelled
+// (no callback runs for it).
+func (rt *Runtime) refuseUndeclared(m Modern, reqs []inputRequest) error {
+	allowed := func(r inputRequest) bool { return m.Declared.Allows(r.method, m.Version) }
+	if !slices.ContainsFunc(reqs, func(r inputRequest) bool { return !allowed(r) }) {
+		return nil
+	}
+	var first error
+	for _, r := range reqs {
+		rec := messages.AuditRecord{ServerID: rt.cfg.ServerID, Era: messages.EraModern, Method: r.method, Key: r.key}
+		if allowed(r) {
+			rec.Time, rec.Outcome = time.Now(), guards.OutcomeCancelled
+			rt.shared.audit(rec, nil)
+			continue
+		}
+		e := rt.shared.undeclared(rec)
+		if first == nil {
+			first = &messages.Error{Kind: messages.KindProtocol, Method: m.Method, RPC: e,
+				Message: fmt.Sprintf("input request %q asks for %s, which the client did not declare", r.key, r.method)}
+		}
+	}
+	return first
 }
 
 // wireInputRequest is an entry of inputRequests as the wire has it.

@@ -228,6 +228,42 @@ func TestModernUndeclaredInputRequestFailsBeforeAnyCallback(t *testing.T) {
 	})
 }
 
+// A round refused for an undeclared capability is audited whole, in key
+// order: each undeclared input request refused -32601, each other one
+// cancelled (no callback ran for it).
+func TestModernUndeclaredRoundIsAuditedWhole(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var got []string
+		c, srv := connectModernFake(t, conduit.Options{Handler: rootsFunc(func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+			t.Error("no callback may run")
+			return nil, nil
+		}), Audit: func(r conduit.AuditRecord) {
+			mu.Lock()
+			defer mu.Unlock()
+			code := 0
+			if r.Code != nil {
+				code = *r.Code
+			}
+			got = append(got, fmt.Sprint(r.Key, " ", r.Method, " ", r.Outcome, " ", code))
+		}})
+		d := callAsync(c, "x")
+		m := srv.next()
+		srv.reply(m["id"], map[string]any{"resultType": "input_required", "inputRequests": map[string]any{
+			"a": map[string]any{"method": "roots/list"},
+			"b": map[string]any{"method": "sampling/createMessage", "params": samplingParams},
+			"c": map[string]any{"method": "elicitation/create", "params": map[string]any{"message": "m", "requestedSchema": map[string]any{"type": "object"}}},
+		}})
+		var ce *conduit.Error
+		require.ErrorAs(t, (<-d).err, &ce)
+		assert.Equal(t, conduit.KindProtocol, ce.Kind)
+		assert.Contains(t, ce.Error(), `input request "b" asks for sampling/createMessage, which the client did not declare`)
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Equal(t, []string{"a roots/list cancelled 0", "b sampling/createMessage refused -32601", "c elicitation/create refused -32601"}, got)
+	})
+}
+
 func TestModernGuardRefusalAndHandlerFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		boom := errors.New("llm down")
