@@ -564,3 +564,16 @@ func TestNeedsTasks(t *testing.T) {
 	assert.False(t, needsTasks(rpc(-32601, `{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`)), "another code")
 	assert.False(t, needsTasks(errors.New("boom")))
 }
+
+// An answers file's numbers reach the server as written: an integer past
+// 2^53 or a decimal with more digits than a float64 holds is not rounded.
+func TestScriptedElicitationNumbersAsWritten(t *testing.T) {
+	a, err := parseAnswers([]byte(`{"elicitation": {"action": "accept", "content": {"id": 9007199254740993, "ratio": 0.10000000000000000001}}}`))
+	require.NoError(t, err)
+	res, err := (&elicitor{answer: a.Elicitation}).HandleElicitation(context.Background(), &conduit.ElicitationRequest{Mode: "form"})
+	require.NoError(t, err)
+	b, err := json.Marshal(res.Content)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"id":9007199254740993`)
+	assert.Contains(t, string(b), `"ratio":0.10000000000000000001`)
+}
