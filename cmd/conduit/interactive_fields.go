@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -166,16 +168,22 @@ func (s fieldSpec) textValue(text string) (v any, present bool, err error) {
 		}
 		return nil, false, nil
 	}
+	// A number is sent as a JSON number literal: what a person types
+	// ("+36", "036", ".5", "2.") is not always one.
 	switch s.Kind {
 	case messages.FieldInteger:
-		if _, err := strconv.ParseInt(text, 10, 64); err != nil {
+		n, ok := new(big.Int).SetString(text, 10)
+		if !ok {
 			return nil, false, errors.New("enter a whole number")
 		}
-		return json.Number(text), true, nil
+		return json.Number(n.String()), true, nil
 	case messages.FieldNumber:
 		f, err := strconv.ParseFloat(text, 64)
-		if err != nil || f != f {
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			return nil, false, errors.New("enter a number")
+		}
+		if !json.Valid([]byte(text)) {
+			text = strconv.FormatFloat(f, 'f', -1, 64)
 		}
 		return json.Number(text), true, nil
 	}

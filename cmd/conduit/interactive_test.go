@@ -391,3 +391,33 @@ func TestDemoScriptedAtTerminal(t *testing.T) {
 		}
 	}
 }
+
+// A number typed as a person writes it (a plus sign, leading zeros, a bare
+// decimal point) is sent as a JSON number, not refused as not fitting the
+// form; a value that is no finite number is refused with the field's words.
+func TestInteractiveNumbersAsTyped(t *testing.T) {
+	by := map[string]fieldSpec{}
+	for _, s := range fieldSpecs(profileForm(t)) {
+		by[s.Name] = s
+	}
+	for _, c := range []struct {
+		field, text string
+		want        json.Number
+	}{
+		{"age", "+36", "36"}, {"age", "036", "36"}, {"age", " 36 ", "36"},
+		{"height", "+1.5", "1.5"}, {"height", ".5", "0.5"}, {"height", "2.", "2"}, {"height", "1.75", "1.75"},
+	} {
+		v, present, err := by[c.field].textValue(c.text)
+		if err != nil || !present || v != c.want {
+			t.Errorf("%s %q: %v %v %v, want %s", c.field, c.text, v, present, err, c.want)
+		}
+		if err := by[c.field].checkText(c.text); err != nil {
+			t.Errorf("%s %q refused: %v", c.field, c.text, err)
+		}
+	}
+	for _, text := range []string{"Inf", "-infinity", "NaN"} {
+		if err := by["height"].checkText(text); err == nil || err.Error() != "enter a number" {
+			t.Errorf("height %q: %v, want \"enter a number\"", text, err)
+		}
+	}
+}
