@@ -147,7 +147,7 @@ func (s fieldSpec) Hint() string {
 	}
 	if s.Required {
 		parts = append(parts, "required")
-	} else if s.Kind != messages.FieldBoolean && s.Kind != messages.FieldMultiSelect {
+	} else if s.Kind != messages.FieldBoolean {
 		parts = append(parts, "optional: leave empty to skip")
 	}
 	return strings.Join(parts, "; ")
@@ -199,8 +199,12 @@ func (s fieldSpec) checkText(text string) error {
 	return s.check(v)
 }
 
-// checkMulti checks a multi-select's choice.
+// checkMulti checks a multi-select's choice. An optional one may be left
+// empty (it is then left out of the answer), whatever its minItems.
 func (s fieldSpec) checkMulti(v []string) error {
+	if len(v) == 0 && !s.Required {
+		return nil
+	}
 	if v == nil {
 		v = []string{}
 	}

@@ -421,3 +421,34 @@ func TestInteractiveNumbersAsTyped(t *testing.T) {
 		}
 	}
 }
+
+// An optional multi-select with minItems can be left empty: nothing is
+// picked, so the field is left out of the answer, as an empty optional text
+// field is. It was sent as [] and refused ("pick at least 1"), so the person
+// could not submit the form without picking.
+func TestInteractiveOptionalMultiSelectLeftEmpty(t *testing.T) {
+	form, err := guards.ParseForm(messages.Version20251125, json.RawMessage(`{"type": "object", "properties": {
+		"tags": {"type": "array", "minItems": 1, "items": {"type": "string", "enum": ["a", "b"]}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := fieldSpecs(form.FormFields())
+	if err := specs[0].checkMulti(nil); err != nil {
+		t.Errorf("empty optional multi-select refused: %v", err)
+	}
+	if err := specs[0].checkMulti([]string{}); err != nil {
+		t.Errorf("empty optional multi-select refused: %v", err)
+	}
+	content, bad, msg := newFormValues(specs).content(specs)
+	if bad != nil {
+		t.Fatalf("content: %s %q", bad.Name, msg)
+	}
+	if v, ok := content["tags"]; ok {
+		t.Errorf("an empty optional multi-select was sent: %v", v)
+	}
+	vals := newFormValues(specs)
+	*vals.multi["tags"] = []string{"b"}
+	if content, _, _ := vals.content(specs); fmt.Sprint(content["tags"]) != "[b]" {
+		t.Errorf("picked: %v", content)
+	}
+}
