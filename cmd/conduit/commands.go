@@ -219,8 +219,19 @@ func (a *app) runPrompt(cmd *cobra.Command, args, server []string) error {
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal(raw, &promptArgs); err != nil {
-			return usagef("ARGS_JSON: prompt arguments must all be strings: %s", args[1])
+		// Into json.RawMessage first: a null would decode into a string as
+		// "" and be sent as an empty argument.
+		var values map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &values); err != nil {
+			return usagef("ARGS_JSON: %v", err)
+		}
+		promptArgs = make(map[string]string, len(values))
+		for k, v := range values {
+			var s string
+			if string(v) == "null" || json.Unmarshal(v, &s) != nil {
+				return usagef("ARGS_JSON: prompt arguments must all be strings: %s", args[1])
+			}
+			promptArgs[k] = s
 		}
 	}
 	return a.session(cmd.Context(), server, func(ctx context.Context, c *conduit.Client) error {

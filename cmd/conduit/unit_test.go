@@ -393,6 +393,7 @@ func TestUsageErrorsInProcess(t *testing.T) {
 		"read without URI":   {[]string{"read", "--", "never-started"}, "missing URI"},
 		"prompt without":     {[]string{"prompt", "--", "never-started"}, "missing NAME"},
 		"prompt non-strings": {[]string{"prompt", "p", `{"a": 1}`, "--", "never-started"}, "must all be strings"},
+		"prompt null":        {[]string{"prompt", "p", `{"a": "x", "b": null}`, "--", "never-started"}, "must all be strings"},
 		"bad log level":      {[]string{"tools", "--log-level", "loud", "--", "never-started"}, "--log-level"},
 		"bad roots":          {[]string{"tools", "--roots", "", "--", "never-started"}, "--roots"},
 		"audit unwritable":   {[]string{"tools", "--audit", filepath.Join(t.TempDir(), "no", "such", "dir"), "--", "never-started"}, "--audit"},
