@@ -66,8 +66,7 @@ func fieldSpecs(form []messages.FormField) []fieldSpec {
 		case []string:
 			s.DefaultMulti = v
 		case json.Number:
-			n, _ := v.Float64()
-			s.DefaultText = num(&n)
+			s.DefaultText = numberText(v)
 		case string:
 			s.DefaultText = v
 		}
@@ -78,6 +77,26 @@ func fieldSpecs(form []messages.FormField) []fieldSpec {
 
 // num writes a number as a person reads it: no exponent, no trailing zeros.
 func num(f *float64) string { return strconv.FormatFloat(*f, 'f', -1, 64) }
+
+// numberText writes a JSON number as a person reads it, with every digit
+// the server wrote: a whole number in full (1e30 is 1 and 30 zeros, not the
+// float64 nearest), a fraction with an exponent through a float64, and a
+// fraction of zeros dropped (36.0 is 36, which an integer field takes). The
+// guards have refused a default whose exponent is out of range.
+func numberText(n json.Number) string {
+	t := string(n)
+	if strings.ContainsAny(t, "eE") {
+		if r, ok := new(big.Rat).SetString(t); ok && r.IsInt() {
+			return r.Num().String()
+		}
+		f, _ := n.Float64()
+		return num(&f)
+	}
+	if whole, frac, ok := strings.Cut(t, "."); ok && strings.Trim(frac, "0") == "" {
+		return whole
+	}
+	return t
+}
 
 func labelOr(label, value string) string {
 	if label == "" {

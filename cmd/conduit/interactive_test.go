@@ -452,3 +452,26 @@ func TestInteractiveOptionalMultiSelectLeftEmpty(t *testing.T) {
 		t.Errorf("picked: %v", content)
 	}
 }
+
+// A number default is pre-filled as the server wrote it (an integer past
+// 2^53 is not rounded), and an integer written with a fraction of zeros or
+// an exponent as the whole number it is, which the field accepts back.
+func TestInteractiveNumberDefaultsAsWritten(t *testing.T) {
+	form, err := guards.ParseForm(messages.Version20251125, json.RawMessage(`{"type": "object", "properties": {
+		"id": {"type": "integer", "default": 9007199254740993},
+		"count": {"type": "integer", "default": 36.0},
+		"big": {"type": "integer", "default": 1e30},
+		"ratio": {"type": "number", "default": 0.10000000000000000001}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range fieldSpecs(form.FormFields()) {
+		want := map[string]string{"id": "9007199254740993", "count": "36", "big": "1000000000000000000000000000000", "ratio": "0.10000000000000000001"}[s.Name]
+		if s.DefaultText != want {
+			t.Errorf("%s default pre-filled %q, want %q", s.Name, s.DefaultText, want)
+		}
+		if v, _, err := s.textValue(s.DefaultText); err != nil || v != json.Number(want) {
+			t.Errorf("%s default sent as %v (%v), want %s", s.Name, v, err, want)
+		}
+	}
+}
