@@ -525,6 +525,15 @@ func TestOneLine(t *testing.T) {
 	assert.Equal(t, "first", firstLine("  first\nsecond"))
 }
 
+// A listing shows no C1 control (U+009B is an 8-bit CSI, U+009D an OSC)
+// nor a bidi or invisible control a server put in a name or description:
+// they reorder or rewrite the table the person reads.
+func TestListingsHoldNoTerminalControls(t *testing.T) {
+	var b bytes.Buffer
+	toolRows([]conduit.Tool{{Name: "rm\u202e\u2066fdp.exe", Description: "clear\u009b2J the screen, \u009d0;pwned\u009ctitle, in\u200bvisible"}})(&b)
+	assert.Equal(t, "rmfdp.exe\tclear the screen, title, invisible\n", b.String())
+}
+
 func TestHumanLogger(t *testing.T) {
 	var buf bytes.Buffer
 	l := newLogger(&buf, 0, false)
