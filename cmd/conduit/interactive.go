@@ -274,7 +274,7 @@ func (v *formValues) content(specs []fieldSpec) (map[string]any, *fieldSpec, str
 			if err := s.checkMulti(m); err != nil {
 				return nil, s, err.Error()
 			}
-			if len(m) == 0 && !s.Required {
+			if s.skipped(m) {
 				continue // left empty: skipped, as an empty optional text field
 			}
 			if m == nil {

@@ -166,7 +166,7 @@ func (s fieldSpec) Hint() string {
 	}
 	if s.Required {
 		parts = append(parts, "required")
-	} else if s.Kind != messages.FieldBoolean {
+	} else if s.Kind != messages.FieldBoolean && (s.Kind != messages.FieldMultiSelect || !s.HasDefault) {
 		parts = append(parts, "optional: leave empty to skip")
 	}
 	return strings.Join(parts, "; ")
@@ -209,6 +209,14 @@ func (s fieldSpec) textValue(text string) (v any, present bool, err error) {
 	return text, true, nil
 }
 
+// skipped reports whether a multi-select's choice v leaves the field out
+// of the answer: nothing picked in an optional field without a default.
+// With a default, [] is sent: left out, the default would be filled in
+// for a person who unpicked it.
+func (s fieldSpec) skipped(v []string) bool {
+	return len(v) == 0 && !s.Required && !s.HasDefault
+}
+
 // checkText checks typed text (strings, numbers, selects) against the field.
 func (s fieldSpec) checkText(text string) error {
 	v, present, err := s.textValue(text)
@@ -218,10 +226,11 @@ func (s fieldSpec) checkText(text string) error {
 	return s.check(v)
 }
 
-// checkMulti checks a multi-select's choice. An optional one may be left
-// empty (it is then left out of the answer), whatever its minItems.
+// checkMulti checks a multi-select's choice. An optional one without a
+// default may be left empty (it is then left out of the answer), whatever
+// its minItems.
 func (s fieldSpec) checkMulti(v []string) error {
-	if len(v) == 0 && !s.Required {
+	if s.skipped(v) {
 		return nil
 	}
 	if v == nil {

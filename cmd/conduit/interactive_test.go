@@ -451,6 +451,20 @@ func TestInteractiveOptionalMultiSelectLeftEmpty(t *testing.T) {
 	if content, _, _ := vals.content(specs); fmt.Sprint(content["tags"]) != "[b]" {
 		t.Errorf("picked: %v", content)
 	}
+	// With a default, unpicking everything sends [], which the default
+	// would otherwise replace.
+	profile := fieldSpecs(profileForm(t))
+	vals = newFormValues(profile)
+	*vals.text["name"], *vals.text["email"], *vals.text["language"] = "Ada", "ada@example.com", "en"
+	*vals.multi["topics"] = []string{"go"}
+	*vals.multi["channels"] = []string{}
+	content, bad, msg = vals.content(profile)
+	if bad != nil {
+		t.Fatalf("content: %s %q", bad.Name, msg)
+	}
+	if v, ok := content["channels"]; !ok || fmt.Sprint(v) != "[]" {
+		t.Errorf("channels unpicked: %v %v, want []", v, ok)
+	}
 }
 
 // A number default is pre-filled as the server wrote it (an integer past
