@@ -92,6 +92,7 @@ func parseAnswers(data []byte) (*answers, error) {
 	var f answersFile
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
+	dec.UseNumber() // a form answer's numbers are sent as written, not rounded to a float64
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("invalid JSON: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/era"
+	"github.com/conduitmcp/conduit/sanitize"
 )
 
 func (a *app) runCall(cmd *cobra.Command, args, server []string) error {
@@ -219,8 +220,19 @@ func (a *app) runPrompt(cmd *cobra.Command, args, server []string) error {
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal(raw, &promptArgs); err != nil {
-			return usagef("ARGS_JSON: prompt arguments must all be strings: %s", args[1])
+		// Into json.RawMessage first: a null would decode into a string as
+		// "" and be sent as an empty argument.
+		var values map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &values); err != nil {
+			return usagef("ARGS_JSON: %v", err)
+		}
+		promptArgs = make(map[string]string, len(values))
+		for k, v := range values {
+			var s string
+			if string(v) == "null" || json.Unmarshal(v, &s) != nil {
+				return usagef("ARGS_JSON: prompt arguments must all be strings: %s", args[1])
+			}
+			promptArgs[k] = s
 		}
 	}
 	return a.session(cmd.Context(), server, func(ctx context.Context, c *conduit.Client) error {
@@ -350,12 +362,14 @@ func firstLine(s string) string {
 }
 
 // oneLine keeps a server-chosen name on one line and out of the table's
-// columns: control characters become spaces.
+// columns: C0 controls become spaces, then sanitize.Text takes out what
+// else could rewrite the table (C1 controls and their sequences, bidi and
+// invisible controls).
 func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029 {
+	return sanitize.Text(strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
 			return ' '
 		}
 		return r
-	}, strings.TrimSpace(s))
+	}, strings.TrimSpace(s)), 0)
 }

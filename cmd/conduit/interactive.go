@@ -271,11 +271,14 @@ func (v *formValues) content(specs []fieldSpec) (map[string]any, *fieldSpec, str
 			out[s.Name] = *v.bools[s.Name]
 		case messages.FieldMultiSelect:
 			m := *v.multi[s.Name]
-			if m == nil {
-				m = []string{}
-			}
 			if err := s.checkMulti(m); err != nil {
 				return nil, s, err.Error()
+			}
+			if s.skipped(m) {
+				continue // left empty: skipped, as an empty optional text field
+			}
+			if m == nil {
+				m = []string{}
 			}
 			out[s.Name] = m
 		default:

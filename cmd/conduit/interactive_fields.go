@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -64,8 +66,7 @@ func fieldSpecs(form []messages.FormField) []fieldSpec {
 		case []string:
 			s.DefaultMulti = v
 		case json.Number:
-			n, _ := v.Float64()
-			s.DefaultText = num(&n)
+			s.DefaultText = numberText(v)
 		case string:
 			s.DefaultText = v
 		}
@@ -76,6 +77,26 @@ func fieldSpecs(form []messages.FormField) []fieldSpec {
 
 // num writes a number as a person reads it: no exponent, no trailing zeros.
 func num(f *float64) string { return strconv.FormatFloat(*f, 'f', -1, 64) }
+
+// numberText writes a JSON number as a person reads it, with every digit
+// the server wrote: a whole number in full (1e30 is 1 and 30 zeros, not the
+// float64 nearest), a fraction with an exponent through a float64, and a
+// fraction of zeros dropped (36.0 is 36, which an integer field takes). The
+// guards have refused a default whose exponent is out of range.
+func numberText(n json.Number) string {
+	t := string(n)
+	if strings.ContainsAny(t, "eE") {
+		if r, ok := new(big.Rat).SetString(t); ok && r.IsInt() {
+			return r.Num().String()
+		}
+		f, _ := n.Float64()
+		return num(&f)
+	}
+	if whole, frac, ok := strings.Cut(t, "."); ok && strings.Trim(frac, "0") == "" {
+		return whole
+	}
+	return t
+}
 
 func labelOr(label, value string) string {
 	if label == "" {
@@ -145,7 +166,7 @@ func (s fieldSpec) Hint() string {
 	}
 	if s.Required {
 		parts = append(parts, "required")
-	} else if s.Kind != messages.FieldBoolean && s.Kind != messages.FieldMultiSelect {
+	} else if s.Kind != messages.FieldBoolean && (s.Kind != messages.FieldMultiSelect || !s.HasDefault) {
 		parts = append(parts, "optional: leave empty to skip")
 	}
 	return strings.Join(parts, "; ")
@@ -166,20 +187,34 @@ func (s fieldSpec) textValue(text string) (v any, present bool, err error) {
 		}
 		return nil, false, nil
 	}
+	// A number is sent as a JSON number literal: what a person types
+	// ("+36", "036", ".5", "2.") is not always one.
 	switch s.Kind {
 	case messages.FieldInteger:
-		if _, err := strconv.ParseInt(text, 10, 64); err != nil {
+		n, ok := new(big.Int).SetString(text, 10)
+		if !ok {
 			return nil, false, errors.New("enter a whole number")
 		}
-		return json.Number(text), true, nil
+		return json.Number(n.String()), true, nil
 	case messages.FieldNumber:
 		f, err := strconv.ParseFloat(text, 64)
-		if err != nil || f != f {
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			return nil, false, errors.New("enter a number")
+		}
+		if !json.Valid([]byte(text)) {
+			text = strconv.FormatFloat(f, 'f', -1, 64)
 		}
 		return json.Number(text), true, nil
 	}
 	return text, true, nil
+}
+
+// skipped reports whether a multi-select's choice v leaves the field out
+// of the answer: nothing picked in an optional field without a default.
+// With a default, [] is sent: left out, the default would be filled in
+// for a person who unpicked it.
+func (s fieldSpec) skipped(v []string) bool {
+	return len(v) == 0 && !s.Required && !s.HasDefault
 }
 
 // checkText checks typed text (strings, numbers, selects) against the field.
@@ -191,8 +226,13 @@ func (s fieldSpec) checkText(text string) error {
 	return s.check(v)
 }
 
-// checkMulti checks a multi-select's choice.
+// checkMulti checks a multi-select's choice. An optional one without a
+// default may be left empty (it is then left out of the answer), whatever
+// its minItems.
 func (s fieldSpec) checkMulti(v []string) error {
+	if s.skipped(v) {
+		return nil
+	}
 	if v == nil {
 		v = []string{}
 	}

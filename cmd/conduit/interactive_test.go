@@ -391,3 +391,101 @@ func TestDemoScriptedAtTerminal(t *testing.T) {
 		}
 	}
 }
+
+// A number typed as a person writes it (a plus sign, leading zeros, a bare
+// decimal point) is sent as a JSON number, not refused as not fitting the
+// form; a value that is no finite number is refused with the field's words.
+func TestInteractiveNumbersAsTyped(t *testing.T) {
+	by := map[string]fieldSpec{}
+	for _, s := range fieldSpecs(profileForm(t)) {
+		by[s.Name] = s
+	}
+	for _, c := range []struct {
+		field, text string
+		want        json.Number
+	}{
+		{"age", "+36", "36"}, {"age", "036", "36"}, {"age", " 36 ", "36"},
+		{"height", "+1.5", "1.5"}, {"height", ".5", "0.5"}, {"height", "2.", "2"}, {"height", "1.75", "1.75"},
+	} {
+		v, present, err := by[c.field].textValue(c.text)
+		if err != nil || !present || v != c.want {
+			t.Errorf("%s %q: %v %v %v, want %s", c.field, c.text, v, present, err, c.want)
+		}
+		if err := by[c.field].checkText(c.text); err != nil {
+			t.Errorf("%s %q refused: %v", c.field, c.text, err)
+		}
+	}
+	for _, text := range []string{"Inf", "-infinity", "NaN"} {
+		if err := by["height"].checkText(text); err == nil || err.Error() != "enter a number" {
+			t.Errorf("height %q: %v, want \"enter a number\"", text, err)
+		}
+	}
+}
+
+// An optional multi-select with minItems can be left empty: nothing is
+// picked, so the field is left out of the answer, as an empty optional text
+// field is. It was sent as [] and refused ("pick at least 1"), so the person
+// could not submit the form without picking.
+func TestInteractiveOptionalMultiSelectLeftEmpty(t *testing.T) {
+	form, err := guards.ParseForm(messages.Version20251125, json.RawMessage(`{"type": "object", "properties": {
+		"tags": {"type": "array", "minItems": 1, "items": {"type": "string", "enum": ["a", "b"]}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := fieldSpecs(form.FormFields())
+	if err := specs[0].checkMulti(nil); err != nil {
+		t.Errorf("empty optional multi-select refused: %v", err)
+	}
+	if err := specs[0].checkMulti([]string{}); err != nil {
+		t.Errorf("empty optional multi-select refused: %v", err)
+	}
+	content, bad, msg := newFormValues(specs).content(specs)
+	if bad != nil {
+		t.Fatalf("content: %s %q", bad.Name, msg)
+	}
+	if v, ok := content["tags"]; ok {
+		t.Errorf("an empty optional multi-select was sent: %v", v)
+	}
+	vals := newFormValues(specs)
+	*vals.multi["tags"] = []string{"b"}
+	if content, _, _ := vals.content(specs); fmt.Sprint(content["tags"]) != "[b]" {
+		t.Errorf("picked: %v", content)
+	}
+	// With a default, unpicking everything sends [], which the default
+	// would otherwise replace.
+	profile := fieldSpecs(profileForm(t))
+	vals = newFormValues(profile)
+	*vals.text["name"], *vals.text["email"], *vals.text["language"] = "Ada", "ada@example.com", "en"
+	*vals.multi["topics"] = []string{"go"}
+	*vals.multi["channels"] = []string{}
+	content, bad, msg = vals.content(profile)
+	if bad != nil {
+		t.Fatalf("content: %s %q", bad.Name, msg)
+	}
+	if v, ok := content["channels"]; !ok || fmt.Sprint(v) != "[]" {
+		t.Errorf("channels unpicked: %v %v, want []", v, ok)
+	}
+}
+
+// A number default is pre-filled as the server wrote it (an integer past
+// 2^53 is not rounded), and an integer written with a fraction of zeros or
+// an exponent as the whole number it is, which the field accepts back.
+func TestInteractiveNumberDefaultsAsWritten(t *testing.T) {
+	form, err := guards.ParseForm(messages.Version20251125, json.RawMessage(`{"type": "object", "properties": {
+		"id": {"type": "integer", "default": 9007199254740993},
+		"count": {"type": "integer", "default": 36.0},
+		"big": {"type": "integer", "default": 1e30},
+		"ratio": {"type": "number", "default": 0.10000000000000000001}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range fieldSpecs(form.FormFields()) {
+		want := map[string]string{"id": "9007199254740993", "count": "36", "big": "1000000000000000000000000000000", "ratio": "0.10000000000000000001"}[s.Name]
+		if s.DefaultText != want {
+			t.Errorf("%s default pre-filled %q, want %q", s.Name, s.DefaultText, want)
+		}
+		if v, _, err := s.textValue(s.DefaultText); err != nil || v != json.Number(want) {
+			t.Errorf("%s default sent as %v (%v), want %s", s.Name, v, err, want)
+		}
+	}
+}

@@ -393,6 +393,7 @@ func TestUsageErrorsInProcess(t *testing.T) {
 		"read without URI":   {[]string{"read", "--", "never-started"}, "missing URI"},
 		"prompt without":     {[]string{"prompt", "--", "never-started"}, "missing NAME"},
 		"prompt non-strings": {[]string{"prompt", "p", `{"a": 1}`, "--", "never-started"}, "must all be strings"},
+		"prompt null":        {[]string{"prompt", "p", `{"a": "x", "b": null}`, "--", "never-started"}, "must all be strings"},
 		"bad log level":      {[]string{"tools", "--log-level", "loud", "--", "never-started"}, "--log-level"},
 		"bad roots":          {[]string{"tools", "--roots", "", "--", "never-started"}, "--roots"},
 		"audit unwritable":   {[]string{"tools", "--audit", filepath.Join(t.TempDir(), "no", "such", "dir"), "--", "never-started"}, "--audit"},
@@ -524,6 +525,15 @@ func TestOneLine(t *testing.T) {
 	assert.Equal(t, "first", firstLine("  first\nsecond"))
 }
 
+// A listing shows no C1 control (U+009B is an 8-bit CSI, U+009D an OSC)
+// nor a bidi or invisible control a server put in a name or description:
+// they reorder or rewrite the table the person reads.
+func TestListingsHoldNoTerminalControls(t *testing.T) {
+	var b bytes.Buffer
+	toolRows([]conduit.Tool{{Name: "rm\u202e\u2066fdp.exe", Description: "clear\u009b2J the screen, \u009d0;pwned\u009ctitle, in\u200bvisible"}})(&b)
+	assert.Equal(t, "rmfdp.exe\tclear the screen, title, invisible\n", b.String())
+}
+
 func TestHumanLogger(t *testing.T) {
 	var buf bytes.Buffer
 	l := newLogger(&buf, 0, false)
@@ -563,4 +573,17 @@ func TestNeedsTasks(t *testing.T) {
 	assert.False(t, needsTasks(rpc(-32021, `{"requiredCapabilities":{"elicitation":{}}}`)), "another capability")
 	assert.False(t, needsTasks(rpc(-32601, `{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`)), "another code")
 	assert.False(t, needsTasks(errors.New("boom")))
+}
+
+// An answers file's numbers reach the server as written: an integer past
+// 2^53 or a decimal with more digits than a float64 holds is not rounded.
+func TestScriptedElicitationNumbersAsWritten(t *testing.T) {
+	a, err := parseAnswers([]byte(`{"elicitation": {"action": "accept", "content": {"id": 9007199254740993, "ratio": 0.10000000000000000001}}}`))
+	require.NoError(t, err)
+	res, err := (&elicitor{answer: a.Elicitation}).HandleElicitation(context.Background(), &conduit.ElicitationRequest{Mode: "form"})
+	require.NoError(t, err)
+	b, err := json.Marshal(res.Content)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"id":9007199254740993`)
+	assert.Contains(t, string(b), `"ratio":0.10000000000000000001`)
 }
