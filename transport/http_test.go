@@ -602,19 +602,32 @@ func TestHTTPResumptionGivesUp(t *testing.T) {
 	}
 }
 
+// standaloneGets numbers the standalone stream's GETs an endpoint gets.
+type standaloneGets struct {
+	mu sync.Mutex
+	n  int
+}
+
+// count accepts a POST (202, ok false), or numbers a GET from 1.
+func (g *standaloneGets) count(w http.ResponseWriter, r *http.Request) (int, bool) {
+	if r.Method != http.MethodGet {
+		w.WriteHeader(http.StatusAccepted)
+		return 0, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n++
+	return g.n, true
+}
+
 func TestHTTPStandaloneStream(t *testing.T) {
-	var mu sync.Mutex
-	gets := 0
+	var gets standaloneGets
 	held := make(chan struct{})
 	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
-		if r.Method != http.MethodGet {
-			w.WriteHeader(http.StatusAccepted)
+		n, ok := gets.count(w, r)
+		if !ok {
 			return
 		}
-		mu.Lock()
-		gets++
-		n := gets
-		mu.Unlock()
 		startSSE(w)
 		switch n {
 		case 1:
@@ -651,17 +664,12 @@ func TestHTTPStandaloneStream(t *testing.T) {
 // the message is lost, and the log says so at warning level.
 func TestHTTPStandaloneEventTooLong(t *testing.T) {
 	logs := &captureHandler{}
-	var mu sync.Mutex
-	gets := 0
+	var gets standaloneGets
 	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
-		if r.Method != http.MethodGet {
-			w.WriteHeader(http.StatusAccepted)
+		n, ok := gets.count(w, r)
+		if !ok {
 			return
 		}
-		mu.Lock()
-		gets++
-		n := gets
-		mu.Unlock()
 		if n > 1 {
 			w.WriteHeader(http.StatusMethodNotAllowed)
 			return
