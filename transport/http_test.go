@@ -943,6 +943,25 @@ func TestHTTPSlowJSONAnswerWaitsBeyondConnectTimeout(t *testing.T) {
 	}
 }
 
+// legacySession initializes c (the endpoint gives it a session) and sets
+// it to 2025-11-25.
+func legacySession(t *testing.T, c *httpConn) {
+	t.Helper()
+	send(t, c, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
+	next(t, c)
+	c.SetSession("2025-11-25", messages.EraLegacy)
+}
+
+// sessionEnded checks that Read ends with ErrSessionTerminated (an EOF).
+func sessionEnded(t *testing.T, c *httpConn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if m, err := c.Read(ctx); !errors.Is(err, ErrSessionTerminated) || !errors.Is(err, io.EOF) {
+		t.Errorf("Read after the session ended = %s, %v; want ErrSessionTerminated", m.Data, err)
+	}
+}
+
 func TestHTTPSessionTerminated(t *testing.T) {
 	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
 		switch {
@@ -956,16 +975,10 @@ func TestHTTPSessionTerminated(t *testing.T) {
 		}
 	})
 	c := dial(t, ep, HTTP{})
-	send(t, c, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
-	next(t, c)
-	c.SetSession("2025-11-25", messages.EraLegacy)
+	legacySession(t, c)
 	send(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	// No error response for id 1: Read ends, and the call fails with it.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := c.Read(ctx); !errors.Is(err, ErrSessionTerminated) || !errors.Is(err, io.EOF) {
-		t.Errorf("Read after the session ended = %v", err)
-	}
+	sessionEnded(t, c)
 	// A new initialize never carries the old session.
 	send(t, c, `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}`)
 	eventually(t, func() bool { return len(ep.requests(http.MethodPost)) == 3 })
@@ -1006,20 +1019,14 @@ func TestHTTPSessionTerminatedOnGet(t *testing.T) {
 				}
 			})
 			c := dial(t, ep, HTTP{})
-			send(t, c, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
-			next(t, c)
-			c.SetSession("2025-11-25", messages.EraLegacy)
+			legacySession(t, c)
 			if tc.call != "" {
 				send(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`)
 				if err := nextFailure(t, c, "1"); !strings.Contains(err.Error(), "404") {
 					t.Errorf("call: %v, want the failed resumption", err)
 				}
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if m, err := c.Read(ctx); !errors.Is(err, ErrSessionTerminated) || !errors.Is(err, io.EOF) {
-				t.Errorf("Read after a 404 to the session's GET = %s, %v; want ErrSessionTerminated", m.Data, err)
-			}
+			sessionEnded(t, c)
 		})
 	}
 }
@@ -1047,9 +1054,7 @@ func TestHTTPClose(t *testing.T) {
 		}
 	})
 	c := dial(t, ep, HTTP{})
-	send(t, c, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
-	next(t, c)
-	c.SetSession("2025-11-25", messages.EraLegacy)
+	legacySession(t, c)
 	send(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"forever"}}`)
 
 	readErr := make(chan error, 1)
