@@ -103,6 +103,13 @@ func TestModernEverythingServerPrompt(t *testing.T) {
 	assert.Equal(t, "Context: a test", p.Messages[0].Content.Text)
 }
 
+// Ping reaches a real 2026-07-28 server, which has no ping: it asks
+// server/discover there.
+func TestModernEverythingServerAnswersPing(t *testing.T) {
+	c := connectModern(t, conduit.Options{Handler: answering()})
+	require.NoError(t, c.Ping(callCtx(t)))
+}
+
 func TestModernEverythingServerAsksOnlyForDeclaredCapabilities(t *testing.T) {
 	calls := map[string]int{}
 	var mu sync.Mutex
