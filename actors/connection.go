@@ -3,6 +3,7 @@ package actors
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -255,6 +256,7 @@ func (c *connection) inbound(ctx actor.Context, msg transport.Message) {
 		c.shared.counters.malformed.Add(1)
 		c.shared.logger.Warn("malformed message from server", "code", derr.Err.Code, "err", derr.Err.Message)
 		c.send(messages.NewErrorResponse(derr.ID, derr.Err))
+		c.malformedResponse(derr)
 		return
 	}
 	switch {
@@ -281,6 +283,23 @@ func (c *connection) response(ctx actor.Context, f *messages.Frame) {
 		return
 	}
 	p.reply <- callOutcome{result: f.Result}
+}
+
+// malformedResponse fails at once the call a malformed response names
+// (messages.ResponseTo: the transports end its request on it too): it
+// has had its answer, one that cannot be read, and no other is coming.
+func (c *connection) malformedResponse(derr *messages.DecodeError) {
+	p, ok := c.pending[derr.Answers]
+	if !ok || derr.Answers.IsZero() {
+		return
+	}
+	c.forget(derr.Answers)
+	c.ended(p)
+	why := derr.Err.Message
+	for _, prefix := range []string{"Invalid Request: ", "Parse error: "} {
+		why = strings.TrimPrefix(why, prefix)
+	}
+	p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindProtocol, Method: p.method, Message: "malformed response: " + why}}
 }
 
 // requestFailed fails the call whose request the transport could not get
