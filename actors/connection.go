@@ -35,6 +35,12 @@ type connection struct {
 	mailboxDone chan struct{}
 
 	closed bool
+	// initialized: an initialize result has been delivered. With
+	// session.negotiated it ends the handshake, before which a server may
+	// send no request but ping (opening). It is set in the activation that
+	// delivers the result, so a request the server sends right after its
+	// result is never taken for one sent before it.
+	initialized bool
 
 	pending  map[messages.ID]*callRequest
 	logicals map[messages.ID]*logicalCall // MRTR calls by their logical id
@@ -282,6 +288,9 @@ func (c *connection) response(ctx actor.Context, f *messages.Frame) {
 		p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindRPC, Method: p.method, RPC: f.Error}}
 		return
 	}
+	if p.method == messages.MethodInitialize {
+		c.initialized = true
+	}
 	p.reply <- callOutcome{result: f.Result}
 }
 
@@ -377,6 +386,15 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 		return
 	}
 	c.shared.counters.serverRequests.Add(1)
+	if c.opening(sess) {
+		// Before the handshake ends a server may send ping and logging,
+		// nothing else (it does not know the client's capabilities yet);
+		// refused before the tracker relates it (to initialize, the one
+		// call in flight) and before any guard or callback.
+		c.shared.logger.Warn("server request before the handshake ended; refused", "method", f.Method)
+		refuse(messages.CodeInvalidRequest, guards.OutcomeRefused, "Invalid Request: %s sent before the handshake ended (until then a server may send only ping and logging)", f.Method)
+		return
+	}
 	if sess.era == messages.EraModern {
 		c.shared.logger.Warn("modern server sent a request; refused", "method", f.Method)
 		refuse(messages.CodeMethodNotFound, guards.OutcomeRefused, "Method not found: %s (there are no server requests in %s)", f.Method, sess.version)
@@ -415,6 +433,13 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	c.children[child] = f.ID
 	c.running[f.ID] = child
 	c.live[child] = struct{}{}
+}
+
+// opening reports whether the handshake has not ended: no initialize
+// result delivered and no session negotiated (a modern one has no
+// initialize: server/discover, whose result the caller reads first).
+func (c *connection) opening(sess *session) bool {
+	return !c.initialized && !sess.negotiated
 }
 
 func (c *connection) childDone(ctx actor.Context, child *actor.PID, data []byte) {
