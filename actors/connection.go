@@ -291,6 +291,14 @@ func (c *connection) response(ctx actor.Context, f *messages.Frame) {
 	if p.method == messages.MethodInitialize {
 		c.initialized = true
 	}
+	if p.bindsTask {
+		// Bound before the next message is read: the server may ask for
+		// the task's input right after this result, before the caller has
+		// even seen it.
+		if task := createdTask(f.Result); task != "" {
+			c.tracker.bindTask(task, p.logical)
+		}
+	}
 	p.reply <- callOutcome{result: f.Result}
 }
 
