@@ -2,7 +2,9 @@ package actors_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -166,4 +168,83 @@ func TestRequestWithAnIDThatIsNotUTF8IsAParseError(t *testing.T) {
 		assert.Zero(t, st.ServerRequests)
 		assert.Zero(t, h.count())
 	})
+}
+
+// Over a real stdio subprocess: the malformed answers fail the call at
+// once, each in its turn, and the connection goes on.
+func TestStdioMalformedAnswerFailsTheCallAtOnce(t *testing.T) {
+	script := `read init; echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"bad","version":"1"}}}'; read initialized; `
+	for i, tc := range malformedAnswers {
+		script += fmt.Sprintf(`read call; printf '%%s\n' '%s'; `, strings.ReplaceAll(tc.format, "%s", fmt.Sprint(i+2)))
+	}
+	script += `cat >/dev/null`
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := conduit.Connect(ctx, &transport.Command{Path: "sh", Args: []string{"-c", script}, CloseTimeout: time.Second}, conduit.Options{Era: conduit.EraLegacy})
+	require.NoError(t, err)
+	defer c.Close()
+	for i, tc := range malformedAnswers {
+		start := time.Now()
+		_, err := c.CallTool(ctx, "anything", nil, conduit.WithTimeout(5*time.Second))
+		assert.Less(t, time.Since(start), 4*time.Second, "failed at once, not at the deadline")
+		requireMalformed(t, err, strings.ReplaceAll(tc.want, "%s", fmt.Sprint(i+2)))
+	}
+	assert.EqualValues(t, len(malformedAnswers), c.Stats().Malformed)
+}
+
+// Over Streamable HTTP, a request on a call's stream whose id is not UTF-8
+// is answered -32700 with a null id, and the call goes on to its result.
+func TestHTTPRequestWithAnIDThatIsNotUTF8IsAParseError(t *testing.T) {
+	answers := make(chan string, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			Method string          `json:"method"`
+			ID     json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal(body, &m)
+		switch {
+		case m.Method == "server/discover":
+			w.WriteHeader(http.StatusNotFound)
+		case m.Method == "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bad","version":"1"}}}`, m.ID)
+		case m.Method == "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"\xc3\x28\",\"method\":\"ping\"}\n\n")
+			w.(http.Flusher).Flush()
+			// The result once the answer came (it does: -32700, null id).
+			<-answered(answers)
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[]}}\n\n", m.ID)
+		case m.Method == "" && m.ID != nil:
+			answers <- string(body)
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	defer srv.Close()
+	c, err := conduit.Connect(connectCtx(t), &transport.HTTP{URL: srv.URL + "/mcp"}, conduit.Options{})
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.CallTool(connectCtx(t), "anything", nil, conduit.WithTimeout(5*time.Second))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is not valid UTF-8"}}`, <-answers)
+	assert.EqualValues(t, 1, c.Stats().Malformed)
+}
+
+// answered returns a channel closed once answers has a value (put back
+// for the test to read).
+func answered(answers chan string) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		a := <-answers
+		answers <- a
+		close(done)
+	}()
+	return done
 }
