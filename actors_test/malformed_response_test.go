@@ -175,7 +175,9 @@ func TestRequestWithAnIDThatIsNotUTF8IsAParseError(t *testing.T) {
 func TestStdioMalformedAnswerFailsTheCallAtOnce(t *testing.T) {
 	script := `read init; echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"bad","version":"1"}}}'; read initialized; `
 	for i, tc := range malformedAnswers {
-		script += fmt.Sprintf(`read call; printf '%%s\n' '%s'; `, strings.ReplaceAll(tc.format, "%s", fmt.Sprint(i+2)))
+		// Up to the next call (the client answers each bad message too).
+		script += `while read line; do case "$line" in *tools/call*) break;; esac; done; `
+		script += fmt.Sprintf(`printf '%%s\n' '%s'; `, strings.ReplaceAll(tc.format, "%s", fmt.Sprint(i+2)))
 	}
 	script += `cat >/dev/null`
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
