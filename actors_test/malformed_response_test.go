@@ -66,8 +66,12 @@ func TestMalformedAnswerFailsTheCallAtOnce(t *testing.T) {
 				requireMalformed(t, r.err, strings.ReplaceAll(tc.want, "%s", id))
 				assert.EqualValues(t, 1, c.Stats().Malformed)
 				assert.Zero(t, c.Stats().UnknownResponses)
-				bad := srv.next() // the bad message is answered, as any
+				// The bad message is answered as any, with a null id: its id
+				// is the client's own, not one of the server's requests.
+				bad := srv.next()
 				assert.Contains(t, bad, "error", "frame: %v", bad)
+				require.Contains(t, bad, "id")
+				assert.Nil(t, bad["id"], "frame: %v", bad)
 				// The connection goes on.
 				d = callAsync(c, "anything")
 				call = srv.next()

@@ -607,7 +607,13 @@ func (m *frameMembers) frame(f *Frame) *DecodeError {
 		}
 	}
 	invalid := func(why string) *DecodeError {
-		return &DecodeError{ID: f.ID, Err: &RPCError{Code: CodeInvalidRequest, Message: "Invalid Request: " + why}, Answers: m.answers()}
+		e := &DecodeError{ID: f.ID, Err: &RPCError{Code: CodeInvalidRequest, Message: "Invalid Request: " + why}, Answers: m.answers()}
+		if m.method == nil {
+			// A response's id is one of ours: answered with it, the error
+			// would read as an answer to the peer's own request of that id.
+			e.ID = ID{}
+		}
+		return e
 	}
 	var ok bool
 	if f.JSONRPC, ok = wireStrings.String(m.jsonrpc); !ok || f.JSONRPC != Version {

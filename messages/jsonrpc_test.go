@@ -38,10 +38,10 @@ func TestDecode(t *testing.T) {
 		{"huge id", `{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}`, CodeInvalidRequest, "null", ""},
 		{"method not string", `{"jsonrpc":"2.0","id":2,"method":5}`, CodeInvalidRequest, "2", ""},
 		{"params scalar", `{"jsonrpc":"2.0","id":2,"method":"x","params":"s"}`, CodeInvalidRequest, "2", ""},
-		{"both result and error", `{"jsonrpc":"2.0","id":2,"result":{},"error":{"code":1,"message":"m"}}`, CodeInvalidRequest, "2", ""},
-		{"neither", `{"jsonrpc":"2.0","id":2}`, CodeInvalidRequest, "2", ""},
+		{"both result and error", `{"jsonrpc":"2.0","id":2,"result":{},"error":{"code":1,"message":"m"}}`, CodeInvalidRequest, "null", ""},
+		{"neither", `{"jsonrpc":"2.0","id":2}`, CodeInvalidRequest, "null", ""},
 		{"no id no method", `{"jsonrpc":"2.0","result":{}}`, CodeInvalidRequest, "null", ""},
-		{"error of wrong type", `{"jsonrpc":"2.0","id":2,"error":"bad"}`, CodeInvalidRequest, "2", ""},
+		{"error of wrong type", `{"jsonrpc":"2.0","id":2,"error":"bad"}`, CodeInvalidRequest, "null", ""},
 		{"deep nesting", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}}`, CodeParseError, "null", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,18 +72,18 @@ func TestDecodeMalformedResponseNamesItsCall(t *testing.T) {
 	for _, tc := range []struct {
 		name, in string
 		code     int
-		id       string // the id answered with
+		id       string // the id answered with (never a response's own)
 		answers  string // the call it names ("null": none)
 		message  string
 	}{
-		{"both", `{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"m"}}`, CodeInvalidRequest, "3", "3", `Invalid Request: a response needs exactly one of "result" and "error"`},
-		{"neither", `{"jsonrpc":"2.0","id":3}`, CodeInvalidRequest, "3", "3", `Invalid Request: a response needs exactly one of "result" and "error"`},
+		{"both", `{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"m"}}`, CodeInvalidRequest, "null", "3", `Invalid Request: a response needs exactly one of "result" and "error"`},
+		{"neither", `{"jsonrpc":"2.0","id":3}`, CodeInvalidRequest, "null", "3", `Invalid Request: a response needs exactly one of "result" and "error"`},
 		{"fraction zero", `{"jsonrpc":"2.0","id":3.0,"result":{}}`, CodeInvalidRequest, "null", "3", "Invalid Request: jsonrpc: id 3.0 is not an integer (ids are strings or integers)"},
 		{"exponent", `{"jsonrpc":"2.0","id":30e-1,"result":{}}`, CodeInvalidRequest, "null", "3", "Invalid Request: jsonrpc: id 30e-1 is not an integer (ids are strings or integers)"},
 		{"fraction", `{"jsonrpc":"2.0","id":3.5,"result":{}}`, CodeInvalidRequest, "null", "null", "Invalid Request: jsonrpc: id 3.5 is not a 64-bit integer"},
-		{"bad error", `{"jsonrpc":"2.0","id":"s","error":"bad"}`, CodeInvalidRequest, `"s"`, `"s"`, `Invalid Request: "error" must be an object with an integer "code" and a string "message"`},
-		{"wrong version", `{"jsonrpc":"1.0","id":4,"result":{}}`, CodeInvalidRequest, "4", "4", `Invalid Request: "jsonrpc" must be "2.0"`},
-		{"escaped key", `{"jsonrpc":"2.0","\u0069d":3}`, CodeInvalidRequest, "3", "3", `Invalid Request: a response needs exactly one of "result" and "error"`},
+		{"bad error", `{"jsonrpc":"2.0","id":"s","error":"bad"}`, CodeInvalidRequest, "null", `"s"`, `Invalid Request: "error" must be an object with an integer "code" and a string "message"`},
+		{"wrong version", `{"jsonrpc":"1.0","id":4,"result":{}}`, CodeInvalidRequest, "null", "4", `Invalid Request: "jsonrpc" must be "2.0"`},
+		{"escaped key", `{"jsonrpc":"2.0","\u0069d":3}`, CodeInvalidRequest, "null", "3", `Invalid Request: a response needs exactly one of "result" and "error"`},
 		{"request", `{"jsonrpc":"2.0","id":3,"method":5}`, CodeInvalidRequest, "3", "null", `Invalid Request: "method" must be a non-empty string`},
 		{"not UTF-8 in the id", "{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\x28\",\"method\":\"ping\"}", CodeParseError, "null", "null", "Parse error: the message is not valid UTF-8"},
 		{"not UTF-8 in a result", "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"t\":\"\xff\"}}", CodeParseError, "null", "3", "Parse error: the message is not valid UTF-8"},
