@@ -3,6 +3,7 @@ package messages
 import (
 	"encoding/json"
 	"errors"
+	"math/big"
 	"strings"
 	"testing"
 
@@ -144,6 +145,36 @@ func TestNamedID(t *testing.T) {
 	one, _, _ := NamedID([]byte(`1`))
 	str, _, _ := NamedID([]byte(`"1"`))
 	assert.NotEqual(t, one, str, "1 and \"1\" differ")
+}
+
+// FuzzNamedIDNumbers holds NamedID's exact reading of numbers to
+// math/big's: a number names the integer id of its value when that value
+// is an integer within int64, and nothing otherwise.
+func FuzzNamedIDNumbers(f *testing.F) {
+	for _, n := range []string{"3", "3.0", "-3.50e1", "30e-1", "1e19", "0.0", "-0", "9007199254740993.0", "9223372036854775807", "1e-1", "12.5e1"} {
+		f.Add(n)
+	}
+	f.Fuzz(func(t *testing.T, n string) {
+		if len(n) > 40 || !json.Valid([]byte(n)) {
+			return
+		}
+		raw := n
+		if n = strings.Trim(n, " \t\r\n"); n == "" || (n[0] != '-' && (n[0] < '0' || n[0] > '9')) {
+			return
+		}
+		if i := strings.IndexAny(n, "eE"); i >= 0 && len(strings.TrimLeft(n[i+1:], "+-0")) > 4 {
+			return // math/big would take long to build 10^huge
+		}
+		r, ok := new(big.Rat).SetString(n)
+		require.True(t, ok, n)
+		id, exact, named := NamedID([]byte(raw))
+		want := r.IsInt() && r.Num().IsInt64()
+		require.Equal(t, want, named, n)
+		if want {
+			assert.Equal(t, IntID(r.Num().Int64()), id, n)
+			assert.Equal(t, !strings.ContainsAny(n, ".eE"), exact, n)
+		}
+	})
 }
 
 func TestEncodeUnattributableErrorHasNullID(t *testing.T) {
