@@ -208,7 +208,7 @@ func (c *Client) createTask(ctx context.Context, s *session, p messages.CallTool
 			l.End()
 		}
 	}()
-	answer, err := l.Open(ctx, method, raw)
+	answer, err := l.OpenTask(ctx, method, raw)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -3,6 +3,7 @@ package actors
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -34,6 +35,12 @@ type connection struct {
 	mailboxDone chan struct{}
 
 	closed bool
+	// initialized: an initialize result has been delivered. With
+	// session.negotiated it ends the handshake, before which a server may
+	// send no request but ping (opening). It is set in the activation that
+	// delivers the result, so a request the server sends right after its
+	// result is never taken for one sent before it.
+	initialized bool
 
 	pending  map[messages.ID]*callRequest
 	logicals map[messages.ID]*logicalCall // MRTR calls by their logical id
@@ -255,6 +262,7 @@ func (c *connection) inbound(ctx actor.Context, msg transport.Message) {
 		c.shared.counters.malformed.Add(1)
 		c.shared.logger.Warn("malformed message from server", "code", derr.Err.Code, "err", derr.Err.Message)
 		c.send(messages.NewErrorResponse(derr.ID, derr.Err))
+		c.malformedResponse(derr)
 		return
 	}
 	switch {
@@ -280,7 +288,35 @@ func (c *connection) response(ctx actor.Context, f *messages.Frame) {
 		p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindRPC, Method: p.method, RPC: f.Error}}
 		return
 	}
+	if p.method == messages.MethodInitialize {
+		c.initialized = true
+	}
+	if p.bindsTask {
+		// Bound before the next message is read: the server may ask for
+		// the task's input right after this result, before the caller has
+		// even seen it.
+		if task := createdTask(f.Result); task != "" {
+			c.tracker.bindTask(task, p.logical)
+		}
+	}
 	p.reply <- callOutcome{result: f.Result}
+}
+
+// malformedResponse fails at once the call a malformed response names
+// (messages.ResponseTo: the transports end its request on it too): it
+// has had its answer, one that cannot be read, and no other is coming.
+func (c *connection) malformedResponse(derr *messages.DecodeError) {
+	p, ok := c.pending[derr.Answers]
+	if !ok || derr.Answers.IsZero() {
+		return
+	}
+	c.forget(derr.Answers)
+	c.ended(p)
+	why := derr.Err.Message
+	for _, prefix := range []string{"Invalid Request: ", "Parse error: "} {
+		why = strings.TrimPrefix(why, prefix)
+	}
+	p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindProtocol, Method: p.method, Message: "malformed response: " + why}}
 }
 
 // requestFailed fails the call whose request the transport could not get
@@ -358,6 +394,15 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 		return
 	}
 	c.shared.counters.serverRequests.Add(1)
+	if c.opening(sess) {
+		// Before the handshake ends a server may send ping and logging,
+		// nothing else (it does not know the client's capabilities yet);
+		// refused before the tracker relates it (to initialize, the one
+		// call in flight) and before any guard or callback.
+		c.shared.logger.Warn("server request before the handshake ended; refused", "method", f.Method)
+		refuse(messages.CodeInvalidRequest, guards.OutcomeRefused, "Invalid Request: %s sent before the handshake ended (until then a server may send only ping and logging)", f.Method)
+		return
+	}
 	if sess.era == messages.EraModern {
 		c.shared.logger.Warn("modern server sent a request; refused", "method", f.Method)
 		refuse(messages.CodeMethodNotFound, guards.OutcomeRefused, "Method not found: %s (there are no server requests in %s)", f.Method, sess.version)
@@ -396,6 +441,13 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	c.children[child] = f.ID
 	c.running[f.ID] = child
 	c.live[child] = struct{}{}
+}
+
+// opening reports whether the handshake has not ended: no initialize
+// result delivered and no session negotiated (a modern one has no
+// initialize: server/discover, whose result the caller reads first).
+func (c *connection) opening(sess *session) bool {
+	return !c.initialized && !sess.negotiated
 }
 
 func (c *connection) childDone(ctx actor.Context, child *actor.PID, data []byte) {

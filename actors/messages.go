@@ -51,6 +51,10 @@ type (
 		// logical is the MRTR call this request is one round of (zero for
 		// a call of its own): its deadline belongs to the logical call.
 		logical messages.ID
+		// bindsTask: a task-augmented request (2025-11-25) whose result,
+		// when it creates a task, binds the task to logical as it is
+		// delivered (Logical.OpenTask).
+		bindsTask bool
 	}
 	// logicalStart registers an MRTR call: one deadline across its rounds.
 	// expired (buffered 1) gets the timeout when it fires between rounds.

@@ -138,16 +138,17 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 
 // round sends one request of a logical call and waits for its answer.
 func (rt *Runtime) round(ctx context.Context, logical messages.ID, method string, params json.RawMessage, expired chan error) (json.RawMessage, error) {
-	return rt.roundAs(ctx, messages.IntID(rt.nextID.Add(1)), logical, method, params, expired)
+	return rt.roundAs(ctx, messages.IntID(rt.nextID.Add(1)), logical, method, params, expired, false)
 }
 
-// roundAs is round with the request's id given.
-func (rt *Runtime) roundAs(ctx context.Context, id, logical messages.ID, method string, params json.RawMessage, expired chan error) (json.RawMessage, error) {
+// roundAs is round with the request's id given; bindsTask: see
+// callRequest.
+func (rt *Runtime) roundAs(ctx context.Context, id, logical messages.ID, method string, params json.RawMessage, expired chan error, bindsTask bool) (json.RawMessage, error) {
 	m, err := newCall(id, method, params)
 	if err != nil {
 		return nil, err
 	}
-	m.logical = logical
+	m.logical, m.bindsTask = logical, bindsTask
 	reply := m.reply
 	rt.system.Root.Send(rt.pid, m)
 	select {

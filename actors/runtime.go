@@ -82,10 +82,13 @@ type shared struct {
 	taskWatch taskWatch // the pollers of tasks, woken by notifications/tasks/status
 }
 
-// session is a negotiated protocol version and its era.
+// session is a negotiated protocol version and its era. negotiated is
+// false until the handshake has set them (SetSession): the defaults stand
+// in meanwhile.
 type session struct {
-	version string
-	era     messages.Era
+	version    string
+	era        messages.Era
+	negotiated bool
 }
 
 type counters struct {
@@ -386,7 +389,7 @@ func (rt *Runtime) Notify(method string, params any) error {
 // transport that frames by session (transport.Session). The Runtime holds
 // the one copy: the actors read it, so do Version and Era.
 func (rt *Runtime) SetSession(version string, e messages.Era) {
-	rt.shared.session.Store(&session{version: version, era: e})
+	rt.shared.session.Store(&session{version: version, era: e, negotiated: true})
 	if ts, ok := rt.cfg.Conn.(transport.Session); ok {
 		ts.SetSession(version, e)
 	}

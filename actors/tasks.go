@@ -40,17 +40,29 @@ func (l *Logical) ID() messages.ID { return l.id }
 // call's own id, so that a server request related to it on the wire (a
 // legacy HTTP response stream) names the call.
 func (l *Logical) Open(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return l.rt.roundAs(ctx, l.id, l.id, method, params, l.expired)
+	return l.rt.roundAs(ctx, l.id, l.id, method, params, l.expired, false)
+}
+
+// OpenTask is Open for a task-augmented request (2025-11-25): when its
+// result creates a task ({"task": {"taskId": …}}), the task is bound to
+// this call (as BindTask does) in the connection's activation that
+// delivers the result, before any message that follows it: the server's
+// first request for the task's input, sent right after the result,
+// already belongs to the call.
+func (l *Logical) OpenTask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return l.rt.roundAs(ctx, l.id, l.id, method, params, l.expired, true)
 }
 
 // Round sends one more request of the logical call, under a fresh id.
 func (l *Logical) Round(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return l.rt.roundAs(ctx, messages.IntID(l.rt.nextID.Add(1)), l.id, method, params, l.expired)
+	return l.rt.roundAs(ctx, messages.IntID(l.rt.nextID.Add(1)), l.id, method, params, l.expired, false)
 }
 
 // BindTask makes the server requests that carry taskID in their
 // related-task metadata belong to this call (2025-11-25): they pause its
-// deadline, get its assigns and are audited with its id.
+// deadline, get its assigns and are audited with its id. A task this
+// call created is bound already (OpenTask); BindTask is for a task
+// created earlier and awaited under a new call.
 func (l *Logical) BindTask(taskID string) {
 	l.rt.system.Root.Send(l.rt.pid, &taskBound{task: taskID, id: l.id})
 }
@@ -142,6 +154,21 @@ func (w *taskWatch) notified(params json.RawMessage) {
 }
 
 var relatedTaskKey = []byte("related-task")
+
+// createdTask is the id of the task a task-augmented request's result
+// created (2025-11-25: {"task": {"taskId": …}}), "" when it created none
+// (the server ran the call normally).
+func createdTask(result json.RawMessage) string {
+	var r struct {
+		Task *struct {
+			TaskID string `json:"taskId"`
+		} `json:"task"`
+	}
+	if json.Unmarshal(result, &r) != nil || r.Task == nil {
+		return ""
+	}
+	return r.Task.TaskID
+}
 
 // relatedTask is the task id in a server request's related-task metadata
 // ("" when none): the task the request asks input for (2025-11-25).

@@ -2,7 +2,9 @@ package actors_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -661,5 +663,87 @@ func TestLegacyTaskStatusNotificationSoonAfterAPollWhileTheResultIsAwaited(t *te
 		m = expectGet(t, srv, "t-s")
 		srv.reply(m["id"], legacyTask("t-s", "completed", "", 30000))
 		require.NoError(t, (<-d).err)
+	})
+}
+
+// The server asks for a task's input right after its CreateTaskResult (the
+// normal input_required flow) while a plain call is in flight on stdio, so
+// nothing but the related-task metadata ties the request to a call: the
+// task is bound as its result is delivered, so the request belongs to the
+// task call (its assigns, its id in the audit) and pauses its deadline.
+func TestLegacyTaskInputRightAfterTheTaskResultBelongsToTheTaskCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &handler{elicit: func(ctx context.Context, r *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
+			time.Sleep(20500 * time.Millisecond) // twice the call's timeout: the deadline must be paused
+			return &conduit.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil
+		}}
+		audits := make(chan conduit.AuditRecord, 4)
+		c, srv, _ := connectTasks(t, conduit.Options{Tasks: true, Handler: h, Audit: func(r conduit.AuditRecord) { audits <- r }}, taskServerCaps)
+		other := callAsync(c, "plain")
+		list := srv.next()
+		require.Equal(t, "tools/list", list["method"])
+		srv.reply(list["id"], taskTools)
+		otherCall := srv.next()
+		require.Equal(t, "tools/call", otherCall["method"])
+
+		d := make(chan callResult, 1)
+		go func() {
+			r, err := c.CallTool(context.Background(), "research", nil, conduit.WithAwaitTask(),
+				conduit.WithTimeout(10*time.Second), conduit.WithAssigns(map[string]any{"who": "task call"}))
+			d <- callResult{r, err}
+		}()
+		call := srv.next()
+		require.Equal(t, "tools/call", call["method"])
+		require.Contains(t, call["params"], "task")
+		// The request follows the result at once. A long statusMessage keeps
+		// the caller's goroutine decoding the result while the connection
+		// reads the request: a binding made by the caller once it has the
+		// task (as BindTask was) always comes too late.
+		srv.reply(call["id"], map[string]any{"task": legacyTask("t-9", "input_required", strings.Repeat("x", 1<<20), 1000)})
+		srv.request("e-1", "elicitation/create", map[string]any{"message": "Sure?",
+			"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}},
+			"_meta":           map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": "t-9"}}})
+		status := legacyTask("t-9", "input_required", "", 1000)
+		var res map[string]any // the tasks/result request, once sent
+		next := func() map[string]any {
+			for {
+				m := srv.next()
+				switch m["method"] {
+				case "tasks/get":
+					srv.reply(m["id"], status)
+				case "tasks/result":
+					res = m
+				default:
+					return m
+				}
+			}
+		}
+		answer := next()
+		assert.Equal(t, "e-1", answer["id"])
+		assert.Equal(t, map[string]any{"action": "accept", "content": map[string]any{"ok": true}}, answer["result"])
+		rec := <-audits
+		assert.Equal(t, conduit.OutcomeAnswered, rec.Outcome)
+		assert.Equal(t, fmt.Sprint(call["id"]), rec.RelatedRequestID.String(), "audited with the tools/call that created the task")
+		assert.Equal(t, map[string]any{"who": "task call"}, h.seen[0].Assigns, "the task call's assigns")
+		require.NotNil(t, res, "input_required: tasks/result awaited meanwhile")
+		srv.reply(res["id"], map[string]any{"content": []any{map[string]any{"type": "text", "text": "done"}}})
+		status = legacyTask("t-9", "completed", "", 1000)
+		go func() {
+			for { // the status it ended with, and any poll due meanwhile
+				m, ok := <-srv.in
+				if !ok {
+					return
+				}
+				if m.m["method"] == "tasks/get" { // not srv.reply: no FailNow off the test's goroutine
+					b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.m["id"], "result": status})
+					_ = srv.conn.Write(context.Background(), b)
+				}
+			}
+		}()
+		r := <-d
+		require.NoError(t, r.err, "20.5 s of input did not count against the 10 s deadline")
+		assert.Equal(t, "done", r.res.Content[0].Text)
+		srv.reply(otherCall["id"], map[string]any{"content": []any{}})
+		require.NoError(t, (<-other).err)
 	})
 }

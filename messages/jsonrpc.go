@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/conduitmcp/conduit/internal/jsonscan"
 )
@@ -79,29 +80,211 @@ func (id ID) MarshalJSON() ([]byte, error) { return id.appendJSON(nil), nil }
 
 // UnmarshalJSON accepts a string or an integer. null, fractions, exponents,
 // booleans, arrays and objects are refused: the spec allows only strings and
-// integers, and a float id could not be echoed back exactly.
+// integers, and a float id could not be echoed back exactly. A string with
+// an unpaired surrogate escape ("\ud800") is refused too: decoding would
+// make it U+FFFD, an id the peer never sent. (Invalid UTF-8 never gets
+// here: a message that is not UTF-8 is not JSON, see DecodeInto.)
 func (id *ID) UnmarshalJSON(data []byte) error {
+	named, exact, err := parseID(data)
+	if err != nil {
+		return err
+	}
+	if !exact {
+		return fmt.Errorf("jsonrpc: id %s is not an integer (ids are strings or integers)", truncate(bytes.TrimSpace(data), 32))
+	}
+	*id = named
+	return nil
+}
+
+// NamedID is Conduit's one rule of id equality, shared by the runtime and
+// the transports: it returns the id raw names. A string names the string
+// id of equal value (escapes resolved: "a" and "\u0061" are one id); an
+// integer names the integer id, and so does a number written with a zero
+// fraction or an exponent whose value is that integer (3.0, 3e0, 30e-1
+// all name 3). exact is false for those: they name an id but are not one
+// as written, so a message carrying one is malformed (its id is not a
+// string or an integer) even though it is known which call it answers.
+// ok is false for null, a fraction (1.5), a number beyond int64, a
+// boolean, an array, an object, and a string that is not valid UTF-8 or
+// holds an unpaired surrogate escape.
+func NamedID(raw []byte) (id ID, exact, ok bool) {
+	id, exact, err := parseID(raw)
+	return id, exact, err == nil
+}
+
+// parseID is NamedID, with the reason when raw names no id.
+func parseID(data []byte) (id ID, exact bool, err error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
-		return errors.New("jsonrpc: empty id")
+		return ID{}, false, errors.New("jsonrpc: empty id")
 	}
 	switch data[0] {
 	case '"':
+		if !utf8.Valid(data) || unpairedSurrogate(data) {
+			return ID{}, false, errors.New("jsonrpc: string id is not valid Unicode")
+		}
 		var s string
 		if err := json.Unmarshal(data, &s); err != nil {
-			return fmt.Errorf("jsonrpc: bad string id: %w", err)
+			return ID{}, false, fmt.Errorf("jsonrpc: bad string id: %w", err)
 		}
-		*id = StringID(s)
-		return nil
+		return StringID(s), true, nil
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		n, ok := parseInt64(data)
-		if !ok {
-			return fmt.Errorf("jsonrpc: id %s is not a 64-bit integer", truncate(data, 32))
+		if n, ok := parseInt64(data); ok {
+			return IntID(n), true, nil
 		}
-		*id = IntID(n)
-		return nil
+		if n, ok := integralNumber(data); ok {
+			return IntID(n), false, nil
+		}
+		return ID{}, false, fmt.Errorf("jsonrpc: id %s is not a 64-bit integer", truncate(data, 32))
 	}
-	return fmt.Errorf("jsonrpc: id must be a string or an integer, got %s", truncate(data, 32))
+	return ID{}, false, fmt.Errorf("jsonrpc: id must be a string or an integer, got %s", truncate(data, 32))
+}
+
+// integralNumber reads a JSON number with a fraction or an exponent whose
+// value is an integer within int64 (3.0, -2.50e1, 4e2), exactly: no float
+// rounding, so 9007199254740993.0 is 9007199254740993.
+func integralNumber(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	i := 0
+	for i < len(b) && isDigit(b[i]) {
+		i++
+	}
+	intPart := b[:i]
+	var frac []byte
+	if i < len(b) && b[i] == '.' {
+		j := i + 1
+		for j < len(b) && isDigit(b[j]) {
+			j++
+		}
+		if j == i+1 {
+			return 0, false // "1.": no digit after the point
+		}
+		frac, i = b[i+1:j], j
+	}
+	exp := 0
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		expNeg := i < len(b) && b[i] == '-'
+		if i < len(b) && (b[i] == '-' || b[i] == '+') {
+			i++
+		}
+		start := i
+		for i < len(b) && isDigit(b[i]) {
+			if exp < 1<<20 { // beyond, the value is 0 or overflows anyway
+				exp = exp*10 + int(b[i]-'0')
+			}
+			i++
+		}
+		if i == start {
+			return 0, false
+		}
+		if expNeg {
+			exp = -exp
+		}
+	}
+	if len(intPart) == 0 || i != len(b) {
+		return 0, false
+	}
+	// The digits of intPart and frac, with the decimal point exp places
+	// right of intPart's end: an integer when every digit right of the
+	// point is zero.
+	digits := len(intPart) + len(frac)
+	digit := func(k int) byte {
+		if k < len(intPart) {
+			return intPart[k]
+		}
+		return frac[k-len(intPart)]
+	}
+	point := len(intPart) + exp
+	first := 0 // the first digit that is not 0
+	for first < digits && digit(first) == '0' {
+		first++
+	}
+	switch {
+	case first == digits:
+		return 0, true // 0.0, -0e5
+	case point-first > 19:
+		return 0, false // beyond int64 (or a fraction): no need to count
+	}
+	var n uint64
+	for k := 0; k < max(digits, point); k++ {
+		d := byte('0')
+		if k < digits {
+			d = digit(k)
+		}
+		if k >= point {
+			if d != '0' {
+				return 0, false // a fraction
+			}
+			continue
+		}
+		if n > (1<<63)/10 {
+			return 0, false
+		}
+		n = n*10 + uint64(d-'0')
+		if n > 1<<63 {
+			return 0, false
+		}
+	}
+	switch {
+	case neg:
+		return int64(-n), true
+	case n < 1<<63:
+		return int64(n), true
+	}
+	return 0, false
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// unpairedSurrogate reports whether the JSON string s has a \uD800-\uDFFF
+// escape that is not a high surrogate followed by a low one.
+func unpairedSurrogate(s []byte) bool {
+	for i := 0; i+5 < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		if s[i+1] != 'u' {
+			i++ // an escaped character: skip it (it may be a backslash)
+			continue
+		}
+		r := hex4(s[i+2 : i+6])
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+11 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+				if lo := hex4(s[i+8 : i+12]); lo >= 0xDC00 && lo <= 0xDFFF {
+					i += 11
+					continue
+				}
+			}
+			return true
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		}
+		i += 5
+	}
+	return false
+}
+
+// hex4 reads four hex digits (-1 when they are not).
+func hex4(b []byte) int {
+	n := 0
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			n = n<<4 | int(c-'0')
+		case 'a' <= c && c <= 'f':
+			n = n<<4 | int(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			n = n<<4 | int(c-'A'+10)
+		default:
+			return -1
+		}
+	}
+	return n
 }
 
 // parseInt64 reads a decimal integer, an optional minus sign and digits
@@ -298,12 +481,66 @@ func Decode(data []byte) (*Frame, *DecodeError) {
 // DecodeInto is Decode into a Frame of the caller's (which need not be on
 // the heap: a connection decodes every message it reads). On error f is
 // left partly set.
+//
+// A message that is not valid UTF-8 is not JSON (RFC 8259 §8.1): it is a
+// parse error, answered with a null id, whatever id it seems to carry
+// (decoding would replace its bad bytes with U+FFFD, an id the peer never
+// sent). When it is a response that names a call, Answers says which, so
+// that the call fails at once.
 func DecodeInto(data []byte, f *Frame) *DecodeError {
 	var m frameMembers
 	if !jsonscan.Valid(data) || !jsonscan.Object(data, m.set) {
 		return decodeMap(data, f)
 	}
+	return m.decode(data, f)
+}
+
+// decodeMap is DecodeInto through a map of data's members (mapMembers).
+func decodeMap(data []byte, f *Frame) *DecodeError {
+	m, derr := mapMembers(data)
+	if derr != nil {
+		return derr
+	}
+	return m.decode(data, f)
+}
+
+// decode builds the Frame of data, whose members m are, in f.
+func (m *frameMembers) decode(data []byte, f *Frame) *DecodeError {
+	if !utf8.Valid(data) {
+		*f = Frame{}
+		return &DecodeError{Err: &RPCError{Code: CodeParseError, Message: "Parse error: the message is not valid UTF-8"}, Answers: m.answers()}
+	}
 	return m.frame(f)
+}
+
+// ResponseTo reports the id of the call a message answers: when it is a
+// JSON object without "method" (a response, well formed or not) whose "id"
+// names an id (NamedID). The transports and the runtime agree through it
+// on which call a message ends: the call it names gets it, as its answer
+// or as its failure.
+func ResponseTo(data []byte) (ID, bool) {
+	var m frameMembers
+	if !jsonscan.Valid(data) || !jsonscan.Object(data, m.set) {
+		var derr *DecodeError
+		if m, derr = mapMembers(data); derr != nil {
+			return ID{}, false
+		}
+	}
+	id := m.answers()
+	return id, !id.IsZero()
+}
+
+// answers is the id a response names (zero for a request or notification,
+// or an id that names none).
+func (m *frameMembers) answers() ID {
+	if m.method != nil || m.id == nil {
+		return ID{}
+	}
+	id, _, ok := NamedID(m.id)
+	if !ok {
+		return ID{}
+	}
+	return id
 }
 
 // wireStrings are the strings of a frame's envelope that every message
@@ -340,23 +577,22 @@ func (m *frameMembers) set(key, value []byte) bool {
 	return true
 }
 
-// decodeMap decodes data through a map of its members: the general way,
+// mapMembers reads the members of data through a map: the general way,
 // taken when a key must be unescaped or data is not a JSON object, and the
 // one that words a parse error.
-func decodeMap(data []byte, f *Frame) *DecodeError {
+func mapMembers(data []byte) (frameMembers, *DecodeError) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) || (len(bytes.TrimSpace(data)) > 0 && json.Valid(data)) {
-			return &DecodeError{Err: &RPCError{Code: CodeInvalidRequest, Message: "Invalid Request: not a JSON object (batches are not supported)"}}
+			return frameMembers{}, &DecodeError{Err: &RPCError{Code: CodeInvalidRequest, Message: "Invalid Request: not a JSON object (batches are not supported)"}}
 		}
-		return &DecodeError{Err: &RPCError{Code: CodeParseError, Message: "Parse error: " + err.Error()}}
+		return frameMembers{}, &DecodeError{Err: &RPCError{Code: CodeParseError, Message: "Parse error: " + err.Error()}}
 	}
-	m := frameMembers{
+	return frameMembers{
 		jsonrpc: fields["jsonrpc"], id: fields["id"], method: fields["method"],
 		params: fields["params"], result: fields["result"], error: fields["error"],
-	}
-	return m.frame(f)
+	}, nil
 }
 
 // frame checks the members of a message and builds its Frame in f.
@@ -371,7 +607,13 @@ func (m *frameMembers) frame(f *Frame) *DecodeError {
 		}
 	}
 	invalid := func(why string) *DecodeError {
-		return &DecodeError{ID: f.ID, Err: &RPCError{Code: CodeInvalidRequest, Message: "Invalid Request: " + why}}
+		e := &DecodeError{ID: f.ID, Err: &RPCError{Code: CodeInvalidRequest, Message: "Invalid Request: " + why}, Answers: m.answers()}
+		if m.method == nil {
+			// A response's id is one of ours: answered with it, the error
+			// would read as an answer to the peer's own request of that id.
+			e.ID = ID{}
+		}
+		return e
 	}
 	var ok bool
 	if f.JSONRPC, ok = wireStrings.String(m.jsonrpc); !ok || f.JSONRPC != Version {
@@ -436,6 +678,10 @@ func Members(data []byte) (map[string]json.RawMessage, bool) {
 type DecodeError struct {
 	ID  ID
 	Err *RPCError
+	// Answers is the call a malformed response names (ResponseTo), zero
+	// when it is no response or names none: that call has had its answer,
+	// a malformed one, and fails rather than wait for another.
+	Answers ID
 }
 
 func (e *DecodeError) Error() string { return e.Err.Error() }

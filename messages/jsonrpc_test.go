@@ -3,6 +3,7 @@ package messages
 import (
 	"encoding/json"
 	"errors"
+	"math/big"
 	"strings"
 	"testing"
 
@@ -38,10 +39,10 @@ func TestDecode(t *testing.T) {
 		{"huge id", `{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}`, CodeInvalidRequest, "null", ""},
 		{"method not string", `{"jsonrpc":"2.0","id":2,"method":5}`, CodeInvalidRequest, "2", ""},
 		{"params scalar", `{"jsonrpc":"2.0","id":2,"method":"x","params":"s"}`, CodeInvalidRequest, "2", ""},
-		{"both result and error", `{"jsonrpc":"2.0","id":2,"result":{},"error":{"code":1,"message":"m"}}`, CodeInvalidRequest, "2", ""},
-		{"neither", `{"jsonrpc":"2.0","id":2}`, CodeInvalidRequest, "2", ""},
+		{"both result and error", `{"jsonrpc":"2.0","id":2,"result":{},"error":{"code":1,"message":"m"}}`, CodeInvalidRequest, "null", ""},
+		{"neither", `{"jsonrpc":"2.0","id":2}`, CodeInvalidRequest, "null", ""},
 		{"no id no method", `{"jsonrpc":"2.0","result":{}}`, CodeInvalidRequest, "null", ""},
-		{"error of wrong type", `{"jsonrpc":"2.0","id":2,"error":"bad"}`, CodeInvalidRequest, "2", ""},
+		{"error of wrong type", `{"jsonrpc":"2.0","id":2,"error":"bad"}`, CodeInvalidRequest, "null", ""},
 		{"deep nesting", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}}`, CodeParseError, "null", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -63,6 +64,117 @@ func TestDecode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A malformed response names the call it answers, by the same rule of id
+// equality the transports use; a message that is not UTF-8 is a parse
+// error with a null id, never an id decoded with U+FFFD in it.
+func TestDecodeMalformedResponseNamesItsCall(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		code     int
+		id       string // the id answered with (never a response's own)
+		answers  string // the call it names ("null": none)
+		message  string
+	}{
+		{"both", `{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"m"}}`, CodeInvalidRequest, "null", "3", `Invalid Request: a response needs exactly one of "result" and "error"`},
+		{"neither", `{"jsonrpc":"2.0","id":3}`, CodeInvalidRequest, "null", "3", `Invalid Request: a response needs exactly one of "result" and "error"`},
+		{"fraction zero", `{"jsonrpc":"2.0","id":3.0,"result":{}}`, CodeInvalidRequest, "null", "3", "Invalid Request: jsonrpc: id 3.0 is not an integer (ids are strings or integers)"},
+		{"exponent", `{"jsonrpc":"2.0","id":30e-1,"result":{}}`, CodeInvalidRequest, "null", "3", "Invalid Request: jsonrpc: id 30e-1 is not an integer (ids are strings or integers)"},
+		{"fraction", `{"jsonrpc":"2.0","id":3.5,"result":{}}`, CodeInvalidRequest, "null", "null", "Invalid Request: jsonrpc: id 3.5 is not a 64-bit integer"},
+		{"bad error", `{"jsonrpc":"2.0","id":"s","error":"bad"}`, CodeInvalidRequest, "null", `"s"`, `Invalid Request: "error" must be an object with an integer "code" and a string "message"`},
+		{"wrong version", `{"jsonrpc":"1.0","id":4,"result":{}}`, CodeInvalidRequest, "null", "4", `Invalid Request: "jsonrpc" must be "2.0"`},
+		{"escaped key", `{"jsonrpc":"2.0","\u0069d":3}`, CodeInvalidRequest, "null", "3", `Invalid Request: a response needs exactly one of "result" and "error"`},
+		{"request", `{"jsonrpc":"2.0","id":3,"method":5}`, CodeInvalidRequest, "3", "null", `Invalid Request: "method" must be a non-empty string`},
+		{"not UTF-8 in the id", "{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\x28\",\"method\":\"ping\"}", CodeParseError, "null", "null", "Parse error: the message is not valid UTF-8"},
+		{"not UTF-8 in a result", "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"t\":\"\xff\"}}", CodeParseError, "null", "3", "Parse error: the message is not valid UTF-8"},
+		{"not UTF-8 in a key", "{\"jsonrpc\":\"2.0\",\"id\":3,\"\\u0072esult\":{},\"\xff\":1}", CodeParseError, "null", "3", "Parse error: the message is not valid UTF-8"},
+		{"unpaired surrogate id", `{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`, CodeInvalidRequest, "null", "null", "Invalid Request: jsonrpc: string id is not valid Unicode"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, derr := Decode([]byte(tc.in))
+			require.NotNil(t, derr)
+			assert.Equal(t, tc.code, derr.Err.Code)
+			assert.Equal(t, tc.message, derr.Err.Message)
+			assert.Equal(t, tc.id, derr.ID.String())
+			assert.Equal(t, tc.answers, derr.Answers.String())
+			id, ok := ResponseTo([]byte(tc.in))
+			assert.Equal(t, tc.answers != "null", ok)
+			assert.Equal(t, tc.answers, id.String())
+		})
+	}
+	id, ok := ResponseTo([]byte(`{"jsonrpc":"2.0","id":3,"result":{}}`))
+	assert.True(t, ok)
+	assert.Equal(t, IntID(3), id)
+	for _, notResponse := range []string{`{"jsonrpc":"2.0","id":3,"method":"ping"}`, `{"jsonrpc":"2.0","result":{}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}}`, `[1]`, `{`} {
+		_, ok := ResponseTo([]byte(notResponse))
+		assert.False(t, ok, notResponse)
+	}
+}
+
+// NamedID is the one rule of id equality: ids written differently name
+// one id; an integer and a string never do.
+func TestNamedID(t *testing.T) {
+	for _, tc := range []struct {
+		raw   string
+		id    ID
+		exact bool
+	}{
+		{`1`, IntID(1), true}, {` 1 `, IntID(1), true}, {`1.0`, IntID(1), false}, {`1e0`, IntID(1), false},
+		{`-3`, IntID(-3), true}, {`-3.00`, IntID(-3), false}, {`-0.30e1`, IntID(-3), false}, {`0.0`, IntID(0), false},
+		{`-0`, IntID(0), true}, {`0e99999999999`, IntID(0), false}, {`25E-1e`, ID{}, false},
+		{`9007199254740993.0`, IntID(9007199254740993), false},
+		{`9223372036854775807`, IntID(9223372036854775807), true}, {`-9223372036854775808.0`, IntID(-9223372036854775808), false},
+		{`"a"`, StringID("a"), true}, {`"\u0061"`, StringID("a"), true}, {`"\ud83d\ude00"`, StringID("😀"), true},
+		{`"\\ud800"`, StringID(`\ud800`), true},
+	} {
+		id, exact, ok := NamedID([]byte(tc.raw))
+		if tc.id.IsZero() {
+			assert.False(t, ok, tc.raw)
+			continue
+		}
+		require.True(t, ok, tc.raw)
+		assert.Equal(t, tc.id, id, tc.raw)
+		assert.Equal(t, tc.exact, exact, tc.raw)
+	}
+	for _, bad := range []string{``, `null`, `{}`, `[1]`, `true`, `nope`, `1.5`, `1e-1`, `9223372036854775808`, `9223372036854775808.0`,
+		`1e19`, `1e999999999999`, `1.`, `.5`, `"\udc00"`, `"\ud800x"`, `"\ud800\u0041"`, "\"\xc3\x28\""} {
+		_, _, ok := NamedID([]byte(bad))
+		assert.False(t, ok, bad)
+	}
+	one, _, _ := NamedID([]byte(`1`))
+	str, _, _ := NamedID([]byte(`"1"`))
+	assert.NotEqual(t, one, str, "1 and \"1\" differ")
+}
+
+// FuzzNamedIDNumbers holds NamedID's exact reading of numbers to
+// math/big's: a number names the integer id of its value when that value
+// is an integer within int64, and nothing otherwise.
+func FuzzNamedIDNumbers(f *testing.F) {
+	for _, n := range []string{"3", "3.0", "-3.50e1", "30e-1", "1e19", "0.0", "-0", "9007199254740993.0", "9223372036854775807", "1e-1", "12.5e1"} {
+		f.Add(n)
+	}
+	f.Fuzz(func(t *testing.T, n string) {
+		if len(n) > 40 || !json.Valid([]byte(n)) {
+			return
+		}
+		raw := n
+		if n = strings.Trim(n, " \t\r\n"); n == "" || (n[0] != '-' && (n[0] < '0' || n[0] > '9')) {
+			return
+		}
+		if i := strings.IndexAny(n, "eE"); i >= 0 && len(strings.TrimLeft(n[i+1:], "+-0")) > 4 {
+			return // math/big would take long to build 10^huge
+		}
+		r, ok := new(big.Rat).SetString(n)
+		require.True(t, ok, n)
+		id, exact, named := NamedID([]byte(raw))
+		want := r.IsInt() && r.Num().IsInt64()
+		require.Equal(t, want, named, n)
+		if want {
+			assert.Equal(t, IntID(r.Num().Int64()), id, n)
+			assert.Equal(t, !strings.ContainsAny(n, ".eE"), exact, n)
+		}
+	})
 }
 
 func TestEncodeUnattributableErrorHasNullID(t *testing.T) {
@@ -359,9 +471,11 @@ func TestIntIDIsANumber(t *testing.T) {
 		buf = id.appendJSON(buf[:0])
 		_ = decoded.UnmarshalJSON(text)
 	}))
-	for _, bad := range []string{"9223372036854775808", "-9223372036854775809", "1.5", "1e3", "-", "12a"} {
+	for _, bad := range []string{"9223372036854775808", "-9223372036854775809", "1.5", "-", "12a"} {
 		assert.EqualError(t, decoded.UnmarshalJSON([]byte(bad)), "jsonrpc: id "+bad+" is not a 64-bit integer")
 	}
+	// An integer written as a float names that integer, but is no id.
+	assert.EqualError(t, decoded.UnmarshalJSON([]byte("1e3")), "jsonrpc: id 1e3 is not an integer (ids are strings or integers)")
 	require.NoError(t, decoded.UnmarshalJSON([]byte("-9223372036854775808")))
 	assert.Equal(t, IntID(-1<<63), decoded)
 	require.NoError(t, decoded.UnmarshalJSON([]byte("9223372036854775807")))

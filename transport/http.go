@@ -132,7 +132,7 @@ func (h *HTTP) Connect(ctx context.Context) (Conn, error) {
 		connectTimeout: orDefault(h.ConnectTimeout, defaultConnectTimeout),
 		idleTimeout:    orDefault(h.IdleTimeout, defaultIdleTimeout),
 		log:            h.Logger,
-		calls:          make(map[string]*httpCall),
+		calls:          make(map[messages.ID]*httpCall),
 	}
 	c.in = newInbox(&c.mu)
 	if c.client == nil {
@@ -255,14 +255,14 @@ type httpConn struct {
 	era         messages.Era
 	standalone  bool                         // the GET stream was started
 	toolHeaders map[string]map[string]string // replaced, never mutated
-	calls       map[string]*httpCall         // requests in flight, by idKey
+	calls       map[messages.ID]*httpCall    // requests in flight, by id
 }
 
 // httpCall is one client request in flight.
 type httpCall struct {
-	key    string // idKey of the id
-	id     string // the raw id, compact: Message.Related
-	modern bool   // sent the modern way: closing its stream cancels it
+	key    messages.ID // the id, by which a response names it (messages.ResponseTo)
+	id     string      // the raw id, compact: Message.Related
+	modern bool        // sent the modern way: closing its stream cancels it
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
@@ -364,7 +364,7 @@ func (c *httpConn) Write(ctx context.Context, data []byte) error {
 
 // callFor returns the request in flight with this id, if any; mu is held.
 func (c *httpConn) callFor(id []byte) *httpCall {
-	if key, ok := idKey(id); ok {
+	if key, _, ok := messages.NamedID(id); ok {
 		return c.calls[key]
 	}
 	return nil
@@ -634,7 +634,10 @@ func (c *httpConn) deliver(cl *httpCall, data []byte) (settled bool) {
 		return true
 	}
 	for _, m := range msgs {
-		if key, ok := responseKey(m); ok {
+		// A response names its call by the runtime's own rule: a malformed
+		// one (both result and error, neither, an id written 3.0) ends the
+		// call there as it fails it there, at once.
+		if key, ok := messages.ResponseTo(m); ok {
 			if target := c.calls[key]; target != nil {
 				target.answered = true
 			}

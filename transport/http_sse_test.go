@@ -108,29 +108,6 @@ func TestSSEParserKeepsStateAcrossStreams(t *testing.T) {
 	}
 }
 
-func TestIDKey(t *testing.T) {
-	same := [][]string{{`1`, `1.0`, ` 1 `, `1e0`}, {`"a"`, `"\u0061"`}, {`-3`, `-3.00`}}
-	for _, group := range same {
-		k0, ok := idKey([]byte(group[0]))
-		if !ok {
-			t.Fatalf("idKey(%s) not ok", group[0])
-		}
-		for _, id := range group[1:] {
-			if k, ok := idKey([]byte(id)); !ok || k != k0 {
-				t.Errorf("idKey(%s) = %q, want %q", id, k, k0)
-			}
-		}
-	}
-	if a, _ := idKey([]byte(`1`)); a == func() string { k, _ := idKey([]byte(`"1"`)); return k }() {
-		t.Error("1 and \"1\" collide")
-	}
-	for _, bad := range []string{``, `null`, `{}`, `[1]`, `true`, `nope`} {
-		if _, ok := idKey([]byte(bad)); ok {
-			t.Errorf("idKey(%s) ok", bad)
-		}
-	}
-}
-
 func TestHeaderValues(t *testing.T) {
 	for in, want := range map[string]string{
 		"us-west1":           "us-west1",

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/conduitmcp/conduit/messages"
 )
 
 // What the HTTP transport reads of a JSON-RPC message: just enough to frame
@@ -41,8 +43,8 @@ type outgoing struct {
 	data        []byte
 	kind        msgKind
 	method      string
-	id          string // compact raw JSON id; "" for notifications
-	key         string // canonical id (see idKey); "" for notifications
+	id          string      // compact raw JSON id; "" for notifications
+	key         messages.ID // the id (messages.NamedID); zero for notifications
 	params      map[string]json.RawMessage
 	metaVersion string // params._meta[io.modelcontextprotocol/protocolVersion]
 }
@@ -62,7 +64,7 @@ func parseOutgoing(data []byte) (*outgoing, error) {
 			return nil, errors.New("transport: outgoing message has a method that is not a string")
 		}
 	}
-	key, hasID := idKey(env["id"])
+	key, _, hasID := messages.NamedID(env["id"])
 	switch {
 	case m.method == "":
 		m.kind = kindResponse
@@ -215,35 +217,6 @@ func isDigits(s string) bool {
 	return true
 }
 
-// idKey canonicalises a JSON-RPC id so that ids written differently (1 and
-// 1.0, "a" and "\u0061") compare equal. It reports false for a missing or
-// null id and for anything that is not a string or a number.
-func idKey(raw json.RawMessage) (string, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "", false
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return "", false
-	}
-	switch v := v.(type) {
-	case string:
-		return "s" + v, true
-	case json.Number:
-		if i, err := strconv.ParseInt(v.String(), 10, 64); err == nil {
-			return "n" + strconv.FormatInt(i, 10), true
-		}
-		if f, err := v.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<63 {
-			return "n" + strconv.FormatInt(int64(f), 10), true
-		}
-		return "n" + v.String(), true
-	}
-	return "", false
-}
-
 // compactJSON returns raw without insignificant whitespace (as is if it is
 // not valid JSON).
 func compactJSON(raw []byte) string {
@@ -252,24 +225,6 @@ func compactJSON(raw []byte) string {
 		return string(bytes.TrimSpace(raw))
 	}
 	return b.String()
-}
-
-// responseKey reads what the transport needs of a server message: whether
-// it is a response, and to which id (idKey).
-func responseKey(data []byte) (string, bool) {
-	var env map[string]json.RawMessage
-	if json.Unmarshal(data, &env) != nil {
-		return "", false
-	}
-	if _, ok := env["method"]; ok {
-		return "", false
-	}
-	_, hasResult := env["result"]
-	_, hasError := env["error"]
-	if !hasResult && !hasError {
-		return "", false
-	}
-	return idKey(env["id"])
 }
 
 // splitMessages turns one SSE data payload or JSON body into messages: a
