@@ -31,6 +31,8 @@ type fakeTransport struct {
 	// listDelay delays each answer to tools/list; lists counts them.
 	listDelay time.Duration
 	lists     int
+	// listFails makes tools/list answer a JSON-RPC error.
+	listFails bool
 }
 
 type fakeServer struct {
@@ -137,7 +139,13 @@ func (s *fakeServer) serve() {
 			s.t.mu.Unlock()
 			time.Sleep(delay)
 			s.t.mu.Lock()
-			var tools []map[string]any
+			if s.t.listFails {
+				s.t.mu.Unlock()
+				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32603, "message": "listing broke"}})
+				_ = s.conn.Write(context.Background(), b)
+				continue
+			}
+			tools := []map[string]any{}
 			for _, name := range s.t.tools {
 				tools = append(tools, map[string]any{"name": name, "inputSchema": map[string]any{"type": "object"}})
 			}

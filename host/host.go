@@ -94,6 +94,11 @@ type Status struct {
 	Stderr []string
 	// Tools is the number of its tools in the catalog (ready only).
 	Tools int
+	// ToolsErr, while set, says why its tools in the catalog may be out of
+	// date: its last tools/list, after a notifications/tools/list_changed,
+	// failed, and the catalog keeps the tools listed before. The next
+	// listing that succeeds clears it.
+	ToolsErr error
 	// Calls counts the tool calls sent to it through the host.
 	Calls int64
 	// Stats are the counters of its current connection (ready only).
@@ -756,16 +761,18 @@ func (ss *session) Close() error { return ss.c.Close() }
 // policy says so.
 func (ss *session) Serve(ctx context.Context) error {
 	s, c := ss.s, ss.c
-	var listed chan []conduit.Tool // non-nil while a tools/list runs
-	again := false                 // another list_changed came during it
-	list := func() chan []conduit.Tool {
-		return helper(s.h, func() []conduit.Tool {
-			tools, err := listTools(ctx, c)
-			if err != nil {
-				s.opts.Logger.Warn("tools/list after list_changed failed", "err", err)
-				return nil
+	var listed chan listing // non-nil while a tools/list runs
+	again := false          // another list_changed came during it
+	list := func() chan listing {
+		return helper(s.h, func() listing {
+			if !hasCapability(c.ServerCapabilities(), "tools") {
+				return listing{} // no tools to list
 			}
-			return tools
+			tools, err := c.ListTools(ctx)
+			if err != nil {
+				s.opts.Logger.Warn("tools/list after list_changed failed; the catalog keeps the tools listed before", "err", err)
+			}
+			return listing{tools, err}
 		})
 	}
 	var ticks <-chan time.Time
@@ -788,15 +795,18 @@ func (ss *session) Serve(ctx context.Context) error {
 				break
 			}
 			listed = list()
-		case tools := <-listed:
+		case l := <-listed:
 			listed = nil
-			if tools != nil {
-				s.h.update(s, func(e *entry) {
-					if e.client == c {
-						e.tools = tools
-					}
-				})
-			}
+			s.h.update(s, func(e *entry) {
+				if e.client != c {
+					return
+				}
+				// An empty list is a listing too: only a failed one keeps
+				// the old tools.
+				if e.status.ToolsErr = l.err; l.err == nil {
+					e.tools = l.tools
+				}
+			})
 			if again {
 				again = false
 				listed = list()
@@ -817,6 +827,12 @@ func (ss *session) Serve(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// listing is the outcome of a tools/list.
+type listing struct {
+	tools []conduit.Tool
+	err   error
 }
 
 // helper runs fn in a goroutine the host waits for, and delivers its

@@ -439,3 +439,39 @@ func TestResolveRefusesAnAmbiguousName(t *testing.T) {
 		assert.Equal(t, []any{"a", "d", true}, []any{server, tool, ok})
 	})
 }
+
+// A listing after tools/list_changed replaces the server's tools even when
+// it is empty; a failed one keeps the tools listed before and says so in
+// the status, until a listing succeeds.
+func TestCatalogFollowsEveryListing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &fakeTransport{tools: []string{"echo", "sum"}}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}, map[string]*fakeTransport{"a": a}, Options{})
+		synctest.Wait()
+		require.Len(t, h.Tools(), 2)
+
+		a.mu.Lock()
+		a.listFails = true
+		a.mu.Unlock()
+		a.notify("notifications/tools/list_changed")
+		synctest.Wait()
+		assert.Len(t, h.Tools(), 2, "a failed listing keeps the old tools")
+		st := h.Status()[0]
+		assert.Equal(t, 2, st.Tools)
+		require.Error(t, st.ToolsErr)
+		assert.Contains(t, st.ToolsErr.Error(), "listing broke")
+
+		a.mu.Lock()
+		a.listFails = false
+		a.tools = nil
+		a.mu.Unlock()
+		a.notify("notifications/tools/list_changed")
+		synctest.Wait()
+		assert.Empty(t, h.Tools(), "an empty listing empties the catalog")
+		_, _, ok := h.Resolve("a__echo")
+		assert.False(t, ok)
+		st = h.Status()[0]
+		assert.Equal(t, 0, st.Tools)
+		assert.NoError(t, st.ToolsErr)
+	})
+}

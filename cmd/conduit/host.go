@@ -419,6 +419,7 @@ func liveRows(status []host.Status, now time.Time) func(io.Writer) {
 			switch st.State {
 			case host.StateReady:
 				uptime = now.Sub(st.Since).Truncate(time.Second).String()
+				note = toolsNote(st)
 			case host.StateRestarting:
 				note = fmt.Sprintf("next try in %s (attempt %d)", max(0, st.NextRetry.Sub(now)).Round(100*time.Millisecond), st.Attempt)
 			case host.StateParked:
@@ -450,9 +451,20 @@ func (a *app) printStatus(status []host.Status) {
 			}
 			if st.Err != nil {
 				errText = firstLine(plain(st.Err))
+			} else if st.State == host.StateReady {
+				errText = toolsNote(st)
 			}
 			drops := st.Stats.NotificationsDropped + st.Stats.LogsDropped
 			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", oneLine(st.Server), st.State, pid, st.Restarts, st.Tools, st.Calls, st.Stats.ServerRequests, drops, errText)
 		}
 	})
+}
+
+// toolsNote says that a ready server's tools in the catalog may be out of
+// date, and why; "" when they are not.
+func toolsNote(st host.Status) string {
+	if st.ToolsErr == nil {
+		return ""
+	}
+	return "tools out of date: " + firstLine(plain(st.ToolsErr))
 }
