@@ -33,6 +33,9 @@ type fakeTransport struct {
 	lists     int
 	// listFails makes tools/list answer a JSON-RPC error.
 	listFails bool
+	// closeDelay is how long closing a client connection takes, as a
+	// server slow to exit makes it.
+	closeDelay time.Duration
 }
 
 type fakeServer struct {
@@ -52,13 +55,19 @@ func (f *fakeTransport) Connect(ctx context.Context) (transport.Conn, error) {
 	s := &fakeServer{t: f, conn: server, pid: 999 + f.connects}
 	f.live = append(f.live, s)
 	go s.serve()
-	return pidConn{Conn: client, pid: s.pid}, nil
+	return pidConn{Conn: client, pid: s.pid, closeDelay: f.closeDelay}, nil
 }
 
 // pidConn is a connection that reports a process id.
 type pidConn struct {
 	transport.Conn
-	pid int
+	pid        int
+	closeDelay time.Duration
+}
+
+func (c pidConn) Close() error {
+	time.Sleep(c.closeDelay)
+	return c.Conn.Close()
 }
 
 func (c pidConn) Pid() int { return c.pid }

@@ -259,15 +259,21 @@ func (h *Host) launch(name string, e *entry, prev <-chan struct{}) {
 	}
 	delete(h.retiring, name)
 	e.sup, e.client, e.tools = nil, nil, nil
-	if e.cfg.Conduit.Disabled {
+	// Starting nothing now, the server keeps the wait for its last
+	// process, for the supervisor a later change starts.
+	retire := func() {
 		if prev != nil {
 			h.retiring[name] = prev
 		}
+	}
+	if e.cfg.Conduit.Disabled {
+		retire()
 		h.set(name, e, Status{State: StateStopped})
 		return
 	}
 	s, err := h.newServer(name, e.cfg)
 	if err != nil {
+		retire()
 		h.set(name, e, Status{State: StateParked, Err: err})
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -473,5 +474,44 @@ func TestCatalogFollowsEveryListing(t *testing.T) {
 		st = h.Status()[0]
 		assert.Equal(t, 0, st.Tools)
 		assert.NoError(t, st.ToolsErr)
+	})
+}
+
+// A changed configuration that fails to build (its transport hook errors)
+// parks the server but remembers the retiring process: the next Apply
+// starts a new one only once the old one has closed, never beside it.
+func TestFailedRelaunchKeepsTheRetiringProcess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTransport{closeDelay: 5 * time.Second}
+		opts := Options{Jitter: func() float64 { return 0.5 }, Transport: func(_ string, s Server) (transport.Transport, error) {
+			if slices.Contains(s.Args, "broken") {
+				return nil, errors.New("cannot build")
+			}
+			return f, nil
+		}}
+		h, err := New(legacy(Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}), opts)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = h.Close() })
+		synctest.Wait()
+		require.Equal(t, StateReady, h.Status()[0].State)
+
+		broken := stdio(RestartPolicy{})
+		broken.Args = []string{"broken"}
+		h.Apply(legacy(Config{Servers: map[string]Server{"a": broken}}))
+		synctest.Wait()
+		st := h.Status()[0]
+		assert.Equal(t, StateParked, st.State)
+		assert.EqualError(t, st.Err, "cannot build")
+
+		fixed := stdio(RestartPolicy{})
+		fixed.Args = []string{"fixed"}
+		h.Apply(legacy(Config{Servers: map[string]Server{"a": fixed}}))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		assert.Equal(t, 1, f.count(), "the old process is still closing: no second one yet")
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		assert.Equal(t, 2, f.count())
+		assert.Equal(t, StateReady, h.Status()[0].State)
 	})
 }
