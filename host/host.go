@@ -105,7 +105,8 @@ type Status struct {
 	Stats conduit.Stats
 }
 
-// Event is a state change of one server.
+// Event is a state change of one server, with its counters at that
+// moment (Tools, Calls, Stats).
 type Event struct {
 	Time time.Time
 	Status
@@ -207,7 +208,7 @@ func (h *Host) Apply(cfg Config) {
 				e.sup.stop()
 			}
 			delete(h.servers, name)
-			h.emit(name, Status{Server: name, State: StateStopped, Since: time.Now()})
+			h.emit(Status{Server: name, State: StateStopped, Since: time.Now(), Calls: e.calls.Load()})
 			close(e.changed)
 		}
 	}
@@ -305,7 +306,7 @@ func (h *Host) update(s *server, change func(e *entry)) {
 func (h *Host) set(name string, e *entry, st Status) {
 	st.Server, st.Since = name, time.Now()
 	e.status = st
-	h.emit(name, st)
+	h.emit(h.snapshot(e))
 	close(e.changed)
 	e.changed = make(chan struct{})
 }
@@ -731,8 +732,8 @@ func (s *server) Report(r actors.Report) {
 		st.PID, c, tools = ss.pid, ss.c, ss.tools
 	}
 	s.h.update(s, func(e *entry) {
+		e.client, e.tools = c, tools // before set: its event counts them
 		s.h.set(s.name, e, st)
-		e.client, e.tools = c, tools
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -513,5 +514,27 @@ func TestFailedRelaunchKeepsTheRetiringProcess(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, 2, f.count())
 		assert.Equal(t, StateReady, h.Status()[0].State)
+	})
+}
+
+// An event carries the server's counters at that moment: a ready one the
+// number of tools it offered, a stopped one the calls made through it.
+func TestEventsCarryTheCounters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &fakeTransport{tools: []string{"echo", "sum"}}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}, map[string]*fakeTransport{"a": a}, Options{})
+		events, cancel := h.Subscribe()
+		defer cancel()
+		synctest.Wait()
+		_, err := h.CallTool(t.Context(), "a", "echo", nil)
+		require.NoError(t, err)
+		h.Apply(Config{})
+		synctest.Wait()
+		var got []string
+		for range 3 {
+			ev := <-events
+			got = append(got, fmt.Sprint(ev.State, " tools=", ev.Tools, " calls=", ev.Calls))
+		}
+		assert.Equal(t, []string{"starting tools=0 calls=0", "ready tools=2 calls=0", "stopped tools=0 calls=1"}, got)
 	})
 }

@@ -11,8 +11,10 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/host"
@@ -335,10 +337,23 @@ type hostEvent struct {
 	Restarts  int        `json:"restarts"`
 	NextRetry *time.Time `json:"next_retry,omitempty"`
 	Error     string     `json:"error,omitempty"`
+	// The counters of the table: tools in the catalog, tool calls through
+	// the host, input requests, drops (notifications and logs), and why the
+	// tools may be out of date.
+	Tools         int    `json:"tools"`
+	Calls         int64  `json:"calls"`
+	InputRequests int64  `json:"input_requests"`
+	Drops         int64  `json:"drops"`
+	ToolsError    string `json:"tools_error,omitempty"`
 }
 
-func eventOf(t time.Time, st host.Status) hostEvent {
-	ev := hostEvent{Time: t.UTC(), Server: st.Server, State: st.State, PID: st.PID, Restarts: st.Restarts}
+// eventOf is st as a JSON event; its time is when st's state began.
+func eventOf(st host.Status) hostEvent {
+	ev := hostEvent{Time: st.Since.UTC(), Server: st.Server, State: st.State, PID: st.PID, Restarts: st.Restarts,
+		Tools: st.Tools, Calls: st.Calls, InputRequests: st.Stats.ServerRequests, Drops: drops(st)}
+	if st.ToolsErr != nil {
+		ev.ToolsError = plain(st.ToolsErr)
+	}
 	if !st.NextRetry.IsZero() {
 		next := st.NextRetry.UTC()
 		ev.NextRetry = &next
@@ -351,7 +366,7 @@ func eventOf(t time.Time, st host.Status) hostEvent {
 
 func (a *app) printEvent(ev host.Event) {
 	if a.opts.json {
-		b, _ := json.Marshal(eventOf(ev.Time, ev.Status))
+		b, _ := json.Marshal(eventOf(ev.Status))
 		_ = a.write(append(b, '\n'))
 		return
 	}
@@ -373,6 +388,7 @@ func eventLine(ev host.Event) string {
 		if ev.PID != 0 {
 			fmt.Fprintf(&b, " pid %d", ev.PID)
 		}
+		fmt.Fprintf(&b, ", %s", pluralize(ev.Tools, "tool"))
 	case host.StateRestarting:
 		fmt.Fprintf(&b, " in %s (attempt %d)", ev.NextRetry.Sub(ev.Time).Round(time.Millisecond), ev.Attempt)
 	case host.StateParked:
@@ -403,9 +419,11 @@ func (a *app) liveTable(ctx context.Context, h *host.Host, events <-chan host.Ev
 			_ = a.write([]byte("\n"))
 			return
 		}
-		_ = a.write([]byte("\x1b[H\x1b[2J")) // home, clear the screen
-		_ = a.table(liveRows(h.Status(), time.Now()))
-		_ = a.write([]byte("\n" + strings.Join(recent, "\n") + "\n"))
+		var screen bytes.Buffer
+		screen.WriteString("\x1b[H\x1b[2J") // home, clear the screen
+		screen.Write(tableText(liveRows(h.Status(), time.Now())))
+		screen.WriteString("\n" + strings.Join(recent, "\n") + "\n")
+		_ = a.write(cutLines(screen.Bytes(), terminalWidth(a.std.out)))
 	}
 }
 
@@ -413,7 +431,7 @@ func (a *app) liveTable(ctx context.Context, h *host.Host, events <-chan host.Ev
 // calls, input requests, drops, and what comes next or went wrong.
 func liveRows(status []host.Status, now time.Time) func(io.Writer) {
 	return func(w io.Writer) {
-		fmt.Fprintln(w, "SERVER\tSTATE\tUPTIME\tRESTARTS\tCALLS\tINPUT\tDROPS\tNOTE")
+		fmt.Fprintln(w, "SERVER\tSTATE\tPID\tUPTIME\tRESTARTS\tTOOLS\tCALLS\tINPUT\tDROPS\tNOTE")
 		for _, st := range status {
 			uptime, note := "-", ""
 			switch st.State {
@@ -425,8 +443,7 @@ func liveRows(status []host.Status, now time.Time) func(io.Writer) {
 			case host.StateParked:
 				note = firstLine(plain(st.Err))
 			}
-			drops := st.Stats.NotificationsDropped + st.Stats.LogsDropped
-			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", oneLine(st.Server), st.State, uptime, st.Restarts, st.Calls, st.Stats.ServerRequests, drops, note)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", oneLine(st.Server), st.State, pidText(st), uptime, st.Restarts, st.Tools, st.Calls, st.Stats.ServerRequests, drops(st), note)
 		}
 	}
 }
@@ -436,7 +453,7 @@ func (a *app) printStatus(status []host.Status) {
 	if a.opts.json {
 		var b bytes.Buffer
 		for _, st := range status {
-			line, _ := json.Marshal(eventOf(time.Now(), st))
+			line, _ := json.Marshal(eventOf(st))
 			b.Write(append(line, '\n'))
 		}
 		_ = a.write(b.Bytes())
@@ -445,17 +462,13 @@ func (a *app) printStatus(status []host.Status) {
 	_ = a.table(func(w io.Writer) {
 		fmt.Fprintln(w, "SERVER\tSTATE\tPID\tRESTARTS\tTOOLS\tCALLS\tINPUT\tDROPS\tERROR")
 		for _, st := range status {
-			pid, errText := "-", ""
-			if st.PID != 0 {
-				pid = fmt.Sprint(st.PID)
-			}
+			errText := ""
 			if st.Err != nil {
 				errText = firstLine(plain(st.Err))
 			} else if st.State == host.StateReady {
 				errText = toolsNote(st)
 			}
-			drops := st.Stats.NotificationsDropped + st.Stats.LogsDropped
-			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", oneLine(st.Server), st.State, pid, st.Restarts, st.Tools, st.Calls, st.Stats.ServerRequests, drops, errText)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", oneLine(st.Server), st.State, pidText(st), st.Restarts, st.Tools, st.Calls, st.Stats.ServerRequests, drops(st), errText)
 		}
 	})
 }
@@ -467,4 +480,50 @@ func toolsNote(st host.Status) string {
 		return ""
 	}
 	return "tools out of date: " + firstLine(plain(st.ToolsErr))
+}
+
+// pidText is st's process id for a table, "-" when it has none.
+func pidText(st host.Status) string {
+	if st.PID == 0 {
+		return "-"
+	}
+	return fmt.Sprint(st.PID)
+}
+
+// drops is what st's connection dropped: notifications and log entries.
+func drops(st host.Status) int64 {
+	return st.Stats.NotificationsDropped + st.Stats.LogsDropped
+}
+
+// terminalWidth is w's width in columns when it is a terminal, else 0.
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return width
+}
+
+// cutLines cuts every line of b to width runes, so that a long one does
+// not wrap onto the next row of a table redrawn in place; 0 cuts nothing.
+func cutLines(b []byte, width int) []byte {
+	if width <= 0 {
+		return b
+	}
+	var out bytes.Buffer
+	for line := range strings.Lines(string(b)) {
+		text, nl := strings.CutSuffix(line, "\n")
+		if utf8.RuneCountInString(text) > width {
+			text = string([]rune(text)[:width])
+		}
+		out.WriteString(text)
+		if nl {
+			out.WriteByte('\n')
+		}
+	}
+	return out.Bytes()
 }

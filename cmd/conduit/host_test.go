@@ -48,16 +48,27 @@ func TestHostOnce(t *testing.T) {
 	assert.Regexp(t, `^off +stopped +- +0 +0 +0 +0 +0$`, lines[3])
 	assert.Equal(t, "conduit: warning: "+config+`: server "off": key "colour": unknown key, ignored`+"\nconduit: parked: loop\n", r.stderr)
 
+	started := time.Now()
 	r = runInProcess(t, "host", "--config", config, "--once", "--json")
 	require.Equal(t, exitFailed, r.code, r)
 	var states []string
 	for line := range strings.Lines(r.stdout) {
-		var ev map[string]any
+		var ev struct {
+			Server, State               string
+			Restarts, Tools             int
+			Calls, InputRequests, Drops int64
+			Time                        time.Time
+		}
 		require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
-		states = append(states, fmt.Sprint(ev["server"], " ", ev["state"], " ", ev["restarts"]))
-		assert.Contains(t, ev, "time")
+		states = append(states, fmt.Sprint(ev.Server, " ", ev.State, " ", ev.Restarts, " ", ev.Tools, " ", ev.Calls, " ", ev.InputRequests, " ", ev.Drops))
+		assert.True(t, ev.Time.After(started) && ev.Time.Before(time.Now()), "the time the state began: %s", line)
+		var keys map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &keys))
+		for _, key := range []string{"tools", "calls", "input_requests", "drops"} {
+			assert.Contains(t, keys, key, "every counter of the table, zero too")
+		}
 	}
-	assert.Equal(t, []string{"every ready 0", "loop parked 2", "off stopped 0"}, states)
+	assert.Equal(t, []string{"every ready 0 28 0 0 0", "loop parked 2 0 0 0 0", "off stopped 0 0 0 0 0"}, states)
 }
 
 // The pid of a ready stdio server is its process's own: --once --json and
@@ -120,7 +131,7 @@ func TestHostRunsUntilInterrupted(t *testing.T) {
 			loop = append(loop, regexp.MustCompile(`: server/discover: .*`).ReplaceAllString(strings.TrimSpace(line), ": …"))
 		}
 	}
-	assert.Equal(t, []string{"every starting", "every ready pid N", "every stopped"}, every)
+	assert.Equal(t, []string{"every starting", "every ready pid N, 28 tools", "every stopped"}, every)
 	assert.Equal(t, []string{
 		"loop starting", "loop restarting in Nms (attempt 1): …",
 		"loop starting", "loop restarting in Nms (attempt 2): …",
@@ -230,17 +241,17 @@ func TestLiveRows(t *testing.T) {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	liveRows([]host.Status{
-		{Server: "files", State: host.StateReady, Since: now.Add(-90500 * time.Millisecond), Restarts: 1, Calls: 12, Stats: conduit.Stats{ServerRequests: 3, NotificationsDropped: 1, LogsDropped: 2}},
+		{Server: "files", State: host.StateReady, PID: 4242, Tools: 14, Since: now.Add(-90500 * time.Millisecond), Restarts: 1, Calls: 12, Stats: conduit.Stats{ServerRequests: 3, NotificationsDropped: 1, LogsDropped: 2}},
 		{Server: "search", State: host.StateRestarting, Attempt: 2, NextRetry: now.Add(1234 * time.Millisecond), Restarts: 1},
 		{Server: "db", State: host.StateParked, Restarts: 5, Err: errors.New("conduit: transport: could not connect\nmore")},
 		{Server: "kv", State: host.StateReady, Since: now.Add(-2 * time.Second), ToolsErr: errors.New("conduit: rpc: tools/list: -32603 listing broke")},
 	}, now)(tw)
 	require.NoError(t, tw.Flush())
-	assert.Equal(t, `SERVER  STATE       UPTIME  RESTARTS  CALLS  INPUT  DROPS  NOTE
-files   ready       1m30s   1         12     3      3
-search  restarting  -       1         0      0      0      next try in 1.2s (attempt 2)
-db      parked      -       5         0      0      0      transport: could not connect
-kv      ready       2s      0         0      0      0      tools out of date: rpc: tools/list: -32603 listing broke
+	assert.Equal(t, `SERVER  STATE       PID   UPTIME  RESTARTS  TOOLS  CALLS  INPUT  DROPS  NOTE
+files   ready       4242  1m30s   1         14     12     3      3
+search  restarting  -     -       1         0      0      0      0      next try in 1.2s (attempt 2)
+db      parked      -     -       5         0      0      0      0      transport: could not connect
+kv      ready       -     2s      0         0      0      0      0      tools out of date: rpc: tools/list: -32603 listing broke
 `, regexp.MustCompile(`(?m) +$`).ReplaceAllString(b.String(), ""))
 }
 
@@ -297,4 +308,12 @@ func TestConfigDropSummary(t *testing.T) {
 	assert.Equal(t, "done\n", r.stdout)
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 	assert.Regexp(t, droppedLine, lines[len(lines)-1], r.stderr)
+}
+
+// The live table is redrawn in place: a line longer than the terminal is
+// cut to its width (runes), not wrapped onto the next row.
+func TestCutLines(t *testing.T) {
+	in := []byte("short\nwhich is far too long\nnoté tail\n")
+	assert.Equal(t, "short\nwhich is \nnoté tail\n", string(cutLines(in, 9)))
+	assert.Equal(t, string(in), string(cutLines(in, 0)), "not a terminal: nothing cut")
 }
