@@ -37,6 +37,11 @@ A server that exits or loses its connection is restarted after 0.5s, then
 1s, 2s... up to 30s; a failure after 5 starts within 60s parks it (stopped,
 with its last error) until its configuration changes.
 
+conduit host reloads the file on SIGHUP and when it changes on disk: an
+unchanged server keeps its process, a changed one restarts, a removed one
+stops, an added one starts; a bad file is reported and the running
+configuration kept.
+
 Exit status: 0 stopped by SIGINT/SIGTERM, or (--once) every server ready;
 1 (--once) a server parked; 2 usage error (bad flags, unreadable or invalid
 configuration).`
@@ -49,7 +54,10 @@ func (a *app) hostCommand() *cobra.Command {
 supervisor, answering their input requests with the handler flags, until
 SIGINT or SIGTERM. Each state change is printed on stdout (starting, ready,
 restarting, parked, stopped); with --json, one JSON object per line:
-{"time","server","state","pid"?,"restarts","next_retry"?,"error"?}.
+{"time","server","state","pid"?,"restarts","next_retry"?,"error"?,"tools",
+"calls","input_requests","drops","tools_error"?}, and {"time","reload",
+"servers"?,"error"?} for each reading of the file (SIGHUP, or a change on
+disk).
 
 With --once, start every server, wait until each is ready or parked, print
 a status table (with --json, one object per server) and exit.`,
@@ -91,8 +99,20 @@ func (a *app) runHost(ctx context.Context) error {
 			}
 			return nil
 		}
+		reloads := make(chan reload)
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			logger := newLogger(a.stderr, a.opts.verbose, a.opts.json)
+			watchConfig(ctx, a.opts.config, h, logger, func(r reload) {
+				select {
+				case reloads <- r:
+				case <-ctx.Done():
+				}
+			})
+		}()
 		if f, ok := a.std.out.(*os.File); ok && !a.opts.json && isTerminal(f) {
-			a.liveTable(ctx, h, events)
+			a.liveTable(ctx, h, events, reloads)
 		}
 		printed := make(chan struct{})
 		go func() {
@@ -101,11 +121,50 @@ func (a *app) runHost(ctx context.Context) error {
 				a.printEvent(ev)
 			}
 		}()
-		<-ctx.Done()
+		for running := true; running; {
+			select {
+			case r := <-reloads:
+				a.printReload(r)
+			case <-ctx.Done():
+				running = false
+			}
+		}
+		<-watched
 		_ = h.Close() // its last events are the servers stopping
 		<-printed
 		return nil
 	})
+}
+
+// printReload prints a reading of the configuration file: a line, or with
+// --json an object {"time","reload","servers"?,"error"?}.
+func (a *app) printReload(r reload) {
+	if a.opts.json {
+		ev := struct {
+			Time    time.Time `json:"time"`
+			Reload  string    `json:"reload"`
+			Servers *int      `json:"servers,omitempty"`
+			Error   string    `json:"error,omitempty"`
+		}{Time: r.Time.UTC(), Reload: r.Why}
+		if r.Err != nil {
+			ev.Error = plain(r.Err)
+		} else {
+			ev.Servers = &r.Servers
+		}
+		b, _ := json.Marshal(ev)
+		_ = a.write(append(b, '\n'))
+		return
+	}
+	_ = a.write([]byte(reloadLine(a.opts.config, r) + "\n"))
+}
+
+// reloadLine is a reading of the configuration file in words.
+func reloadLine(path string, r reload) string {
+	at := r.Time.Format("15:04:05.000")
+	if r.Err != nil {
+		return fmt.Sprintf("%s reload (%s) failed, the running configuration is kept: %s", at, r.Why, oneLine(plain(r.Err)))
+	}
+	return fmt.Sprintf("%s reloaded %s (%s): %s", at, oneLine(path), r.Why, pluralize(r.Servers, "server"))
 }
 
 // withHost starts a host running the servers of --config, with the
@@ -405,7 +464,7 @@ const liveRecent = 8
 
 // liveTable redraws, until ctx ends, a status table at each state change
 // and every second, with the last state changes under it.
-func (a *app) liveTable(ctx context.Context, h *host.Host, events <-chan host.Event) {
+func (a *app) liveTable(ctx context.Context, h *host.Host, events <-chan host.Event, reloads <-chan reload) {
 	var recent []string
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -413,6 +472,9 @@ func (a *app) liveTable(ctx context.Context, h *host.Host, events <-chan host.Ev
 		select {
 		case ev := <-events:
 			recent = append(recent, eventLine(ev))
+			recent = recent[max(0, len(recent)-liveRecent):]
+		case r := <-reloads:
+			recent = append(recent, reloadLine(a.opts.config, r))
 			recent = recent[max(0, len(recent)-liveRecent):]
 		case <-tick.C:
 		case <-ctx.Done():
