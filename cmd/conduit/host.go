@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -80,7 +82,7 @@ func (a *app) runHost(ctx context.Context) error {
 	if a.opts.config == "" {
 		return usagef("missing --config FILE")
 	}
-	return a.withHost(func(h *host.Host, events <-chan host.Event, _ *auditor) error {
+	return a.withHost(nil, func(h *host.Host, events <-chan host.Event, _ *auditor) error {
 		if a.opts.once {
 			if err := settle(ctx, h, events); err != nil {
 				return err
@@ -167,11 +169,12 @@ func reloadLine(path string, r reload) string {
 	return fmt.Sprintf("%s reloaded %s (%s): %s", at, oneLine(path), r.Why, pluralize(r.Servers, "server"))
 }
 
-// withHost starts a host running the servers of --config, with the
-// handler set of the handler flags and the connection flags as defaults,
-// runs do with it, its events and the audit hook of its clients, and
-// closes it.
-func (a *app) withHost(do func(*host.Host, <-chan host.Event, *auditor) error) error {
+// withHost starts a host running the servers of --config (those pick
+// keeps, when it is given, after checking the file and the arguments: its
+// error stops everything before anything starts), with the handler set of
+// the handler flags and the connection flags as defaults, runs do with it,
+// its events and the audit hook of its clients, and closes it.
+func (a *app) withHost(pick func(host.Config) (host.Config, error), do func(*host.Host, <-chan host.Event, *auditor) error) error {
 	o := &a.opts
 	if err := o.check(); err != nil {
 		return err
@@ -184,6 +187,11 @@ func (a *app) withHost(do func(*host.Host, <-chan host.Event, *auditor) error) e
 	cfg, err := a.readConfig(logger)
 	if err != nil {
 		return err
+	}
+	if pick != nil {
+		if cfg, err = pick(cfg); err != nil {
+			return err
+		}
 	}
 	handlers, audit, closeAudit, err := a.inputHandlers(logger, true)
 	if err != nil {
@@ -261,9 +269,35 @@ func settle(ctx context.Context, h *host.Host, events <-chan host.Event) error {
 	return nil
 }
 
-// hostable completes a command that also runs against the servers of
-// --config (in place of --url or -- COMMAND): viaHost then gets the
-// arguments and a host whose servers are all ready or parked.
+// listed picks the servers a listing with --config runs: the one its
+// argument names, or every one; each is parked at its first failure, not
+// restarted, so that a crash-looping server is reported at once instead
+// of holding the listing for its whole backoff (only conduit host keeps
+// restarting it).
+func listed(args []string) func(host.Config) (host.Config, error) {
+	return func(cfg host.Config) (host.Config, error) {
+		switch {
+		case len(args) > 1:
+			return cfg, usagef("too many arguments: %q (give at most one SERVER)", args[1:])
+		case len(args) == 1:
+			s, ok := cfg.Servers[args[0]]
+			if !ok {
+				return cfg, usagef("no server %q in the configuration: its servers are %s", args[0], strings.Join(slices.Sorted(maps.Keys(cfg.Servers)), ", "))
+			}
+			cfg.Servers = map[string]host.Server{args[0]: s}
+		}
+		for name, s := range cfg.Servers {
+			s.Conduit.Restart.Intensity = 1
+			cfg.Servers[name] = s
+		}
+		return cfg, nil
+	}
+}
+
+// hostable completes a listing that also runs against the servers of
+// --config (in place of --url or -- COMMAND), or against the one its
+// argument names: viaHost then gets a host whose servers are each ready,
+// parked (at their first failure) or disabled.
 func (a *app) hostable(c *cobra.Command, direct func(cmd *cobra.Command, args, server []string) error, viaHost func(ctx context.Context, args []string, h *host.Host) error) *cobra.Command {
 	c = a.command(c, func(cmd *cobra.Command, args, server []string) error {
 		if a.opts.config == "" {
@@ -272,7 +306,7 @@ func (a *app) hostable(c *cobra.Command, direct func(cmd *cobra.Command, args, s
 		if err := a.configOnly(server); err != nil {
 			return err
 		}
-		return a.withHost(func(h *host.Host, events <-chan host.Event, audit *auditor) error {
+		return a.withHost(listed(args), func(h *host.Host, events <-chan host.Event, audit *auditor) error {
 			ctx := cmd.Context()
 			if err := settle(ctx, h, events); err != nil {
 				return err
@@ -313,9 +347,6 @@ func hostDrops(h *host.Host, audit *auditor) func() dropCounts {
 }
 
 func (a *app) hostTools(_ context.Context, args []string, h *host.Host) error {
-	if err := noArgs(args); err != nil {
-		return err
-	}
 	tools := h.Tools()
 	if a.opts.json {
 		return a.printJSON(nonNil(tools))
@@ -328,9 +359,6 @@ func (a *app) hostTools(_ context.Context, args []string, h *host.Host) error {
 }
 
 func (a *app) hostResources(ctx context.Context, args []string, h *host.Host) error {
-	if err := noArgs(args); err != nil {
-		return err
-	}
 	resources, err := h.Resources(ctx)
 	if err != nil {
 		return err
@@ -338,17 +366,16 @@ func (a *app) hostResources(ctx context.Context, args []string, h *host.Host) er
 	if a.opts.json {
 		return a.printJSON(nonNil(resources))
 	}
-	plainResources := make([]conduit.Resource, len(resources))
-	for i, r := range resources {
-		plainResources[i] = r.Resource
-	}
-	return a.table(resourceRows(plainResources))
+	// The server first: two servers may offer the same URI.
+	return a.table(func(w io.Writer) {
+		for _, r := range resources {
+			fmt.Fprintf(w, "%s\t", oneLine(r.Server))
+			resourceRows([]conduit.Resource{r.Resource})(w)
+		}
+	})
 }
 
 func (a *app) hostPrompts(ctx context.Context, args []string, h *host.Host) error {
-	if err := noArgs(args); err != nil {
-		return err
-	}
 	prompts, err := h.Prompts(ctx)
 	if err != nil {
 		return err
@@ -361,30 +388,6 @@ func (a *app) hostPrompts(ctx context.Context, args []string, h *host.Host) erro
 		plainPrompts[i] = p.Prompt
 	}
 	return a.table(promptRows(plainPrompts))
-}
-
-// hostCall calls SERVER/TOOL, or a namespaced name from the catalog.
-func (a *app) hostCall(ctx context.Context, args []string, h *host.Host) error {
-	switch {
-	case len(args) == 0:
-		return usagef("missing TOOL: conduit call --config FILE [flags] SERVER/TOOL [ARGS_JSON]")
-	case len(args) > 2:
-		return usagef("too many arguments: %q", args[2:])
-	}
-	var toolArgs json.RawMessage
-	if len(args) == 2 {
-		var err error
-		if toolArgs, err = objectArg("ARGS_JSON", args[1]); err != nil {
-			return err
-		}
-	}
-	server, tool, ok := serverTool(args[0], h.Resolve)
-	if !ok {
-		return &exitError{code: exitFailed, err: fmt.Errorf("no tool %q among the ready servers' tools: give SERVER/TOOL, or a name that conduit tools --config lists", args[0])}
-	}
-	return a.callTool(ctx, tool, toolArgs, func(ctx context.Context, tool string, args any, opts ...conduit.CallOption) (*conduit.CallToolResult, error) {
-		return h.CallTool(ctx, server, tool, args, opts...)
-	})
 }
 
 // hostEvent is an event as --json prints it.

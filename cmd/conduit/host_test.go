@@ -213,7 +213,7 @@ func TestConfigOnServerCommands(t *testing.T) {
 
 	r = runInProcess(t, "resources", "--config", config)
 	require.Equal(t, exitOK, r.code, r)
-	assert.Regexp(t, `(?m)^test://static-text +static-text +A static text resource for testing$`, r.stdout)
+	assert.Regexp(t, `(?m)^every +test://static-text +static-text +A static text resource for testing$`, r.stdout)
 
 	for _, name := range []string{"every/test_simple_text", "every__test_simple_text"} {
 		r = runInProcess(t, "call", "--config", config, name)
@@ -221,13 +221,38 @@ func TestConfigOnServerCommands(t *testing.T) {
 		assert.Equal(t, "This is a simple text response for testing.\n", r.stdout)
 	}
 
+	// Only the server named is started: a failed start is reported at
+	// once, as for -- COMMAND.
 	r = runInProcess(t, "call", "--config", config, "loop/anything")
-	assert.Equal(t, exitFailed, r.code)
-	assert.Regexp(t, `conduit: tools/call: transport: server "loop" is parked after 2 restarts: conduit: server/discover: transport: .*exit status 1`, r.stderr)
+	assert.Equal(t, exitConnect, r.code)
+	assert.Regexp(t, `(?m)^conduit: could not connect: server/discover: transport: .*exit status 1\); its last stderr: boom$`, r.stderr)
 
-	r = runInProcess(t, "call", "--config", config, "nope")
-	assert.Equal(t, exitFailed, r.code)
-	assert.Contains(t, r.stderr, `conduit: no tool "nope" among the ready servers' tools: give SERVER/TOOL, or a name that conduit tools --config lists`+"\n")
+	for _, name := range []string{"nope", "nope/tool", "off/tool"} {
+		r = runInProcess(t, "call", "--config", config, name)
+		assert.Equal(t, exitUsage, r.code, name)
+	}
+	assert.Contains(t, runInProcess(t, "call", "--config", config, "nope").stderr,
+		`conduit: "nope": want SERVER/TOOL or SERVER__TOOL, with SERVER one of `+config+"'s servers: every, loop, off\n")
+	assert.Contains(t, runInProcess(t, "call", "--config", config, "off/tool").stderr, `conduit: server "off" is disabled in `+config+"\n")
+
+	r = runInProcess(t, "read", "--config", config, "every/test://static-text")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, "This is the content of the static text resource.\n", r.stdout)
+	for _, name := range []string{"every/test_simple_prompt", "every__test_simple_prompt"} {
+		r = runInProcess(t, "prompt", "--config", config, name)
+		require.Equal(t, exitOK, r.code, r)
+		assert.Equal(t, "[user] This is a simple prompt for testing.\n", r.stdout)
+	}
+
+	// A listing of one server starts only that one.
+	r = runInProcess(t, "tools", "--config", config, "every")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Regexp(t, `(?m)^every__test_simple_text +Tests simple text content response$`, r.stdout)
+	assert.NotContains(t, r.stderr, "loop")
+	r = runInProcess(t, "tools", "--config", config, "files")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, "conduit: warning: "+config+`: server "off": key "colour": unknown key, ignored`+"\n"+
+		`conduit: no server "files" in the configuration: its servers are every, loop, off`+"\nRun 'conduit tools --help' for usage.\n", r.stderr)
 
 	r = runInProcess(t, "tools", "--config", config, "--url", "http://127.0.0.1:1/mcp")
 	assert.Equal(t, exitUsage, r.code)
@@ -316,4 +341,31 @@ func TestCutLines(t *testing.T) {
 	in := []byte("short\nwhich is far too long\nnoté tail\n")
 	assert.Equal(t, "short\nwhich is \nnoté tail\n", string(cutLines(in, 9)))
 	assert.Equal(t, string(in), string(cutLines(in, 0)), "not a terminal: nothing cut")
+}
+
+// call --config starts only the server it names, and a listing reports a
+// server that fails its first start at once, not after its whole backoff:
+// a crash-looping neighbour costs nothing.
+func TestConfigStartsOnlyWhatItNeeds(t *testing.T) {
+	_, server := binaries(t)
+	marker := filepath.Join(t.TempDir(), "started")
+	config := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers": {
+		"every": {"command": %q, "conduit": {"era": "legacy"}},
+		"crashy": {"command": "sh", "args": ["-c", %q]}}}`, server, "echo x >> "+marker+"; exit 1"))
+	starts := func() int {
+		b, err := os.ReadFile(marker)
+		if errors.Is(err, os.ErrNotExist) {
+			return 0
+		}
+		require.NoError(t, err)
+		return strings.Count(string(b), "x")
+	}
+	r := runInProcess(t, "call", "--config", config, "every/test_simple_text")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, 0, starts(), "call started a server it does not name")
+
+	r = runInProcess(t, "tools", "--config", config)
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, 1, starts(), "a listing tries a failing server once, not through its backoff")
+	assert.Contains(t, r.stderr, `conduit: warning: server "crashy" is parked: `)
 }
