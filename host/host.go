@@ -223,6 +223,8 @@ func (h *Host) Apply(cfg Config) {
 		case !reflect.DeepEqual(e.cfg, s):
 			e.cfg = s
 			h.relaunch(name, e)
+		case e.status.State == StateParked:
+			h.relaunch(name, e) // a reload revives it
 		}
 	}
 }
@@ -284,7 +286,7 @@ func (h *Host) launch(name string, e *entry, prev <-chan struct{}) {
 	s.actor = h.tree.Start(s, actors.ServerSpec{
 		Name: name, InitialBackoff: p.InitialBackoff, MaxBackoff: p.MaxBackoff,
 		Intensity: p.Intensity, Period: p.Period, ResetAfter: p.ResetAfter,
-		Jitter: h.opts.Jitter, After: prev,
+		Revive: p.Revive, Jitter: h.opts.Jitter, After: prev,
 	})
 }
 
@@ -571,6 +573,9 @@ func (h *Host) newServer(name string, cfg Server) (*server, error) {
 		policy:  cfg.Conduit.Restart.withDefaults(),
 		ping:    cfg.Conduit.Ping,
 		refresh: make(chan struct{}, 1),
+	}
+	if s.ping.Interval == 0 && cfg.URL != "" {
+		s.ping.Interval = DefaultRemotePing
 	}
 	if s.ping.Interval > 0 && s.ping.Failures <= 0 {
 		s.ping.Failures = DefaultPingFailures

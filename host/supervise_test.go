@@ -30,7 +30,7 @@ func TestBackoffDoublesThenParks(t *testing.T) {
 		h := fakeHost(t, Config{}, map[string]*fakeTransport{"a": f}, Options{})
 		r := record(h)
 		h.Apply(legacy(Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}))
-		time.Sleep(10 * time.Minute)
+		time.Sleep(time.Minute)
 		synctest.Wait()
 		assert.Equal(t, []step{
 			{At: 0, Server: "a", State: StateStarting},
@@ -42,7 +42,7 @@ func TestBackoffDoublesThenParks(t *testing.T) {
 			{At: 3500 * ms, Server: "a", State: StateStarting, Restarts: 3},
 			{At: 3500 * ms, Server: "a", State: StateRestarting, Restarts: 3, Attempt: 4, Retry: 4 * time.Second},
 			{At: 7500 * ms, Server: "a", State: StateStarting, Restarts: 4},
-			{At: 7500 * ms, Server: "a", State: StateParked, Restarts: 4, Attempt: 5},
+			{At: 7500 * ms, Server: "a", State: StateParked, Restarts: 4, Attempt: 5, Retry: 5 * time.Minute},
 		}, r.steps())
 		assert.Equal(t, 5, f.count())
 		st := h.Status()[0]
@@ -536,5 +536,67 @@ func TestEventsCarryTheCounters(t *testing.T) {
 			got = append(got, fmt.Sprint(ev.State, " tools=", ev.Tools, " calls=", ev.Calls))
 		}
 		assert.Equal(t, []string{"starting tools=0 calls=0", "ready tools=2 calls=0", "stopped tools=0 calls=1"}, got)
+	})
+}
+
+// A parked server is tried again after Revive (5 min) with a fresh
+// backoff, so that an outage heals by itself; "never" leaves it parked.
+func TestParkedServerRevives(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTransport{fail: errors.New("connection refused")}
+		never := &fakeTransport{fail: errors.New("connection refused")}
+		h := fakeHost(t, Config{}, map[string]*fakeTransport{"a": f, "never": never}, Options{})
+		r := record(h)
+		h.Apply(legacy(Config{Servers: map[string]Server{
+			"a":     stdio(RestartPolicy{Intensity: 2}),
+			"never": stdio(RestartPolicy{Intensity: 1, Revive: -1}),
+		}}))
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		assert.Equal(t, StateParked, h.Status()[0].State)
+		assert.Equal(t, 500*ms+5*time.Minute, h.Status()[0].NextRetry.Sub(r.start))
+		assert.True(t, h.Status()[1].NextRetry.IsZero(), "never revives: no next try shown")
+		f.mu.Lock()
+		f.fail = nil // the service is back
+		f.mu.Unlock()
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		var steps []step
+		for _, s := range r.steps() {
+			if s.Server == "a" {
+				steps = append(steps, s)
+			}
+		}
+		assert.Equal(t, []step{
+			{At: 0, Server: "a", State: StateStarting},
+			{At: 0, Server: "a", State: StateRestarting, Attempt: 1, Retry: 500 * ms},
+			{At: 500 * ms, Server: "a", State: StateStarting, Restarts: 1},
+			{At: 500 * ms, Server: "a", State: StateParked, Restarts: 1, Attempt: 2, Retry: 5 * time.Minute},
+			{At: 500*ms + 5*time.Minute, Server: "a", State: StateStarting, Restarts: 2},
+			{At: 500*ms + 5*time.Minute, Server: "a", State: StateReady, Restarts: 2, PID: 1002},
+		}, steps)
+		assert.Equal(t, StateParked, h.Status()[1].State)
+		assert.Equal(t, 1, never.count())
+	})
+}
+
+// A reload (Apply with the same configuration) revives a parked server
+// at once; a ready one keeps its process.
+func TestApplyRevivesAParkedServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTransport{fail: errors.New("connection refused")}
+		ok := &fakeTransport{}
+		cfg := Config{Servers: map[string]Server{"a": stdio(RestartPolicy{Intensity: 1}), "ok": stdio(RestartPolicy{})}}
+		h := fakeHost(t, cfg, map[string]*fakeTransport{"a": f, "ok": ok}, Options{})
+		synctest.Wait()
+		require.Equal(t, StateParked, h.Status()[0].State)
+		f.mu.Lock()
+		f.fail = nil
+		f.mu.Unlock()
+		h.Apply(legacy(Config{Servers: map[string]Server{"a": stdio(RestartPolicy{Intensity: 1}), "ok": stdio(RestartPolicy{})}}))
+		synctest.Wait()
+		assert.Equal(t, StateReady, h.Status()[0].State)
+		assert.Equal(t, 2, f.count())
+		assert.Equal(t, 1, ok.count())
 	})
 }

@@ -455,6 +455,9 @@ func eventLine(ev host.Event) string {
 		fmt.Fprintf(&b, " in %s (attempt %d)", ev.NextRetry.Sub(ev.Time).Round(time.Millisecond), ev.Attempt)
 	case host.StateParked:
 		fmt.Fprintf(&b, " after %s", host.RestartsText(ev.Restarts))
+		if !ev.NextRetry.IsZero() {
+			fmt.Fprintf(&b, ", next try in %s", ev.NextRetry.Sub(ev.Time).Round(time.Second))
+		}
 	}
 	if ev.Err != nil && ev.State != host.StateReady {
 		fmt.Fprintf(&b, ": %s", oneLine(plain(ev.Err)))
@@ -507,6 +510,9 @@ func liveRows(status []host.Status, now time.Time) func(io.Writer) {
 				note = fmt.Sprintf("next try in %s (attempt %d)", max(0, st.NextRetry.Sub(now)).Round(100*time.Millisecond), st.Attempt)
 			case host.StateParked:
 				note = firstLine(plain(st.Err))
+				if !st.NextRetry.IsZero() {
+					note = fmt.Sprintf("next try in %s: %s", max(0, st.NextRetry.Sub(now)).Round(time.Second), note)
+				}
 			}
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", oneLine(st.Server), st.State, pidText(st), uptime, st.Restarts, st.Tools, st.Calls, st.Stats.ServerRequests, drops(st), note)
 		}

@@ -135,7 +135,7 @@ func TestHostRunsUntilInterrupted(t *testing.T) {
 	assert.Equal(t, []string{
 		"loop starting", "loop restarting in Nms (attempt 1): …",
 		"loop starting", "loop restarting in Nms (attempt 2): …",
-		"loop starting", "loop parked after 2 restarts: …", "| boom", "| boom", "| boom",
+		"loop starting", "loop parked after 2 restarts, next try in 5m0s: …", "| boom", "| boom", "| boom",
 		"loop stopped",
 	}, loop)
 	assert.Contains(t, out.String(), "off stopped\n")
@@ -268,14 +268,14 @@ func TestLiveRows(t *testing.T) {
 	liveRows([]host.Status{
 		{Server: "files", State: host.StateReady, PID: 4242, Tools: 14, Since: now.Add(-90500 * time.Millisecond), Restarts: 1, Calls: 12, Stats: conduit.Stats{ServerRequests: 3, NotificationsDropped: 1, LogsDropped: 2}},
 		{Server: "search", State: host.StateRestarting, Attempt: 2, NextRetry: now.Add(1234 * time.Millisecond), Restarts: 1},
-		{Server: "db", State: host.StateParked, Restarts: 5, Err: errors.New("conduit: transport: could not connect\nmore")},
+		{Server: "db", State: host.StateParked, Restarts: 5, NextRetry: now.Add(270 * time.Second), Err: errors.New("conduit: transport: could not connect\nmore")},
 		{Server: "kv", State: host.StateReady, Since: now.Add(-2 * time.Second), ToolsErr: errors.New("conduit: rpc: tools/list: -32603 listing broke")},
 	}, now)(tw)
 	require.NoError(t, tw.Flush())
 	assert.Equal(t, `SERVER  STATE       PID   UPTIME  RESTARTS  TOOLS  CALLS  INPUT  DROPS  NOTE
 files   ready       4242  1m30s   1         14     12     3      3
 search  restarting  -     -       1         0      0      0      0      next try in 1.2s (attempt 2)
-db      parked      -     -       5         0      0      0      0      transport: could not connect
+db      parked      -     -       5         0      0      0      0      next try in 4m30s: transport: could not connect
 kv      ready       -     2s      0         0      0      0      0      tools out of date: rpc: tools/list: -32603 listing broke
 `, regexp.MustCompile(`(?m) +$`).ReplaceAllString(b.String(), ""))
 }
