@@ -55,7 +55,7 @@ type Report struct {
 	// Restarts counts restarts since the supervisor started; Attempt the
 	// failures since its backoff was last reset.
 	Restarts, Attempt int
-	NextRetry         time.Time // restarting only
+	NextRetry         time.Time // restarting, and parked when it revives
 	Err               error     // the last failure (restarting, parked)
 	Session           ServerSession
 }
@@ -71,6 +71,9 @@ type ServerSpec struct {
 	// ResetAfter is how long the server must stay ready for its backoff to
 	// start again from InitialBackoff.
 	ResetAfter time.Duration
+	// Revive, when positive, is how long a parked server waits before it
+	// is started again with a fresh restart history.
+	Revive time.Duration
 	// Jitter returns a number in [0, 1); it is called from the actor.
 	Jitter func() float64
 	// After, when not nil, is closed when whatever ran this server before
@@ -202,6 +205,8 @@ type (
 	retryTick struct {
 		quiet
 		gen int
+		// revive: the retry of a parked server, with a fresh history.
+		revive bool
 	}
 	resetTick struct {
 		quiet
@@ -269,6 +274,9 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		if m.gen != a.gen {
 			return
 		}
+		if m.revive {
+			a.restarts.Reset()
+		}
 		a.count++
 		a.srv.Report(Report{State: ServerStarting, Restarts: a.count})
 		a.start(ctx)
@@ -320,7 +328,12 @@ func (a *serverActor) fail(ctx actor.Context, err error) {
 	now := time.Now()
 	wait, park := a.restarts.Failed(now)
 	if park {
-		a.srv.Report(Report{State: ServerParked, Restarts: a.count, Attempt: a.restarts.Attempt(), Err: err})
+		r := Report{State: ServerParked, Restarts: a.count, Attempt: a.restarts.Attempt(), Err: err}
+		if a.spec.Revive > 0 {
+			r.NextRetry = now.Add(a.spec.Revive)
+			a.arm(ctx, a.spec.Revive, func(gen int) any { return &retryTick{gen: gen, revive: true} })
+		}
+		a.srv.Report(r)
 		return
 	}
 	a.arm(ctx, wait, func(gen int) any { return &retryTick{gen: gen} })

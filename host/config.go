@@ -82,15 +82,28 @@ type RestartPolicy struct {
 	// ResetAfter is how long a server must stay ready for its backoff to
 	// start again from InitialBackoff (60 s).
 	ResetAfter time.Duration
+	// Revive is how long a parked server waits before it is started again
+	// with a fresh restart history (5 min), so that the outage of a remote
+	// service heals by itself; a negative Revive ("never" in the file)
+	// leaves it parked until Restart, a reload or a change of its
+	// configuration.
+	Revive time.Duration
 }
 
-// PingPolicy is the optional keep-alive: every Interval, a ping that must
-// be answered within half the interval; Failures failed pings in a row (3)
-// count as the server lost. A zero Interval sends none.
+// PingPolicy is the keep-alive: every Interval, a ping that must be
+// answered within half the interval; Failures failed pings in a row (3)
+// count as the server lost. A zero Interval is the default: none for a
+// stdio server (its exit is seen at once), every 5 s for an HTTP server,
+// whose death nothing else reveals; a negative one ("off" in the file)
+// sends none.
 type PingPolicy struct {
 	Interval time.Duration
 	Failures int
 }
+
+// DefaultRemotePing is the keep-alive interval of an HTTP server whose
+// configuration sets none.
+const DefaultRemotePing = 5 * time.Second
 
 // Default restart policy.
 const (
@@ -99,6 +112,7 @@ const (
 	DefaultIntensity      = 5
 	DefaultPeriod         = 60 * time.Second
 	DefaultResetAfter     = 60 * time.Second
+	DefaultRevive         = 5 * time.Minute
 	DefaultPingFailures   = 3
 )
 
@@ -113,6 +127,9 @@ func (p RestartPolicy) withDefaults() RestartPolicy {
 	set(&p.MaxBackoff, DefaultMaxBackoff)
 	set(&p.Period, DefaultPeriod)
 	set(&p.ResetAfter, DefaultResetAfter)
+	if p.Revive == 0 {
+		p.Revive = DefaultRevive
+	}
 	if p.Intensity <= 0 {
 		p.Intensity = DefaultIntensity
 	}
@@ -324,6 +341,19 @@ func (p *parser) duration(key string, raw json.RawMessage) (time.Duration, error
 	return d, nil
 }
 
+// durationOr is a positive duration, or -1 for the word none (which
+// turns off what the duration times).
+func (p *parser) durationOr(key string, raw json.RawMessage, none string) (time.Duration, error) {
+	if s, err := p.str(key, raw); err == nil && s == none {
+		return -1, nil
+	}
+	d, err := p.duration(key, raw)
+	if err != nil {
+		return 0, p.fail(key, `want a positive duration such as "500ms" or "30s", or %q`, none)
+	}
+	return d, nil
+}
+
 func (p *parser) count(key string, raw json.RawMessage) (int, error) {
 	var n int
 	if err := json.Unmarshal(raw, &n); err != nil || n <= 0 {
@@ -525,6 +555,8 @@ func (p *parser) parseRestart(key string, raw json.RawMessage) (RestartPolicy, e
 			r.Period, err = p.duration(sub, v)
 		case "resetAfter":
 			r.ResetAfter, err = p.duration(sub, v)
+		case "revive":
+			r.Revive, err = p.durationOr(sub, v, "never")
 		default:
 			p.warn(sub, "unknown key, ignored")
 		}
@@ -545,7 +577,7 @@ func (p *parser) parsePing(key string, raw json.RawMessage) (PingPolicy, error) 
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		switch k {
 		case "interval":
-			r.Interval, err = p.duration(key+"."+k, m[k])
+			r.Interval, err = p.durationOr(key+"."+k, m[k], "off")
 		case "failures":
 			r.Failures, err = p.count(key+"."+k, m[k])
 		default:

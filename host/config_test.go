@@ -58,6 +58,14 @@ func TestParseFormats(t *testing.T) {
 			Restart: RestartPolicy{InitialBackoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second, Intensity: 3, Period: 10 * time.Second, ResetAfter: 20 * time.Second},
 		}}}},
 	}, {
+		name: "no keep-alive, never revived; revived after 10m",
+		json: `{"mcpServers": {"a": {"url": "http://h/mcp", "conduit": {"ping": {"interval": "off"}, "restart": {"revive": "never"}}},
+			"b": {"command": "s", "conduit": {"restart": {"revive": "10m"}}}}}`,
+		want: Config{Servers: map[string]Server{
+			"a": {URL: "http://h/mcp", Conduit: Settings{Ping: PingPolicy{Interval: -1}, Restart: RestartPolicy{Revive: -1}}},
+			"b": {Command: "s", Conduit: Settings{Restart: RestartPolicy{Revive: 10 * time.Minute}}},
+		}},
+	}, {
 		name: "unknown keys and unset variables warn",
 		json: `{"mcpServers": {"a": {"command": "s", "url2": 1, "headers": {"X": "y"}, "args": ["${NOPE}", "${input:x}"],
 			"conduit": {"colour": "red", "restart": {"backoff": {"min": "1s"}, "tries": 3}}}}, "globalShortcut": "x"}`,
@@ -113,6 +121,8 @@ func TestParseErrors(t *testing.T) {
 		{`{"mcpServers": {"a": {"command": "s", "conduit": {"maxServerRequests": 0}}}}`, `c.json: server "a": key "conduit.maxServerRequests": want a positive integer, got 0`},
 		{`{"mcpServers": {"a": {"command": "s", "conduit": {"disabled": "yes"}}}}`, `c.json: server "a": key "conduit.disabled": want true or false, got a string`},
 		{`{"mcpServers": {"a": {"command": "s", "conduit": {"restart": {"intensity": 1.5}}}}}`, `c.json: server "a": key "conduit.restart.intensity": want a positive integer, got 1.5`},
+		{`{"mcpServers": {"a": {"command": "s", "conduit": {"restart": {"revive": "soon"}}}}}`, `c.json: server "a": key "conduit.restart.revive": want a positive duration such as "500ms" or "30s", or "never"`},
+		{`{"mcpServers": {"a": {"command": "s", "conduit": {"ping": {"interval": 5}}}}}`, `c.json: server "a": key "conduit.ping.interval": want a positive duration such as "500ms" or "30s", or "off"`},
 		{`{"mcpServers": {"a": {"command": "s", "conduit": {"restart": {"backoff": {"max": "soon"}}}}}}`, `c.json: server "a": key "conduit.restart.backoff.max": want a positive duration such as "500ms" or "30s", got "soon"`},
 		{`{"mcpServers": {"a": {"command": "s", "conduit": {"ping": {"failures": -1}}}}}`, `c.json: server "a": key "conduit.ping.failures": want a positive integer, got -1`},
 	}
@@ -142,7 +152,7 @@ func TestLoad(t *testing.T) {
 }
 
 func TestRestartPolicyDefaults(t *testing.T) {
-	assert.Equal(t, RestartPolicy{InitialBackoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second, Intensity: 5, Period: time.Minute, ResetAfter: time.Minute},
+	assert.Equal(t, RestartPolicy{InitialBackoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second, Intensity: 5, Period: time.Minute, ResetAfter: time.Minute, Revive: 5 * time.Minute},
 		RestartPolicy{}.withDefaults())
 	// A max below the initial backoff is raised to it.
 	assert.Equal(t, 2*time.Second, RestartPolicy{InitialBackoff: 2 * time.Second, MaxBackoff: time.Second}.withDefaults().MaxBackoff)
@@ -204,4 +214,21 @@ func TestConfigConnection(t *testing.T) {
 	_, _, err = cfg.Connection("nobody", base)
 	assert.ErrorIs(t, err, ErrUnknownServer)
 	assert.EqualError(t, err, `host: unknown server "nobody"`)
+}
+
+// An HTTP server gets a keep-alive by default (nothing else reveals its
+// death); a stdio one none; "off" turns it off.
+func TestRemoteServersHaveAKeepAlive(t *testing.T) {
+	h, err := New(Config{}, Options{Transport: func(string, Server) (transport.Transport, error) { return &fakeTransport{}, nil }})
+	require.NoError(t, err)
+	defer h.Close()
+	ping := func(s Server) PingPolicy {
+		srv, err := h.newServer("x", s)
+		require.NoError(t, err)
+		return srv.ping
+	}
+	assert.Equal(t, PingPolicy{Interval: 5 * time.Second, Failures: 3}, ping(Server{URL: "http://h/mcp"}))
+	assert.Equal(t, PingPolicy{}, ping(Server{Command: "s"}))
+	assert.Equal(t, PingPolicy{Interval: -1}, ping(Server{URL: "http://h/mcp", Conduit: Settings{Ping: PingPolicy{Interval: -1}}}))
+	assert.Equal(t, PingPolicy{Interval: time.Second, Failures: 3}, ping(Server{URL: "http://h/mcp", Conduit: Settings{Ping: PingPolicy{Interval: time.Second}}}))
 }

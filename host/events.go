@@ -37,10 +37,9 @@ func (h *Host) Subscribe() (<-chan Event, func()) {
 	}
 }
 
-// emit queues an event for every subscriber. Called with mu held.
-func (h *Host) emit(name string, st Status) {
-	st.Server = name
-	st.Stderr = slices.Clone(st.Stderr)
+// emit queues an event for every subscriber: st is a snapshot, with the
+// live counters. Called with mu held.
+func (h *Host) emit(st Status) {
 	ev := Event{Time: st.Since, Status: st}
 	for s := range h.subs {
 		s.push(ev)

@@ -31,6 +31,11 @@ type fakeTransport struct {
 	// listDelay delays each answer to tools/list; lists counts them.
 	listDelay time.Duration
 	lists     int
+	// listFails makes tools/list answer a JSON-RPC error.
+	listFails bool
+	// closeDelay is how long closing a client connection takes, as a
+	// server slow to exit makes it.
+	closeDelay time.Duration
 }
 
 type fakeServer struct {
@@ -50,13 +55,19 @@ func (f *fakeTransport) Connect(ctx context.Context) (transport.Conn, error) {
 	s := &fakeServer{t: f, conn: server, pid: 999 + f.connects}
 	f.live = append(f.live, s)
 	go s.serve()
-	return pidConn{Conn: client, pid: s.pid}, nil
+	return pidConn{Conn: client, pid: s.pid, closeDelay: f.closeDelay}, nil
 }
 
 // pidConn is a connection that reports a process id.
 type pidConn struct {
 	transport.Conn
-	pid int
+	pid        int
+	closeDelay time.Duration
+}
+
+func (c pidConn) Close() error {
+	time.Sleep(c.closeDelay)
+	return c.Conn.Close()
 }
 
 func (c pidConn) Pid() int { return c.pid }
@@ -137,7 +148,13 @@ func (s *fakeServer) serve() {
 			s.t.mu.Unlock()
 			time.Sleep(delay)
 			s.t.mu.Lock()
-			var tools []map[string]any
+			if s.t.listFails {
+				s.t.mu.Unlock()
+				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32603, "message": "listing broke"}})
+				_ = s.conn.Write(context.Background(), b)
+				continue
+			}
+			tools := []map[string]any{}
 			for _, name := range s.t.tools {
 				tools = append(tools, map[string]any{"name": name, "inputSchema": map[string]any{"type": "object"}})
 			}

@@ -94,13 +94,19 @@ type Status struct {
 	Stderr []string
 	// Tools is the number of its tools in the catalog (ready only).
 	Tools int
+	// ToolsErr, while set, says why its tools in the catalog may be out of
+	// date: its last tools/list, after a notifications/tools/list_changed,
+	// failed, and the catalog keeps the tools listed before. The next
+	// listing that succeeds clears it.
+	ToolsErr error
 	// Calls counts the tool calls sent to it through the host.
 	Calls int64
 	// Stats are the counters of its current connection (ready only).
 	Stats conduit.Stats
 }
 
-// Event is a state change of one server.
+// Event is a state change of one server, with its counters at that
+// moment (Tools, Calls, Stats).
 type Event struct {
 	Time time.Time
 	Status
@@ -202,7 +208,7 @@ func (h *Host) Apply(cfg Config) {
 				e.sup.stop()
 			}
 			delete(h.servers, name)
-			h.emit(name, Status{Server: name, State: StateStopped, Since: time.Now()})
+			h.emit(Status{Server: name, State: StateStopped, Since: time.Now(), Calls: e.calls.Load()})
 			close(e.changed)
 		}
 	}
@@ -217,6 +223,8 @@ func (h *Host) Apply(cfg Config) {
 		case !reflect.DeepEqual(e.cfg, s):
 			e.cfg = s
 			h.relaunch(name, e)
+		case e.status.State == StateParked:
+			h.relaunch(name, e) // a reload revives it
 		}
 	}
 }
@@ -254,15 +262,21 @@ func (h *Host) launch(name string, e *entry, prev <-chan struct{}) {
 	}
 	delete(h.retiring, name)
 	e.sup, e.client, e.tools = nil, nil, nil
-	if e.cfg.Conduit.Disabled {
+	// Starting nothing now, the server keeps the wait for its last
+	// process, for the supervisor a later change starts.
+	retire := func() {
 		if prev != nil {
 			h.retiring[name] = prev
 		}
+	}
+	if e.cfg.Conduit.Disabled {
+		retire()
 		h.set(name, e, Status{State: StateStopped})
 		return
 	}
 	s, err := h.newServer(name, e.cfg)
 	if err != nil {
+		retire()
 		h.set(name, e, Status{State: StateParked, Err: err})
 		return
 	}
@@ -272,7 +286,7 @@ func (h *Host) launch(name string, e *entry, prev <-chan struct{}) {
 	s.actor = h.tree.Start(s, actors.ServerSpec{
 		Name: name, InitialBackoff: p.InitialBackoff, MaxBackoff: p.MaxBackoff,
 		Intensity: p.Intensity, Period: p.Period, ResetAfter: p.ResetAfter,
-		Jitter: h.opts.Jitter, After: prev,
+		Revive: p.Revive, Jitter: h.opts.Jitter, After: prev,
 	})
 }
 
@@ -294,7 +308,7 @@ func (h *Host) update(s *server, change func(e *entry)) {
 func (h *Host) set(name string, e *entry, st Status) {
 	st.Server, st.Since = name, time.Now()
 	e.status = st
-	h.emit(name, st)
+	h.emit(h.snapshot(e))
 	close(e.changed)
 	e.changed = make(chan struct{})
 }
@@ -560,6 +574,9 @@ func (h *Host) newServer(name string, cfg Server) (*server, error) {
 		ping:    cfg.Conduit.Ping,
 		refresh: make(chan struct{}, 1),
 	}
+	if s.ping.Interval == 0 && cfg.URL != "" {
+		s.ping.Interval = DefaultRemotePing
+	}
 	if s.ping.Interval > 0 && s.ping.Failures <= 0 {
 		s.ping.Failures = DefaultPingFailures
 	}
@@ -720,8 +737,8 @@ func (s *server) Report(r actors.Report) {
 		st.PID, c, tools = ss.pid, ss.c, ss.tools
 	}
 	s.h.update(s, func(e *entry) {
+		e.client, e.tools = c, tools // before set: its event counts them
 		s.h.set(s.name, e, st)
-		e.client, e.tools = c, tools
 	})
 }
 
@@ -756,16 +773,18 @@ func (ss *session) Close() error { return ss.c.Close() }
 // policy says so.
 func (ss *session) Serve(ctx context.Context) error {
 	s, c := ss.s, ss.c
-	var listed chan []conduit.Tool // non-nil while a tools/list runs
-	again := false                 // another list_changed came during it
-	list := func() chan []conduit.Tool {
-		return helper(s.h, func() []conduit.Tool {
-			tools, err := listTools(ctx, c)
-			if err != nil {
-				s.opts.Logger.Warn("tools/list after list_changed failed", "err", err)
-				return nil
+	var listed chan listing // non-nil while a tools/list runs
+	again := false          // another list_changed came during it
+	list := func() chan listing {
+		return helper(s.h, func() listing {
+			if !hasCapability(c.ServerCapabilities(), "tools") {
+				return listing{} // no tools to list
 			}
-			return tools
+			tools, err := c.ListTools(ctx)
+			if err != nil {
+				s.opts.Logger.Warn("tools/list after list_changed failed; the catalog keeps the tools listed before", "err", err)
+			}
+			return listing{tools, err}
 		})
 	}
 	var ticks <-chan time.Time
@@ -788,15 +807,18 @@ func (ss *session) Serve(ctx context.Context) error {
 				break
 			}
 			listed = list()
-		case tools := <-listed:
+		case l := <-listed:
 			listed = nil
-			if tools != nil {
-				s.h.update(s, func(e *entry) {
-					if e.client == c {
-						e.tools = tools
-					}
-				})
-			}
+			s.h.update(s, func(e *entry) {
+				if e.client != c {
+					return
+				}
+				// An empty list is a listing too: only a failed one keeps
+				// the old tools.
+				if e.status.ToolsErr = l.err; l.err == nil {
+					e.tools = l.tools
+				}
+			})
 			if again {
 				again = false
 				listed = list()
@@ -817,6 +839,12 @@ func (ss *session) Serve(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// listing is the outcome of a tools/list.
+type listing struct {
+	tools []conduit.Tool
+	err   error
 }
 
 // helper runs fn in a goroutine the host waits for, and delivers its

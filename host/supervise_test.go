@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -28,7 +30,7 @@ func TestBackoffDoublesThenParks(t *testing.T) {
 		h := fakeHost(t, Config{}, map[string]*fakeTransport{"a": f}, Options{})
 		r := record(h)
 		h.Apply(legacy(Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}))
-		time.Sleep(10 * time.Minute)
+		time.Sleep(time.Minute)
 		synctest.Wait()
 		assert.Equal(t, []step{
 			{At: 0, Server: "a", State: StateStarting},
@@ -40,7 +42,7 @@ func TestBackoffDoublesThenParks(t *testing.T) {
 			{At: 3500 * ms, Server: "a", State: StateStarting, Restarts: 3},
 			{At: 3500 * ms, Server: "a", State: StateRestarting, Restarts: 3, Attempt: 4, Retry: 4 * time.Second},
 			{At: 7500 * ms, Server: "a", State: StateStarting, Restarts: 4},
-			{At: 7500 * ms, Server: "a", State: StateParked, Restarts: 4, Attempt: 5},
+			{At: 7500 * ms, Server: "a", State: StateParked, Restarts: 4, Attempt: 5, Retry: 5 * time.Minute},
 		}, r.steps())
 		assert.Equal(t, 5, f.count())
 		st := h.Status()[0]
@@ -437,5 +439,164 @@ func TestResolveRefusesAnAmbiguousName(t *testing.T) {
 		assert.Equal(t, []any{"", "", false}, []any{server, tool, ok})
 		server, tool, ok = h.Resolve("a__d")
 		assert.Equal(t, []any{"a", "d", true}, []any{server, tool, ok})
+	})
+}
+
+// A listing after tools/list_changed replaces the server's tools even when
+// it is empty; a failed one keeps the tools listed before and says so in
+// the status, until a listing succeeds.
+func TestCatalogFollowsEveryListing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &fakeTransport{tools: []string{"echo", "sum"}}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}, map[string]*fakeTransport{"a": a}, Options{})
+		synctest.Wait()
+		require.Len(t, h.Tools(), 2)
+
+		a.mu.Lock()
+		a.listFails = true
+		a.mu.Unlock()
+		a.notify("notifications/tools/list_changed")
+		synctest.Wait()
+		assert.Len(t, h.Tools(), 2, "a failed listing keeps the old tools")
+		st := h.Status()[0]
+		assert.Equal(t, 2, st.Tools)
+		require.Error(t, st.ToolsErr)
+		assert.Contains(t, st.ToolsErr.Error(), "listing broke")
+
+		a.mu.Lock()
+		a.listFails = false
+		a.tools = nil
+		a.mu.Unlock()
+		a.notify("notifications/tools/list_changed")
+		synctest.Wait()
+		assert.Empty(t, h.Tools(), "an empty listing empties the catalog")
+		_, _, ok := h.Resolve("a__echo")
+		assert.False(t, ok)
+		st = h.Status()[0]
+		assert.Equal(t, 0, st.Tools)
+		assert.NoError(t, st.ToolsErr)
+	})
+}
+
+// A changed configuration that fails to build (its transport hook errors)
+// parks the server but remembers the retiring process: the next Apply
+// starts a new one only once the old one has closed, never beside it.
+func TestFailedRelaunchKeepsTheRetiringProcess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTransport{closeDelay: 5 * time.Second}
+		opts := Options{Jitter: func() float64 { return 0.5 }, Transport: func(_ string, s Server) (transport.Transport, error) {
+			if slices.Contains(s.Args, "broken") {
+				return nil, errors.New("cannot build")
+			}
+			return f, nil
+		}}
+		h, err := New(legacy(Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}), opts)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = h.Close() })
+		synctest.Wait()
+		require.Equal(t, StateReady, h.Status()[0].State)
+
+		broken := stdio(RestartPolicy{})
+		broken.Args = []string{"broken"}
+		h.Apply(legacy(Config{Servers: map[string]Server{"a": broken}}))
+		synctest.Wait()
+		st := h.Status()[0]
+		assert.Equal(t, StateParked, st.State)
+		assert.EqualError(t, st.Err, "cannot build")
+
+		fixed := stdio(RestartPolicy{})
+		fixed.Args = []string{"fixed"}
+		h.Apply(legacy(Config{Servers: map[string]Server{"a": fixed}}))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		assert.Equal(t, 1, f.count(), "the old process is still closing: no second one yet")
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		assert.Equal(t, 2, f.count())
+		assert.Equal(t, StateReady, h.Status()[0].State)
+	})
+}
+
+// An event carries the server's counters at that moment: a ready one the
+// number of tools it offered, a stopped one the calls made through it.
+func TestEventsCarryTheCounters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &fakeTransport{tools: []string{"echo", "sum"}}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}, map[string]*fakeTransport{"a": a}, Options{})
+		events, cancel := h.Subscribe()
+		defer cancel()
+		synctest.Wait()
+		_, err := h.CallTool(t.Context(), "a", "echo", nil)
+		require.NoError(t, err)
+		h.Apply(Config{})
+		synctest.Wait()
+		var got []string
+		for range 3 {
+			ev := <-events
+			got = append(got, fmt.Sprint(ev.State, " tools=", ev.Tools, " calls=", ev.Calls))
+		}
+		assert.Equal(t, []string{"starting tools=0 calls=0", "ready tools=2 calls=0", "stopped tools=0 calls=1"}, got)
+	})
+}
+
+// A parked server is tried again after Revive (5 min) with a fresh
+// backoff, so that an outage heals by itself; "never" leaves it parked.
+func TestParkedServerRevives(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTransport{fail: errors.New("connection refused")}
+		never := &fakeTransport{fail: errors.New("connection refused")}
+		h := fakeHost(t, Config{}, map[string]*fakeTransport{"a": f, "never": never}, Options{})
+		r := record(h)
+		h.Apply(legacy(Config{Servers: map[string]Server{
+			"a":     stdio(RestartPolicy{Intensity: 2}),
+			"never": stdio(RestartPolicy{Intensity: 1, Revive: -1}),
+		}}))
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		assert.Equal(t, StateParked, h.Status()[0].State)
+		assert.Equal(t, 500*ms+5*time.Minute, h.Status()[0].NextRetry.Sub(r.start))
+		assert.True(t, h.Status()[1].NextRetry.IsZero(), "never revives: no next try shown")
+		f.mu.Lock()
+		f.fail = nil // the service is back
+		f.mu.Unlock()
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		var steps []step
+		for _, s := range r.steps() {
+			if s.Server == "a" {
+				steps = append(steps, s)
+			}
+		}
+		assert.Equal(t, []step{
+			{At: 0, Server: "a", State: StateStarting},
+			{At: 0, Server: "a", State: StateRestarting, Attempt: 1, Retry: 500 * ms},
+			{At: 500 * ms, Server: "a", State: StateStarting, Restarts: 1},
+			{At: 500 * ms, Server: "a", State: StateParked, Restarts: 1, Attempt: 2, Retry: 5 * time.Minute},
+			{At: 500*ms + 5*time.Minute, Server: "a", State: StateStarting, Restarts: 2},
+			{At: 500*ms + 5*time.Minute, Server: "a", State: StateReady, Restarts: 2, PID: 1002},
+		}, steps)
+		assert.Equal(t, StateParked, h.Status()[1].State)
+		assert.Equal(t, 1, never.count())
+	})
+}
+
+// A reload (Apply with the same configuration) revives a parked server
+// at once; a ready one keeps its process.
+func TestApplyRevivesAParkedServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTransport{fail: errors.New("connection refused")}
+		ok := &fakeTransport{}
+		cfg := Config{Servers: map[string]Server{"a": stdio(RestartPolicy{Intensity: 1}), "ok": stdio(RestartPolicy{})}}
+		h := fakeHost(t, cfg, map[string]*fakeTransport{"a": f, "ok": ok}, Options{})
+		synctest.Wait()
+		require.Equal(t, StateParked, h.Status()[0].State)
+		f.mu.Lock()
+		f.fail = nil
+		f.mu.Unlock()
+		h.Apply(legacy(Config{Servers: map[string]Server{"a": stdio(RestartPolicy{Intensity: 1}), "ok": stdio(RestartPolicy{})}}))
+		synctest.Wait()
+		assert.Equal(t, StateReady, h.Status()[0].State)
+		assert.Equal(t, 2, f.count())
+		assert.Equal(t, 1, ok.count())
 	})
 }

@@ -22,6 +22,9 @@ type app struct {
 	// after -- (which must still be given): tests reach an in-memory
 	// server through it.
 	server transport.Transport
+	// target is the server of --config that the command's arguments name,
+	// once oneServer has found it; session connects to it.
+	target *configTarget
 }
 
 // run executes the CLI with args (without the program name) and returns the
@@ -128,7 +131,7 @@ server that asks for every kind of input.`,
 	root.SetUsageFunc(a.usage)
 
 	root.AddCommand(
-		a.hostable(&cobra.Command{
+		a.oneServer(&cobra.Command{
 			Use:   "call [flags] TOOL [ARGS_JSON] " + serverArgs,
 			Short: "Call a tool, answer its input requests, print the result",
 			Long: `Call the tool TOOL with the arguments ARGS_JSON (a JSON object; none when
@@ -145,7 +148,7 @@ requests answered like any other, its status shown on stderr like progress
 			Example: `  conduit call test_simple_text -- everything-server
   conduit call --answers answers.json --json test_sampling '{"prompt":"hi"}' -- everything-server
   conduit call --url http://127.0.0.1:8080/mcp test_simple_text`,
-		}, a.runCall, a.hostCall),
+		}, "TOOL", a.runCall),
 		a.hostable(&cobra.Command{
 			Use:   "tools [flags] " + serverArgs,
 			Short: "List the server's tools",
@@ -161,16 +164,16 @@ requests answered like any other, its status shown on stderr like progress
 			Short: "List the server's prompts",
 			Long:  "List the server's prompts: one per line, name, arguments (required ones marked *) and the first line of its description. With --json, the JSON array of prompts.",
 		}, a.runPrompts, a.hostPrompts),
-		a.command(&cobra.Command{
+		a.oneServer(&cobra.Command{
 			Use:   "read [flags] URI " + serverArgs,
 			Short: "Read a resource",
-			Long:  "Read the resource URI and print its contents: text as is, anything else as compact JSON. With --json, the whole ReadResourceResult.",
-		}, a.runRead),
-		a.command(&cobra.Command{
+			Long:  "Read the resource URI and print its contents: text as is, anything else as compact JSON. With --json, the whole ReadResourceResult. With --config FILE, URI is SERVER/URI.",
+		}, "URI", a.runRead),
+		a.oneServer(&cobra.Command{
 			Use:   "prompt [flags] NAME [ARGS_JSON] " + serverArgs,
 			Short: "Get a prompt",
-			Long:  "Get the prompt NAME with the arguments ARGS_JSON (a JSON object of strings) and print its messages, one per line as \"[role] text\". With --json, the whole GetPromptResult.",
-		}, a.runPrompt),
+			Long:  "Get the prompt NAME with the arguments ARGS_JSON (a JSON object of strings) and print its messages, one per line as \"[role] text\". With --json, the whole GetPromptResult. With --config FILE, NAME is SERVER/NAME or SERVER__NAME, as conduit prompts --config lists it.",
+		}, "PROMPT", a.runPrompt),
 		a.hostCommand(),
 		a.conformanceCommand(),
 		a.demoCommand(),

@@ -324,18 +324,21 @@ func (a *app) write(b []byte) error {
 
 // table prints rows of tab-separated cells in aligned columns.
 func (a *app) table(rows func(w io.Writer)) error {
+	return a.write(tableText(rows))
+}
+
+// tableText is rows in aligned columns, without trailing spaces.
+func tableText(rows func(w io.Writer)) []byte {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	rows(tw)
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	_ = tw.Flush() // a bytes.Buffer does not fail
 	var out bytes.Buffer
 	for line := range strings.Lines(b.String()) {
 		out.WriteString(strings.TrimRight(line, " \n"))
 		out.WriteByte('\n')
 	}
-	return a.write(out.Bytes())
+	return out.Bytes()
 }
 
 func appendCompact(b *bytes.Buffer, v any) error {

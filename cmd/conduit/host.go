@@ -8,11 +8,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/host"
@@ -35,6 +39,11 @@ A server that exits or loses its connection is restarted after 0.5s, then
 1s, 2s... up to 30s; a failure after 5 starts within 60s parks it (stopped,
 with its last error) until its configuration changes.
 
+conduit host reloads the file on SIGHUP and when it changes on disk: an
+unchanged server keeps its process, a changed one restarts, a removed one
+stops, an added one starts; a bad file is reported and the running
+configuration kept.
+
 Exit status: 0 stopped by SIGINT/SIGTERM, or (--once) every server ready;
 1 (--once) a server parked; 2 usage error (bad flags, unreadable or invalid
 configuration).`
@@ -47,7 +56,10 @@ func (a *app) hostCommand() *cobra.Command {
 supervisor, answering their input requests with the handler flags, until
 SIGINT or SIGTERM. Each state change is printed on stdout (starting, ready,
 restarting, parked, stopped); with --json, one JSON object per line:
-{"time","server","state","pid"?,"restarts","next_retry"?,"error"?}.
+{"time","server","state","pid"?,"restarts","next_retry"?,"error"?,"tools",
+"calls","input_requests","drops","tools_error"?}, and {"time","reload",
+"servers"?,"error"?} for each reading of the file (SIGHUP, or a change on
+disk).
 
 With --once, start every server, wait until each is ready or parked, print
 a status table (with --json, one object per server) and exit.`,
@@ -70,7 +82,7 @@ func (a *app) runHost(ctx context.Context) error {
 	if a.opts.config == "" {
 		return usagef("missing --config FILE")
 	}
-	return a.withHost(func(h *host.Host, events <-chan host.Event, _ *auditor) error {
+	return a.withHost(nil, func(h *host.Host, events <-chan host.Event, _ *auditor) error {
 		if a.opts.once {
 			if err := settle(ctx, h, events); err != nil {
 				return err
@@ -89,8 +101,20 @@ func (a *app) runHost(ctx context.Context) error {
 			}
 			return nil
 		}
+		reloads := make(chan reload)
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			logger := newLogger(a.stderr, a.opts.verbose, a.opts.json)
+			watchConfig(ctx, a.opts.config, h, logger, func(r reload) {
+				select {
+				case reloads <- r:
+				case <-ctx.Done():
+				}
+			})
+		}()
 		if f, ok := a.std.out.(*os.File); ok && !a.opts.json && isTerminal(f) {
-			a.liveTable(ctx, h, events)
+			a.liveTable(ctx, h, events, reloads)
 		}
 		printed := make(chan struct{})
 		go func() {
@@ -99,18 +123,58 @@ func (a *app) runHost(ctx context.Context) error {
 				a.printEvent(ev)
 			}
 		}()
-		<-ctx.Done()
+		for running := true; running; {
+			select {
+			case r := <-reloads:
+				a.printReload(r)
+			case <-ctx.Done():
+				running = false
+			}
+		}
+		<-watched
 		_ = h.Close() // its last events are the servers stopping
 		<-printed
 		return nil
 	})
 }
 
-// withHost starts a host running the servers of --config, with the
-// handler set of the handler flags and the connection flags as defaults,
-// runs do with it, its events and the audit hook of its clients, and
-// closes it.
-func (a *app) withHost(do func(*host.Host, <-chan host.Event, *auditor) error) error {
+// printReload prints a reading of the configuration file: a line, or with
+// --json an object {"time","reload","servers"?,"error"?}.
+func (a *app) printReload(r reload) {
+	if a.opts.json {
+		ev := struct {
+			Time    time.Time `json:"time"`
+			Reload  string    `json:"reload"`
+			Servers *int      `json:"servers,omitempty"`
+			Error   string    `json:"error,omitempty"`
+		}{Time: r.Time.UTC(), Reload: r.Why}
+		if r.Err != nil {
+			ev.Error = plain(r.Err)
+		} else {
+			ev.Servers = &r.Servers
+		}
+		b, _ := json.Marshal(ev)
+		_ = a.write(append(b, '\n'))
+		return
+	}
+	_ = a.write([]byte(reloadLine(a.opts.config, r) + "\n"))
+}
+
+// reloadLine is a reading of the configuration file in words.
+func reloadLine(path string, r reload) string {
+	at := r.Time.Format("15:04:05.000")
+	if r.Err != nil {
+		return fmt.Sprintf("%s reload (%s) failed, the running configuration is kept: %s", at, r.Why, oneLine(plain(r.Err)))
+	}
+	return fmt.Sprintf("%s reloaded %s (%s): %s", at, oneLine(path), r.Why, pluralize(r.Servers, "server"))
+}
+
+// withHost starts a host running the servers of --config (those pick
+// keeps, when it is given, after checking the file and the arguments: its
+// error stops everything before anything starts), with the handler set of
+// the handler flags and the connection flags as defaults, runs do with it,
+// its events and the audit hook of its clients, and closes it.
+func (a *app) withHost(pick func(host.Config) (host.Config, error), do func(*host.Host, <-chan host.Event, *auditor) error) error {
 	o := &a.opts
 	if err := o.check(); err != nil {
 		return err
@@ -123,6 +187,11 @@ func (a *app) withHost(do func(*host.Host, <-chan host.Event, *auditor) error) e
 	cfg, err := a.readConfig(logger)
 	if err != nil {
 		return err
+	}
+	if pick != nil {
+		if cfg, err = pick(cfg); err != nil {
+			return err
+		}
 	}
 	handlers, audit, closeAudit, err := a.inputHandlers(logger, true)
 	if err != nil {
@@ -200,9 +269,35 @@ func settle(ctx context.Context, h *host.Host, events <-chan host.Event) error {
 	return nil
 }
 
-// hostable completes a command that also runs against the servers of
-// --config (in place of --url or -- COMMAND): viaHost then gets the
-// arguments and a host whose servers are all ready or parked.
+// listed picks the servers a listing with --config runs: the one its
+// argument names, or every one; each is parked at its first failure, not
+// restarted, so that a crash-looping server is reported at once instead
+// of holding the listing for its whole backoff (only conduit host keeps
+// restarting it).
+func listed(args []string) func(host.Config) (host.Config, error) {
+	return func(cfg host.Config) (host.Config, error) {
+		switch {
+		case len(args) > 1:
+			return cfg, usagef("too many arguments: %q (give at most one SERVER)", args[1:])
+		case len(args) == 1:
+			s, ok := cfg.Servers[args[0]]
+			if !ok {
+				return cfg, usagef("no server %q in the configuration: its servers are %s", args[0], strings.Join(slices.Sorted(maps.Keys(cfg.Servers)), ", "))
+			}
+			cfg.Servers = map[string]host.Server{args[0]: s}
+		}
+		for name, s := range cfg.Servers {
+			s.Conduit.Restart.Intensity = 1
+			cfg.Servers[name] = s
+		}
+		return cfg, nil
+	}
+}
+
+// hostable completes a listing that also runs against the servers of
+// --config (in place of --url or -- COMMAND), or against the one its
+// argument names: viaHost then gets a host whose servers are each ready,
+// parked (at their first failure) or disabled.
 func (a *app) hostable(c *cobra.Command, direct func(cmd *cobra.Command, args, server []string) error, viaHost func(ctx context.Context, args []string, h *host.Host) error) *cobra.Command {
 	c = a.command(c, func(cmd *cobra.Command, args, server []string) error {
 		if a.opts.config == "" {
@@ -211,7 +306,7 @@ func (a *app) hostable(c *cobra.Command, direct func(cmd *cobra.Command, args, s
 		if err := a.configOnly(server); err != nil {
 			return err
 		}
-		return a.withHost(func(h *host.Host, events <-chan host.Event, audit *auditor) error {
+		return a.withHost(listed(args), func(h *host.Host, events <-chan host.Event, audit *auditor) error {
 			ctx := cmd.Context()
 			if err := settle(ctx, h, events); err != nil {
 				return err
@@ -252,9 +347,6 @@ func hostDrops(h *host.Host, audit *auditor) func() dropCounts {
 }
 
 func (a *app) hostTools(_ context.Context, args []string, h *host.Host) error {
-	if err := noArgs(args); err != nil {
-		return err
-	}
 	tools := h.Tools()
 	if a.opts.json {
 		return a.printJSON(nonNil(tools))
@@ -267,9 +359,6 @@ func (a *app) hostTools(_ context.Context, args []string, h *host.Host) error {
 }
 
 func (a *app) hostResources(ctx context.Context, args []string, h *host.Host) error {
-	if err := noArgs(args); err != nil {
-		return err
-	}
 	resources, err := h.Resources(ctx)
 	if err != nil {
 		return err
@@ -277,17 +366,16 @@ func (a *app) hostResources(ctx context.Context, args []string, h *host.Host) er
 	if a.opts.json {
 		return a.printJSON(nonNil(resources))
 	}
-	plainResources := make([]conduit.Resource, len(resources))
-	for i, r := range resources {
-		plainResources[i] = r.Resource
-	}
-	return a.table(resourceRows(plainResources))
+	// The server first: two servers may offer the same URI.
+	return a.table(func(w io.Writer) {
+		for _, r := range resources {
+			fmt.Fprintf(w, "%s\t", oneLine(r.Server))
+			resourceRows([]conduit.Resource{r.Resource})(w)
+		}
+	})
 }
 
 func (a *app) hostPrompts(ctx context.Context, args []string, h *host.Host) error {
-	if err := noArgs(args); err != nil {
-		return err
-	}
 	prompts, err := h.Prompts(ctx)
 	if err != nil {
 		return err
@@ -302,30 +390,6 @@ func (a *app) hostPrompts(ctx context.Context, args []string, h *host.Host) erro
 	return a.table(promptRows(plainPrompts))
 }
 
-// hostCall calls SERVER/TOOL, or a namespaced name from the catalog.
-func (a *app) hostCall(ctx context.Context, args []string, h *host.Host) error {
-	switch {
-	case len(args) == 0:
-		return usagef("missing TOOL: conduit call --config FILE [flags] SERVER/TOOL [ARGS_JSON]")
-	case len(args) > 2:
-		return usagef("too many arguments: %q", args[2:])
-	}
-	var toolArgs json.RawMessage
-	if len(args) == 2 {
-		var err error
-		if toolArgs, err = objectArg("ARGS_JSON", args[1]); err != nil {
-			return err
-		}
-	}
-	server, tool, ok := serverTool(args[0], h.Resolve)
-	if !ok {
-		return &exitError{code: exitFailed, err: fmt.Errorf("no tool %q among the ready servers' tools: give SERVER/TOOL, or a name that conduit tools --config lists", args[0])}
-	}
-	return a.callTool(ctx, tool, toolArgs, func(ctx context.Context, tool string, args any, opts ...conduit.CallOption) (*conduit.CallToolResult, error) {
-		return h.CallTool(ctx, server, tool, args, opts...)
-	})
-}
-
 // hostEvent is an event as --json prints it.
 type hostEvent struct {
 	Time      time.Time  `json:"time"`
@@ -335,10 +399,23 @@ type hostEvent struct {
 	Restarts  int        `json:"restarts"`
 	NextRetry *time.Time `json:"next_retry,omitempty"`
 	Error     string     `json:"error,omitempty"`
+	// The counters of the table: tools in the catalog, tool calls through
+	// the host, input requests, drops (notifications and logs), and why the
+	// tools may be out of date.
+	Tools         int    `json:"tools"`
+	Calls         int64  `json:"calls"`
+	InputRequests int64  `json:"input_requests"`
+	Drops         int64  `json:"drops"`
+	ToolsError    string `json:"tools_error,omitempty"`
 }
 
-func eventOf(t time.Time, st host.Status) hostEvent {
-	ev := hostEvent{Time: t.UTC(), Server: st.Server, State: st.State, PID: st.PID, Restarts: st.Restarts}
+// eventOf is st as a JSON event; its time is when st's state began.
+func eventOf(st host.Status) hostEvent {
+	ev := hostEvent{Time: st.Since.UTC(), Server: st.Server, State: st.State, PID: st.PID, Restarts: st.Restarts,
+		Tools: st.Tools, Calls: st.Calls, InputRequests: st.Stats.ServerRequests, Drops: drops(st)}
+	if st.ToolsErr != nil {
+		ev.ToolsError = plain(st.ToolsErr)
+	}
 	if !st.NextRetry.IsZero() {
 		next := st.NextRetry.UTC()
 		ev.NextRetry = &next
@@ -351,7 +428,7 @@ func eventOf(t time.Time, st host.Status) hostEvent {
 
 func (a *app) printEvent(ev host.Event) {
 	if a.opts.json {
-		b, _ := json.Marshal(eventOf(ev.Time, ev.Status))
+		b, _ := json.Marshal(eventOf(ev.Status))
 		_ = a.write(append(b, '\n'))
 		return
 	}
@@ -373,10 +450,14 @@ func eventLine(ev host.Event) string {
 		if ev.PID != 0 {
 			fmt.Fprintf(&b, " pid %d", ev.PID)
 		}
+		fmt.Fprintf(&b, ", %s", pluralize(ev.Tools, "tool"))
 	case host.StateRestarting:
 		fmt.Fprintf(&b, " in %s (attempt %d)", ev.NextRetry.Sub(ev.Time).Round(time.Millisecond), ev.Attempt)
 	case host.StateParked:
 		fmt.Fprintf(&b, " after %s", host.RestartsText(ev.Restarts))
+		if !ev.NextRetry.IsZero() {
+			fmt.Fprintf(&b, ", next try in %s", ev.NextRetry.Sub(ev.Time).Round(time.Second))
+		}
 	}
 	if ev.Err != nil && ev.State != host.StateReady {
 		fmt.Fprintf(&b, ": %s", oneLine(plain(ev.Err)))
@@ -389,7 +470,7 @@ const liveRecent = 8
 
 // liveTable redraws, until ctx ends, a status table at each state change
 // and every second, with the last state changes under it.
-func (a *app) liveTable(ctx context.Context, h *host.Host, events <-chan host.Event) {
+func (a *app) liveTable(ctx context.Context, h *host.Host, events <-chan host.Event, reloads <-chan reload) {
 	var recent []string
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -398,14 +479,19 @@ func (a *app) liveTable(ctx context.Context, h *host.Host, events <-chan host.Ev
 		case ev := <-events:
 			recent = append(recent, eventLine(ev))
 			recent = recent[max(0, len(recent)-liveRecent):]
+		case r := <-reloads:
+			recent = append(recent, reloadLine(a.opts.config, r))
+			recent = recent[max(0, len(recent)-liveRecent):]
 		case <-tick.C:
 		case <-ctx.Done():
 			_ = a.write([]byte("\n"))
 			return
 		}
-		_ = a.write([]byte("\x1b[H\x1b[2J")) // home, clear the screen
-		_ = a.table(liveRows(h.Status(), time.Now()))
-		_ = a.write([]byte("\n" + strings.Join(recent, "\n") + "\n"))
+		var screen bytes.Buffer
+		screen.WriteString("\x1b[H\x1b[2J") // home, clear the screen
+		screen.Write(tableText(liveRows(h.Status(), time.Now())))
+		screen.WriteString("\n" + strings.Join(recent, "\n") + "\n")
+		_ = a.write(cutLines(screen.Bytes(), terminalWidth(a.std.out)))
 	}
 }
 
@@ -413,19 +499,22 @@ func (a *app) liveTable(ctx context.Context, h *host.Host, events <-chan host.Ev
 // calls, input requests, drops, and what comes next or went wrong.
 func liveRows(status []host.Status, now time.Time) func(io.Writer) {
 	return func(w io.Writer) {
-		fmt.Fprintln(w, "SERVER\tSTATE\tUPTIME\tRESTARTS\tCALLS\tINPUT\tDROPS\tNOTE")
+		fmt.Fprintln(w, "SERVER\tSTATE\tPID\tUPTIME\tRESTARTS\tTOOLS\tCALLS\tINPUT\tDROPS\tNOTE")
 		for _, st := range status {
 			uptime, note := "-", ""
 			switch st.State {
 			case host.StateReady:
 				uptime = now.Sub(st.Since).Truncate(time.Second).String()
+				note = toolsNote(st)
 			case host.StateRestarting:
 				note = fmt.Sprintf("next try in %s (attempt %d)", max(0, st.NextRetry.Sub(now)).Round(100*time.Millisecond), st.Attempt)
 			case host.StateParked:
 				note = firstLine(plain(st.Err))
+				if !st.NextRetry.IsZero() {
+					note = fmt.Sprintf("next try in %s: %s", max(0, st.NextRetry.Sub(now)).Round(time.Second), note)
+				}
 			}
-			drops := st.Stats.NotificationsDropped + st.Stats.LogsDropped
-			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", oneLine(st.Server), st.State, uptime, st.Restarts, st.Calls, st.Stats.ServerRequests, drops, note)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", oneLine(st.Server), st.State, pidText(st), uptime, st.Restarts, st.Tools, st.Calls, st.Stats.ServerRequests, drops(st), note)
 		}
 	}
 }
@@ -435,7 +524,7 @@ func (a *app) printStatus(status []host.Status) {
 	if a.opts.json {
 		var b bytes.Buffer
 		for _, st := range status {
-			line, _ := json.Marshal(eventOf(time.Now(), st))
+			line, _ := json.Marshal(eventOf(st))
 			b.Write(append(line, '\n'))
 		}
 		_ = a.write(b.Bytes())
@@ -444,15 +533,68 @@ func (a *app) printStatus(status []host.Status) {
 	_ = a.table(func(w io.Writer) {
 		fmt.Fprintln(w, "SERVER\tSTATE\tPID\tRESTARTS\tTOOLS\tCALLS\tINPUT\tDROPS\tERROR")
 		for _, st := range status {
-			pid, errText := "-", ""
-			if st.PID != 0 {
-				pid = fmt.Sprint(st.PID)
-			}
+			errText := ""
 			if st.Err != nil {
 				errText = firstLine(plain(st.Err))
+			} else if st.State == host.StateReady {
+				errText = toolsNote(st)
 			}
-			drops := st.Stats.NotificationsDropped + st.Stats.LogsDropped
-			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", oneLine(st.Server), st.State, pid, st.Restarts, st.Tools, st.Calls, st.Stats.ServerRequests, drops, errText)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", oneLine(st.Server), st.State, pidText(st), st.Restarts, st.Tools, st.Calls, st.Stats.ServerRequests, drops(st), errText)
 		}
 	})
+}
+
+// toolsNote says that a ready server's tools in the catalog may be out of
+// date, and why; "" when they are not.
+func toolsNote(st host.Status) string {
+	if st.ToolsErr == nil {
+		return ""
+	}
+	return "tools out of date: " + firstLine(plain(st.ToolsErr))
+}
+
+// pidText is st's process id for a table, "-" when it has none.
+func pidText(st host.Status) string {
+	if st.PID == 0 {
+		return "-"
+	}
+	return fmt.Sprint(st.PID)
+}
+
+// drops is what st's connection dropped: notifications and log entries.
+func drops(st host.Status) int64 {
+	return st.Stats.NotificationsDropped + st.Stats.LogsDropped
+}
+
+// terminalWidth is w's width in columns when it is a terminal, else 0.
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return width
+}
+
+// cutLines cuts every line of b to width runes, so that a long one does
+// not wrap onto the next row of a table redrawn in place; 0 cuts nothing.
+func cutLines(b []byte, width int) []byte {
+	if width <= 0 {
+		return b
+	}
+	var out bytes.Buffer
+	for line := range strings.Lines(string(b)) {
+		text, nl := strings.CutSuffix(line, "\n")
+		if utf8.RuneCountInString(text) > width {
+			text = string([]rune(text)[:width])
+		}
+		out.WriteString(text)
+		if nl {
+			out.WriteByte('\n')
+		}
+	}
+	return out.Bytes()
 }

@@ -48,16 +48,27 @@ func TestHostOnce(t *testing.T) {
 	assert.Regexp(t, `^off +stopped +- +0 +0 +0 +0 +0$`, lines[3])
 	assert.Equal(t, "conduit: warning: "+config+`: server "off": key "colour": unknown key, ignored`+"\nconduit: parked: loop\n", r.stderr)
 
+	started := time.Now()
 	r = runInProcess(t, "host", "--config", config, "--once", "--json")
 	require.Equal(t, exitFailed, r.code, r)
 	var states []string
 	for line := range strings.Lines(r.stdout) {
-		var ev map[string]any
+		var ev struct {
+			Server, State               string
+			Restarts, Tools             int
+			Calls, InputRequests, Drops int64
+			Time                        time.Time
+		}
 		require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
-		states = append(states, fmt.Sprint(ev["server"], " ", ev["state"], " ", ev["restarts"]))
-		assert.Contains(t, ev, "time")
+		states = append(states, fmt.Sprint(ev.Server, " ", ev.State, " ", ev.Restarts, " ", ev.Tools, " ", ev.Calls, " ", ev.InputRequests, " ", ev.Drops))
+		assert.True(t, ev.Time.After(started) && ev.Time.Before(time.Now()), "the time the state began: %s", line)
+		var keys map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &keys))
+		for _, key := range []string{"tools", "calls", "input_requests", "drops"} {
+			assert.Contains(t, keys, key, "every counter of the table, zero too")
+		}
 	}
-	assert.Equal(t, []string{"every ready 0", "loop parked 2", "off stopped 0"}, states)
+	assert.Equal(t, []string{"every ready 0 28 0 0 0", "loop parked 2 0 0 0 0", "off stopped 0 0 0 0 0"}, states)
 }
 
 // The pid of a ready stdio server is its process's own: --once --json and
@@ -120,11 +131,11 @@ func TestHostRunsUntilInterrupted(t *testing.T) {
 			loop = append(loop, regexp.MustCompile(`: server/discover: .*`).ReplaceAllString(strings.TrimSpace(line), ": …"))
 		}
 	}
-	assert.Equal(t, []string{"every starting", "every ready pid N", "every stopped"}, every)
+	assert.Equal(t, []string{"every starting", "every ready pid N, 28 tools", "every stopped"}, every)
 	assert.Equal(t, []string{
 		"loop starting", "loop restarting in Nms (attempt 1): …",
 		"loop starting", "loop restarting in Nms (attempt 2): …",
-		"loop starting", "loop parked after 2 restarts: …", "| boom", "| boom", "| boom",
+		"loop starting", "loop parked after 2 restarts, next try in 5m0s: …", "| boom", "| boom", "| boom",
 		"loop stopped",
 	}, loop)
 	assert.Contains(t, out.String(), "off stopped\n")
@@ -202,7 +213,7 @@ func TestConfigOnServerCommands(t *testing.T) {
 
 	r = runInProcess(t, "resources", "--config", config)
 	require.Equal(t, exitOK, r.code, r)
-	assert.Regexp(t, `(?m)^test://static-text +static-text +A static text resource for testing$`, r.stdout)
+	assert.Regexp(t, `(?m)^every +test://static-text +static-text +A static text resource for testing$`, r.stdout)
 
 	for _, name := range []string{"every/test_simple_text", "every__test_simple_text"} {
 		r = runInProcess(t, "call", "--config", config, name)
@@ -210,13 +221,38 @@ func TestConfigOnServerCommands(t *testing.T) {
 		assert.Equal(t, "This is a simple text response for testing.\n", r.stdout)
 	}
 
+	// Only the server named is started: a failed start is reported at
+	// once, as for -- COMMAND.
 	r = runInProcess(t, "call", "--config", config, "loop/anything")
-	assert.Equal(t, exitFailed, r.code)
-	assert.Regexp(t, `conduit: tools/call: transport: server "loop" is parked after 2 restarts: conduit: server/discover: transport: .*exit status 1`, r.stderr)
+	assert.Equal(t, exitConnect, r.code)
+	assert.Regexp(t, `(?m)^conduit: could not connect: server/discover: transport: .*exit status 1\); its last stderr: boom$`, r.stderr)
 
-	r = runInProcess(t, "call", "--config", config, "nope")
-	assert.Equal(t, exitFailed, r.code)
-	assert.Contains(t, r.stderr, `conduit: no tool "nope" among the ready servers' tools: give SERVER/TOOL, or a name that conduit tools --config lists`+"\n")
+	for _, name := range []string{"nope", "nope/tool", "off/tool"} {
+		r = runInProcess(t, "call", "--config", config, name)
+		assert.Equal(t, exitUsage, r.code, name)
+	}
+	assert.Contains(t, runInProcess(t, "call", "--config", config, "nope").stderr,
+		`conduit: "nope": want SERVER/TOOL or SERVER__TOOL, with SERVER one of `+config+"'s servers: every, loop, off\n")
+	assert.Contains(t, runInProcess(t, "call", "--config", config, "off/tool").stderr, `conduit: server "off" is disabled in `+config+"\n")
+
+	r = runInProcess(t, "read", "--config", config, "every/test://static-text")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, "This is the content of the static text resource.\n", r.stdout)
+	for _, name := range []string{"every/test_simple_prompt", "every__test_simple_prompt"} {
+		r = runInProcess(t, "prompt", "--config", config, name)
+		require.Equal(t, exitOK, r.code, r)
+		assert.Equal(t, "[user] This is a simple prompt for testing.\n", r.stdout)
+	}
+
+	// A listing of one server starts only that one.
+	r = runInProcess(t, "tools", "--config", config, "every")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Regexp(t, `(?m)^every__test_simple_text +Tests simple text content response$`, r.stdout)
+	assert.NotContains(t, r.stderr, "loop")
+	r = runInProcess(t, "tools", "--config", config, "files")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, "conduit: warning: "+config+`: server "off": key "colour": unknown key, ignored`+"\n"+
+		`conduit: no server "files" in the configuration: its servers are every, loop, off`+"\nRun 'conduit tools --help' for usage.\n", r.stderr)
 
 	r = runInProcess(t, "tools", "--config", config, "--url", "http://127.0.0.1:1/mcp")
 	assert.Equal(t, exitUsage, r.code)
@@ -230,15 +266,17 @@ func TestLiveRows(t *testing.T) {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	liveRows([]host.Status{
-		{Server: "files", State: host.StateReady, Since: now.Add(-90500 * time.Millisecond), Restarts: 1, Calls: 12, Stats: conduit.Stats{ServerRequests: 3, NotificationsDropped: 1, LogsDropped: 2}},
+		{Server: "files", State: host.StateReady, PID: 4242, Tools: 14, Since: now.Add(-90500 * time.Millisecond), Restarts: 1, Calls: 12, Stats: conduit.Stats{ServerRequests: 3, NotificationsDropped: 1, LogsDropped: 2}},
 		{Server: "search", State: host.StateRestarting, Attempt: 2, NextRetry: now.Add(1234 * time.Millisecond), Restarts: 1},
-		{Server: "db", State: host.StateParked, Restarts: 5, Err: errors.New("conduit: transport: could not connect\nmore")},
+		{Server: "db", State: host.StateParked, Restarts: 5, NextRetry: now.Add(270 * time.Second), Err: errors.New("conduit: transport: could not connect\nmore")},
+		{Server: "kv", State: host.StateReady, Since: now.Add(-2 * time.Second), ToolsErr: errors.New("conduit: rpc: tools/list: -32603 listing broke")},
 	}, now)(tw)
 	require.NoError(t, tw.Flush())
-	assert.Equal(t, `SERVER  STATE       UPTIME  RESTARTS  CALLS  INPUT  DROPS  NOTE
-files   ready       1m30s   1         12     3      3
-search  restarting  -       1         0      0      0      next try in 1.2s (attempt 2)
-db      parked      -       5         0      0      0      transport: could not connect
+	assert.Equal(t, `SERVER  STATE       PID   UPTIME  RESTARTS  TOOLS  CALLS  INPUT  DROPS  NOTE
+files   ready       4242  1m30s   1         14     12     3      3
+search  restarting  -     -       1         0      0      0      0      next try in 1.2s (attempt 2)
+db      parked      -     -       5         0      0      0      0      next try in 4m30s: transport: could not connect
+kv      ready       -     2s      0         0      0      0      0      tools out of date: rpc: tools/list: -32603 listing broke
 `, regexp.MustCompile(`(?m) +$`).ReplaceAllString(b.String(), ""))
 }
 
@@ -295,4 +333,39 @@ func TestConfigDropSummary(t *testing.T) {
 	assert.Equal(t, "done\n", r.stdout)
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 	assert.Regexp(t, droppedLine, lines[len(lines)-1], r.stderr)
+}
+
+// The live table is redrawn in place: a line longer than the terminal is
+// cut to its width (runes), not wrapped onto the next row.
+func TestCutLines(t *testing.T) {
+	in := []byte("short\nwhich is far too long\nnoté tail\n")
+	assert.Equal(t, "short\nwhich is \nnoté tail\n", string(cutLines(in, 9)))
+	assert.Equal(t, string(in), string(cutLines(in, 0)), "not a terminal: nothing cut")
+}
+
+// call --config starts only the server it names, and a listing reports a
+// server that fails its first start at once, not after its whole backoff:
+// a crash-looping neighbour costs nothing.
+func TestConfigStartsOnlyWhatItNeeds(t *testing.T) {
+	_, server := binaries(t)
+	marker := filepath.Join(t.TempDir(), "started")
+	config := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers": {
+		"every": {"command": %q, "conduit": {"era": "legacy"}},
+		"crashy": {"command": "sh", "args": ["-c", %q]}}}`, server, "echo x >> "+marker+"; exit 1"))
+	starts := func() int {
+		b, err := os.ReadFile(marker)
+		if errors.Is(err, os.ErrNotExist) {
+			return 0
+		}
+		require.NoError(t, err)
+		return strings.Count(string(b), "x")
+	}
+	r := runInProcess(t, "call", "--config", config, "every/test_simple_text")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, 0, starts(), "call started a server it does not name")
+
+	r = runInProcess(t, "tools", "--config", config)
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, 1, starts(), "a listing tries a failing server once, not through its backoff")
+	assert.Contains(t, r.stderr, `conduit: warning: server "crashy" is parked: `)
 }

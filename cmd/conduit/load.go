@@ -6,16 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/conduitmcp/conduit/host"
 	"github.com/conduitmcp/conduit/load"
 )
 
@@ -215,23 +212,18 @@ func (a *app) configTarget(mix []load.Call) (*configTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	split := func(name string) (string, string, bool) { return cfg.Split(name, host.DefaultSeparator) }
-	var target string
+	var target *configTarget
 	for i, c := range mix {
-		server, tool, ok := serverTool(c.Tool, split)
-		if _, known := cfg.Servers[server]; !ok || !known {
-			return nil, usagef("%q: want SERVER/TOOL or SERVER__TOOL, with SERVER one of %s's servers: %s",
-				c.Tool, a.opts.config, strings.Join(slices.Sorted(maps.Keys(cfg.Servers)), ", "))
+		t, tool, err := a.configServer(cfg, "TOOL", c.Tool)
+		if err != nil {
+			return nil, err
 		}
-		if target != "" && server != target {
-			return nil, usagef("a load runs against one server: the tools name %q and %q", target, server)
+		if target != nil && t.name != target.name {
+			return nil, usagef("a load runs against one server: the tools name %q and %q", target.name, t.name)
 		}
-		target, mix[i].Tool = server, tool
+		target, mix[i].Tool = t, tool
 	}
-	if cfg.Servers[target].Conduit.Disabled {
-		return nil, usagef("server %q is disabled in %s", target, a.opts.config)
-	}
-	return &configTarget{cfg: cfg, name: target}, nil
+	return target, nil
 }
 
 // loadProgress returns the progress callback: a line on stderr per update,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/era"
@@ -233,7 +236,7 @@ func (a *app) clientOptions(handlers conduit.Handlers, audit *auditor, logger *s
 // carry their exit status.
 func (a *app) session(ctx context.Context, server []string, do func(context.Context, *conduit.Client) error) error {
 	o := &a.opts
-	su, err := a.setup(server, nil, true)
+	su, err := a.setup(server, a.target, true)
 	if err != nil {
 		return err
 	}
@@ -452,4 +455,49 @@ func eraOption(flag string) conduit.Era {
 		return conduit.EraModern
 	}
 	return ""
+}
+
+// configServer splits name, which names a server of cfg and a thing
+// (what: TOOL, PROMPT, URI) there as SERVER/NAME or SERVER__NAME, into the
+// server to connect to and the thing's own name. A name that names no
+// enabled server of the file is a usage error, found before anything
+// starts.
+func (a *app) configServer(cfg host.Config, what, name string) (*configTarget, string, error) {
+	split := func(name string) (string, string, bool) { return cfg.Split(name, host.DefaultSeparator) }
+	server, local, ok := serverTool(name, split)
+	if _, known := cfg.Servers[server]; !ok || !known {
+		return nil, "", usagef("%q: want SERVER/%s or SERVER__%s, with SERVER one of %s's servers: %s",
+			name, what, what, a.opts.config, strings.Join(slices.Sorted(maps.Keys(cfg.Servers)), ", "))
+	}
+	if cfg.Servers[server].Conduit.Disabled {
+		return nil, "", usagef("server %q is disabled in %s", server, a.opts.config)
+	}
+	return &configTarget{cfg: cfg, name: server}, local, nil
+}
+
+// oneServer completes a command whose first argument names a thing on
+// one server (call's TOOL, read's URI, prompt's NAME): with --config, that
+// argument names the server too (SERVER/NAME or SERVER__NAME), and only
+// that server is started; direct then runs as against --url or a command.
+func (a *app) oneServer(c *cobra.Command, what string, direct func(cmd *cobra.Command, args, server []string) error) *cobra.Command {
+	c = a.command(c, func(cmd *cobra.Command, args, server []string) error {
+		if a.opts.config == "" || len(args) == 0 {
+			return direct(cmd, args, server)
+		}
+		if err := a.configOnly(server); err != nil {
+			return err
+		}
+		cfg, err := a.readConfig(newLogger(a.stderr, a.opts.verbose, a.opts.json))
+		if err != nil {
+			return err
+		}
+		target, local, err := a.configServer(cfg, what, args[0])
+		if err != nil {
+			return err
+		}
+		a.target = target
+		return direct(cmd, append([]string{local}, args[1:]...), nil)
+	})
+	a.configFlag(c, fmt.Sprintf("use a server of the configuration `FILE` (mcpServers or VS Code servers), named in %s as SERVER/%s or SERVER__%s, in place of --url or -- COMMAND; only that server is started", what, what, what))
+	return c
 }
