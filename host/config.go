@@ -11,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+
+	"github.com/tailscale/hujson"
 
 	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/era"
@@ -203,6 +206,18 @@ func (p *parser) warn(key, format string, args ...any) {
 }
 
 func (p *parser) parse(data []byte) (Config, error) {
+	// VS Code's mcp.json may hold comments and trailing commas: they
+	// become spaces, which keeps every offset (and so the line and column
+	// of an error) as in the file. A file that is not even that is left
+	// as it is, for encoding/json to say where it goes wrong.
+	if ast, err := hujson.Parse(data); err == nil {
+		if name, at, dup := duplicateKey(ast); dup {
+			line, col := position(data, int64(at)+1)
+			return Config{}, &ConfigError{File: p.file, Msg: fmt.Sprintf("line %d, column %d: key %s given twice", line, col, name)}
+		}
+		ast.Standardize()
+		data = ast.Pack()
+	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		var syntax *json.SyntaxError
@@ -243,6 +258,9 @@ func (p *parser) parse(data []byte) (Config, error) {
 		if name == "" {
 			return Config{}, p.fail("", "a server needs a name")
 		}
+		if strings.Contains(name, "/") || strings.Contains(name, DefaultSeparator) || strings.ContainsFunc(name, unicode.IsSpace) {
+			return Config{}, p.fail("", `a server's name cannot hold "/", %q or spaces: its tools could not be named SERVER/TOOL or SERVER%sTOOL`, DefaultSeparator, DefaultSeparator)
+		}
 		s, err := p.parseServer(entries[name])
 		if err != nil {
 			return Config{}, err
@@ -251,6 +269,34 @@ func (p *parser) parse(data []byte) (Config, error) {
 	}
 	p.server = ""
 	return cfg, nil
+}
+
+// duplicateKey finds the first object member, at any depth, whose name an
+// earlier member of the same object already gave (encoding/json would keep
+// the last in silence): its name as written and its offset.
+func duplicateKey(v hujson.Value) (name string, offset int, ok bool) {
+	switch c := v.Value.(type) {
+	case *hujson.Object:
+		seen := make(map[string]bool, len(c.Members))
+		for _, m := range c.Members {
+			lit, _ := m.Name.Value.(hujson.Literal)
+			key := lit.String()
+			if seen[key] {
+				return string(lit), m.Name.StartOffset, true
+			}
+			seen[key] = true
+			if name, offset, ok = duplicateKey(m.Value); ok {
+				return name, offset, ok
+			}
+		}
+	case *hujson.Array:
+		for _, e := range c.Elements {
+			if name, offset, ok = duplicateKey(e); ok {
+				return name, offset, ok
+			}
+		}
+	}
+	return "", 0, false
 }
 
 // position turns the offset of a *json.SyntaxError (just past the byte at
@@ -370,12 +416,20 @@ func (p *parser) boolean(key string, raw json.RawMessage) (bool, error) {
 	return b, nil
 }
 
-// variable matches ${NAME} and ${env:NAME}.
-var variable = regexp.MustCompile(`\$\{(env:)?([A-Za-z_][A-Za-z0-9_]*)\}`)
+// variable matches ${NAME} and ${env:NAME}; input VS Code's ${input:ID}.
+var (
+	variable = regexp.MustCompile(`\$\{(env:)?([A-Za-z_][A-Za-z0-9_]*)\}`)
+	input    = regexp.MustCompile(`\$\{input:[^}]*\}`)
+)
 
 // expand substitutes ${VAR} and ${env:VAR} in s. An unset variable becomes
-// "" with a warning: the server may not need it.
+// "" with a warning: the server may not need it. VS Code's ${input:ID},
+// which asks the user, is not supported: it stays as written, with a
+// warning.
 func (p *parser) expand(key, s string) string {
+	for _, m := range input.FindAllString(s, -1) {
+		p.warn(key, "%s is not supported (VS Code asks the user for it); the server gets it as written", m)
+	}
 	return variable.ReplaceAllStringFunc(s, func(m string) string {
 		name := variable.FindStringSubmatch(m)[2]
 		v, ok := p.lookup(name)
@@ -389,7 +443,7 @@ func (p *parser) expand(key, s string) string {
 // serverKeys are the keys of a server entry this parser reads; the value
 // says for which transport ("" for both).
 var serverKeys = map[string]string{
-	"type": "", "conduit": "",
+	"type": "", "conduit": "", "disabled": "",
 	"command": "stdio", "args": "stdio", "env": "stdio", "cwd": "stdio",
 	"url": "http", "headers": "http",
 }
@@ -463,6 +517,10 @@ func (p *parser) parseServer(raw json.RawMessage) (Server, error) {
 			s.Headers, err = p.stringMap(k, v)
 		case "conduit":
 			s.Conduit, err = p.parseSettings(v)
+		case "disabled": // Cline's; after "conduit", whose own it joins
+			var off bool
+			off, err = p.boolean(k, v)
+			s.Conduit.Disabled = s.Conduit.Disabled || off
 		}
 		if err != nil {
 			return Server{}, err

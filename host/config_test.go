@@ -58,6 +58,23 @@ func TestParseFormats(t *testing.T) {
 			Restart: RestartPolicy{InitialBackoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second, Intensity: 3, Period: 10 * time.Second, ResetAfter: 20 * time.Second},
 		}}}},
 	}, {
+		name: "VS Code's mcp.json: comments, trailing commas, ${input:…}; Cline's disabled",
+		json: `{
+			// my servers
+			"servers": {
+				"fs": {"type": "stdio", "command": "server-fs", "args": ["${input:dir}"],}, /* trailing comma above */
+				"old": {"command": "s", "disabled": true, "autoApprove": []},
+			},
+		}`,
+		want: Config{Servers: map[string]Server{
+			"fs":  {Command: "server-fs", Args: []string{"${input:dir}"}},
+			"old": {Command: "s", Conduit: Settings{Disabled: true}},
+		}},
+		warnings: []string{
+			`c.json: server "fs": key "args[0]": ${input:dir} is not supported (VS Code asks the user for it); the server gets it as written`,
+			`c.json: server "old": key "autoApprove": unknown key, ignored`,
+		},
+	}, {
 		name: "no keep-alive, never revived; revived after 10m",
 		json: `{"mcpServers": {"a": {"url": "http://h/mcp", "conduit": {"ping": {"interval": "off"}, "restart": {"revive": "never"}}},
 			"b": {"command": "s", "conduit": {"restart": {"revive": "10m"}}}}}`,
@@ -73,6 +90,7 @@ func TestParseFormats(t *testing.T) {
 		warnings: []string{
 			`c.json: key "globalShortcut": unknown key, ignored`,
 			`c.json: server "a": key "args[0]": ${NOPE} is not set; replaced by an empty string`,
+			`c.json: server "a": key "args[1]": ${input:x} is not supported (VS Code asks the user for it); the server gets it as written`,
 			`c.json: server "a": key "conduit.colour": unknown key, ignored`,
 			`c.json: server "a": key "conduit.restart.backoff.min": unknown key, ignored`,
 			`c.json: server "a": key "conduit.restart.tries": unknown key, ignored`,
@@ -121,6 +139,12 @@ func TestParseErrors(t *testing.T) {
 		{`{"mcpServers": {"a": {"command": "s", "conduit": {"maxServerRequests": 0}}}}`, `c.json: server "a": key "conduit.maxServerRequests": want a positive integer, got 0`},
 		{`{"mcpServers": {"a": {"command": "s", "conduit": {"disabled": "yes"}}}}`, `c.json: server "a": key "conduit.disabled": want true or false, got a string`},
 		{`{"mcpServers": {"a": {"command": "s", "conduit": {"restart": {"intensity": 1.5}}}}}`, `c.json: server "a": key "conduit.restart.intensity": want a positive integer, got 1.5`},
+		{"{\"mcpServers\": {\"a\": {\"command\": \"s\"},\n \"a\": {\"command\": \"t\"}}}", `c.json: line 2, column 2: key "a" given twice`},
+		{`{"mcpServers": {"a": {"command": "s", "command": "t"}}}`, `c.json: line 1, column 39: key "command" given twice`},
+		{`{"mcpServers": {"x/y": {"command": "s"}}}`, `c.json: server "x/y": a server's name cannot hold "/", "__" or spaces: its tools could not be named SERVER/TOOL or SERVER__TOOL`},
+		{`{"mcpServers": {"a__b": {"command": "s"}}}`, `c.json: server "a__b": a server's name cannot hold "/", "__" or spaces: its tools could not be named SERVER/TOOL or SERVER__TOOL`},
+		{`{"mcpServers": {"my server": {"command": "s"}}}`, `c.json: server "my server": a server's name cannot hold "/", "__" or spaces: its tools could not be named SERVER/TOOL or SERVER__TOOL`},
+		{`{"mcpServers": {"a": {"command": "s", "disabled": "yes"}}}`, `c.json: server "a": key "disabled": want true or false, got a string`},
 		{`{"mcpServers": {"a": {"command": "s", "conduit": {"restart": {"revive": "soon"}}}}}`, `c.json: server "a": key "conduit.restart.revive": want a positive duration such as "500ms" or "30s", or "never"`},
 		{`{"mcpServers": {"a": {"command": "s", "conduit": {"ping": {"interval": 5}}}}}`, `c.json: server "a": key "conduit.ping.interval": want a positive duration such as "500ms" or "30s", or "off"`},
 		{`{"mcpServers": {"a": {"command": "s", "conduit": {"restart": {"backoff": {"max": "soon"}}}}}}`, `c.json: server "a": key "conduit.restart.backoff.max": want a positive duration such as "500ms" or "30s", got "soon"`},
