@@ -295,6 +295,9 @@ func reaskMessage(s fieldSpec, fe *messages.FieldError) string {
 func urlWarnings(r *conduit.ElicitationRequest) []string {
 	host := sanitize.Text(r.Host, 200)
 	var w []string
+	if r.HostMapped {
+		w = append(w, fmt.Sprintf("⚠ The URL shows the host %s but leads to %s: a browser reads some of its characters as others (a dot, a letter).", sanitize.Text(r.WrittenHost, 200), host))
+	}
 	if r.IDN {
 		w = append(w, fmt.Sprintf("⚠ The host %s is punycode (an internationalised name): it may imitate another site with lookalike letters.", host))
 	}

@@ -198,6 +198,26 @@ func TestInteractiveURLScreen(t *testing.T) {
 	}
 }
 
+// A URL whose host shows otherwise than where it leads: the screen shows
+// the host it leads to, the host as written, and says so. The whole URL
+// is shown, however long (the guards bound it).
+func TestInteractiveURLScreenMappedHost(t *testing.T) {
+	r := &conduit.ElicitationRequest{Mode: messages.ModeURL, URL: "https://example.com。evil.com/" + strings.Repeat("a", 3000),
+		Host: "example.com.evil.com", WrittenHost: "example.com。evil.com", HostMapped: true, OriginMismatch: true}
+	r.Params.Message = "Sign in"
+	screen := urlScreen("srv", r, func(s string) string { return "[" + s + "]" })
+	want := "\n  ┌ The server \"srv\" asks you to open a URL\n" +
+		"  │ Sign in\n" +
+		"  │ url:  https://[example.com。evil.com]/" + strings.Repeat("a", 3000) + "\n" +
+		"  │ host: [example.com.evil.com] (written example.com。evil.com)\n" +
+		"  │ ⚠ The URL shows the host example.com。evil.com but leads to example.com.evil.com: a browser reads some of its characters as others (a dot, a letter).\n" +
+		"  │ ⚠ The host example.com.evil.com is not the server's own origin: this link takes you somewhere else.\n" +
+		"  └ Conduit never fetches this URL; it is opened only if you choose so.\n"
+	if screen != want {
+		t.Errorf("screen:\n%s\nwant:\n%s", screen, want)
+	}
+}
+
 func TestInteractiveSamplingChanges(t *testing.T) {
 	r := &conduit.SamplingRequest{Raw: json.RawMessage(`{"messages":[],"maxTokens":100000,"includeContext":"thisServer"}`)}
 	r.Params.MaxTokens, r.Params.IncludeContext = 4096, "none"
