@@ -391,9 +391,10 @@ func (h *Host) ready(ctx context.Context, server, method string) (*entry, *condu
 		e := h.servers[server]
 		if e == nil {
 			h.mu.Unlock()
-			return nil, nil, &conduit.Error{Kind: conduit.KindClosed, Method: method, Message: fmt.Sprintf("no server %q", server), Err: ErrUnknownServer}
+			return nil, nil, &conduit.Error{Kind: conduit.KindUsage, Method: method, Message: fmt.Sprintf("no server %q", server), Err: ErrUnknownServer}
 		}
 		st, c, changed := e.status, e.client, e.changed
+		disabled := e.cfg.Conduit.Disabled && !h.closed
 		h.mu.Unlock()
 		switch st.State {
 		case StateReady:
@@ -401,6 +402,11 @@ func (h *Host) ready(ctx context.Context, server, method string) (*entry, *condu
 		case StateParked:
 			return nil, nil, &conduit.Error{Kind: conduit.KindTransport, Method: method, Message: fmt.Sprintf("server %q is %s", server, describe(st)), Err: &stateError{ErrParked, st.Err}}
 		case StateStopped:
+			if disabled { // the caller's mistake: nothing was ever started
+				return nil, nil, &conduit.Error{Kind: conduit.KindUsage, Method: method, Message: fmt.Sprintf("server %q is disabled in the configuration", server), Err: ErrStopped}
+			}
+			// Removed from the configuration, or the host closed: its
+			// client was closed.
 			return nil, nil, &conduit.Error{Kind: conduit.KindClosed, Method: method, Message: fmt.Sprintf("server %q is stopped", server), Err: ErrStopped}
 		}
 		if ctx.Value(noWaitKey{}) != nil {

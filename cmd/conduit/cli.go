@@ -67,8 +67,8 @@ func (a *app) run(ctx context.Context, args []string) int {
 
 const exitStatusHelp = `Exit status: 0 success; 1 the call failed (JSON-RPC error, timeout, input
 handler error, tool result with isError, interrupted); 2 usage error (bad flags or
-arguments, unreadable or invalid answers file); 3 could not connect (the server
-could not be started, or the handshake failed).`
+arguments, unreadable or invalid answers file, a server --config does not run);
+3 could not connect (the server could not be started, or the handshake failed).`
 
 const answersHelp = `Answering the server's input requests:
   At a terminal (stdin is one) and without --answers, you answer each request
