@@ -68,25 +68,6 @@ func TestCallersMistakesAreUsage(t *testing.T) {
 	}
 }
 
-// Params that are not an object: usage too where Conduit must read them
-// (a modern request carries its _meta in them).
-func TestModernParamsNotAnObjectAreUsage(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		c, srv := connectModernFake(t, conduit.Options{})
-		err := c.Call(context.Background(), "x/y", []int{1, 2}, nil)
-		var ce *conduit.Error
-		require.ErrorAs(t, err, &ce)
-		assert.Equal(t, conduit.KindUsage, ce.Kind)
-		assert.Equal(t, "x/y", ce.Method)
-		synctest.Wait()
-		select {
-		case f := <-srv.in:
-			t.Fatalf("sent: %s", f.raw)
-		default:
-		}
-	})
-}
-
 // A panic in one of the connection's own child actors (here the mailbox,
 // whose logger panics as it drops a malformed log entry) is Conduit's
 // fault: the calls in flight and the client end with KindInternal, not
