@@ -69,6 +69,12 @@ func fieldSpecs(form []messages.FormField) []fieldSpec {
 			s.DefaultText = numberText(v)
 		case string:
 			s.DefaultText = v
+			if f.Kind == messages.FieldString {
+				// Shown in the input, and sent as shown: never raw. (A
+				// select's default is one of its options' values, which
+				// are not shown.)
+				s.DefaultText = sanitize.Text(v, 0)
+			}
 		}
 		specs = append(specs, s)
 	}

@@ -198,6 +198,21 @@ func TestInteractiveURLScreen(t *testing.T) {
 	}
 }
 
+// A text field's default, shown in the input and sent as shown, is
+// sanitised; a select's default is an option's value, kept.
+func TestInteractiveFieldDefaultsAreNotRaw(t *testing.T) {
+	specs := fieldSpecs([]messages.FormField{
+		{Name: "name", Kind: messages.FieldString, Default: "Ada\x1b]52;c;cHduZWQ=\x07\u202e!"},
+		{Name: "pick", Kind: messages.FieldSelect, Default: "a\u202eb", Options: []messages.FieldOption{{Value: "a\u202eb"}}},
+	})
+	if specs[0].DefaultText != "Ada!" {
+		t.Errorf("text default %q", specs[0].DefaultText)
+	}
+	if specs[1].DefaultText != "a\u202eb" || specs[1].Options[0].Label != "ab" {
+		t.Errorf("select default %q, label %q", specs[1].DefaultText, specs[1].Options[0].Label)
+	}
+}
+
 // A URL whose host shows otherwise than where it leads: the screen shows
 // the host it leads to, the host as written, and says so. The whole URL
 // is shown, however long (the guards bound it).
