@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,7 +54,6 @@ func rawTextServer(r io.Reader, w io.Writer) int {
 	fmt.Fprintf(os.Stderr, "%s\n", evilText)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, 4<<20)
-	evil, _ := json.Marshal(evilText)
 	send := func(id json.RawMessage, field, body string) {
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,%q:%s}`+"\n", id, field, body)
 	}
@@ -76,30 +77,79 @@ func rawTextServer(r io.Reader, w io.Writer) int {
 		if json.Unmarshal(sc.Bytes(), &m) != nil || m.Method == "" || len(m.ID) == 0 {
 			continue
 		}
-		var p struct {
-			Name string `json:"name"`
-		}
-		_ = json.Unmarshal(m.Params, &p)
-		switch {
-		case m.Method == "initialize":
-			send(m.ID, "result", `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{},"prompts":{}},"serverInfo":{"name":"raw","version":"1"}}`)
-		case m.Method == "tools/call" && p.Name == "url":
+		if m.Method == "tools/call" && toolName(m) == "url" {
 			got := ask("e1", mappedURL) + "\n" + ask("e2", "https://example.com/"+strings.Repeat("a", 2<<20-len("https://example.com/")))
 			text, _ := json.Marshal(got)
 			send(m.ID, "result", fmt.Sprintf(`{"content":[{"type":"text","text":%s}]}`, text))
-		case m.Method == "tools/call" && p.Name == "fail":
-			send(m.ID, "error", fmt.Sprintf(`{"code":-32000,"message":%s}`, evil))
-		case m.Method == "tools/call":
-			send(m.ID, "result", fmt.Sprintf(`{"content":[{"type":"text","text":%s},{"type":"resource_link","uri":"file:///x","name":%s}],"structuredContent":{"s":%s}}`, evil, evil, evil))
-		case m.Method == "resources/read":
-			send(m.ID, "result", fmt.Sprintf(`{"contents":[{"uri":"file:///x","text":%s}]}`, evil))
-		case m.Method == "prompts/get":
-			send(m.ID, "result", fmt.Sprintf(`{"messages":[{"role":"user","content":{"type":"text","text":%s}}]}`, evil))
-		default:
-			send(m.ID, "result", `{}`)
+			continue
 		}
+		field, body := rawTextAnswer(m)
+		send(m.ID, field, body)
 	}
 	return 0
+}
+
+// toolName is the name of a tools/call.
+func toolName(m hostileMsg) string {
+	var p struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	return p.Name
+}
+
+// rawTextAnswer is rawTextServer's answer to the request m, but for
+// tools/call "url": the member ("result" or "error") and its JSON.
+func rawTextAnswer(m hostileMsg) (field, body string) {
+	evil, _ := json.Marshal(evilText)
+	switch {
+	case m.Method == "initialize":
+		return "result", `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{},"prompts":{}},"serverInfo":{"name":"raw","version":"1"}}`
+	case m.Method == "tools/call" && toolName(m) == "fail":
+		return "error", fmt.Sprintf(`{"code":-32000,"message":%s}`, evil)
+	case m.Method == "tools/call":
+		return "result", fmt.Sprintf(`{"content":[{"type":"text","text":%s},{"type":"resource_link","uri":"file:///x","name":%s}],"structuredContent":{"s":%s}}`, evil, evil, evil)
+	case m.Method == "resources/read":
+		return "result", fmt.Sprintf(`{"contents":[{"uri":"file:///x","text":%s}]}`, evil)
+	case m.Method == "prompts/get":
+		return "result", fmt.Sprintf(`{"messages":[{"role":"user","content":{"type":"text","text":%s}}]}`, evil)
+	}
+	return "result", `{}`
+}
+
+// rawTextHTTP is rawTextServer over Streamable HTTP (legacy, JSON
+// responses), but for tools/call "url". It returns the endpoint's URL.
+func rawTextHTTP(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		var m hostileMsg
+		if json.NewDecoder(r.Body).Decode(&m) != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		if len(m.ID) == 0 || m.Method == "" {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		field, body := rawTextAnswer(m)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,%q:%s}`, m.ID, field, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// rawTextServers are the flags that reach the raw-text server, by
+// transport: stdio (the command after --, last) and Streamable HTTP.
+func rawTextServers(t *testing.T) map[string][]string {
+	return map[string][]string{
+		"stdio": append([]string{"--era", "legacy", "--"}, rawTextServerCmd(t)...),
+		"http":  {"--era", "legacy", "--url", rawTextHTTP(t)},
+	}
 }
 
 // rawTextServerCmd is the server command, after --.
@@ -114,20 +164,22 @@ func rawTextServerCmd(t *testing.T) []string {
 // is one line of diagnostics); the result text is written as the server
 // wrote it (piped, it is data), its JSON pieces escaped.
 func TestServerTextPiped(t *testing.T) {
-	srv := rawTextServerCmd(t)
+	for name, srv := range rawTextServers(t) {
+		t.Run(name, func(t *testing.T) {
+			r := runCLI(t, append([]string{"call", "fail"}, srv...)...)
+			assert.Equal(t, exitFailed, r.code, r.String())
+			assert.Equal(t, "conduit: tools/call: rpc: jsonrpc error -32000: "+evilOneLine+"\n", r.stderr)
 
-	r := runCLI(t, append([]string{"call", "fail", "--"}, srv...)...)
-	assert.Equal(t, exitFailed, r.code, r.String())
-	assert.Equal(t, "conduit: tools/call: rpc: jsonrpc error -32000: "+evilOneLine+"\n", r.stderr)
-
-	r = runCLI(t, append([]string{"call", "text", "--"}, srv...)...)
-	assert.Equal(t, exitOK, r.code, r.String())
-	assert.Equal(t, evilText+"\n"+
-		`{"type":"resource_link","uri":"file:///x","name":`+evilJSON+"}\n"+
-		`{"s":`+evilJSON+"}\n", r.stdout)
+			r = runCLI(t, append([]string{"call", "text"}, srv...)...)
+			assert.Equal(t, exitOK, r.code, r.String())
+			assert.Equal(t, evilText+"\n"+
+				`{"type":"resource_link","uri":"file:///x","name":`+evilJSON+"}\n"+
+				`{"s":`+evilJSON+"}\n", r.stdout)
+		})
+	}
 
 	// The server's stderr lines, with -v, are one sanitised line each.
-	r = runCLI(t, append([]string{"call", "-v", "text", "--"}, srv...)...)
+	r := runCLI(t, append([]string{"call", "-v", "text", "--"}, rawTextServerCmd(t)...)...)
 	assert.Equal(t, exitOK, r.code, r.String())
 	assert.Contains(t, r.stderr, "server: abcdelive forged\nserver: line2\n", r.String())
 	assert.NotContains(t, r.stderr, "\x1b", r.String())
@@ -137,13 +189,25 @@ func TestServerTextPiped(t *testing.T) {
 // characters encoding/json leaves raw: exact bytes for the result, the
 // resource, the prompt and the final error.
 func TestServerTextJSON(t *testing.T) {
-	srv := rawTextServerCmd(t)
+	for name, srv := range rawTextServers(t) {
+		t.Run(name, func(t *testing.T) { serverTextJSON(t, srv) })
+	}
 
-	r := runCLI(t, append([]string{"call", "--json", "fail", "--"}, srv...)...)
+	// The server's stderr line, as a JSON log record with -v.
+	r := runCLI(t, append([]string{"call", "--json", "-v", "text", "--"}, rawTextServerCmd(t)...)...)
+	assert.Equal(t, exitOK, r.code, r.String())
+	assert.Contains(t, r.stderr, `"msg":"a\u001b]52;c;cHduZWQ=\u0007b\u001b]0;pwned\u0007c\u001b[2Jd\u009b2Je\u202elive\u2028forged","stream":"stderr"}`, r.String())
+	for _, c := range []string{"\x1b", "\u009b", "\u202e", "\u2028"} {
+		assert.NotContains(t, r.stdout+r.stderr, c)
+	}
+}
+
+func serverTextJSON(t *testing.T, srv []string) {
+	r := runCLI(t, append([]string{"call", "--json", "fail"}, srv...)...)
 	assert.Equal(t, exitFailed, r.code, r.String())
 	assert.Equal(t, `{"error":"tools/call: rpc: jsonrpc error -32000: `+strings.Trim(evilJSON, `"`)+`","exit":1,"kind":"rpc","code":-32000}`+"\n", r.stderr)
 
-	r = runCLI(t, append([]string{"call", "--json", "text", "--"}, srv...)...)
+	r = runCLI(t, append([]string{"call", "--json", "text"}, srv...)...)
 	assert.Equal(t, exitOK, r.code, r.String())
 	assert.Equal(t, `{
   "content": [
@@ -163,17 +227,12 @@ func TestServerTextJSON(t *testing.T) {
 }
 `, r.stdout)
 
-	r = runCLI(t, append([]string{"read", "--json", "file:///x", "--"}, srv...)...)
+	r = runCLI(t, append([]string{"read", "--json", "file:///x"}, srv...)...)
 	assert.Equal(t, exitOK, r.code, r.String())
 	assert.Contains(t, r.stdout, `"text": `+evilJSON+"\n", r.String())
-	r = runCLI(t, append([]string{"prompt", "--json", "p", "--"}, srv...)...)
+	r = runCLI(t, append([]string{"prompt", "--json", "p"}, srv...)...)
 	assert.Equal(t, exitOK, r.code, r.String())
 	assert.Contains(t, r.stdout, `"text": `+evilJSON+"\n", r.String())
-
-	// The server's stderr line, as a JSON log record with -v.
-	r = runCLI(t, append([]string{"call", "--json", "-v", "text", "--"}, srv...)...)
-	assert.Equal(t, exitOK, r.code, r.String())
-	assert.Contains(t, r.stderr, `"msg":"a\u001b]52;c;cHduZWQ=\u0007b\u001b]0;pwned\u0007c\u001b[2Jd\u009b2Je\u202elive\u2028forged","stream":"stderr"}`, r.String())
 	for _, c := range []string{"\x1b", "\u009b", "\u202e", "\u2028"} {
 		assert.NotContains(t, r.stdout+r.stderr, c)
 	}
@@ -214,19 +273,21 @@ func TestServerTextAtATerminal(t *testing.T) {
 		assert.NotEqual(t, "pwned", strings.TrimSpace(tt.tmux("display-message", "-p", "-t", "cli", "#{pane_title}")), "OSC 0 set the title")
 	}
 
-	t.Run("result", func(t *testing.T) {
-		tt, screen := rawTmux(t, "call --era legacy text -- "+srv)
-		assert.Equal(t, evilLines+"\n"+
-			`{"type":"resource_link","uri":"file:///x","name":`+evilJSON+"}\n"+
-			`{"s":`+evilJSON+"}\n"+
-			"EXIT=0\n", strings.TrimRight(screen, "\n")+"\n")
-		check(t, tt)
-	})
-	t.Run("error", func(t *testing.T) {
-		tt, screen := rawTmux(t, "call --era legacy fail -- "+srv)
-		assert.Equal(t, "conduit: tools/call: rpc: jsonrpc error -32000: "+evilOneLine+"\nEXIT=1\n", strings.TrimRight(screen, "\n")+"\n")
-		check(t, tt)
-	})
+	for name, to := range map[string]string{"stdio": "-- " + srv, "http": "--url " + rawTextHTTP(t)} {
+		t.Run("result/"+name, func(t *testing.T) {
+			tt, screen := rawTmux(t, "call --era legacy text "+to)
+			assert.Equal(t, evilLines+"\n"+
+				`{"type":"resource_link","uri":"file:///x","name":`+evilJSON+"}\n"+
+				`{"s":`+evilJSON+"}\n"+
+				"EXIT=0\n", strings.TrimRight(screen, "\n")+"\n")
+			check(t, tt)
+		})
+		t.Run("error/"+name, func(t *testing.T) {
+			tt, screen := rawTmux(t, "call --era legacy fail "+to)
+			assert.Equal(t, "conduit: tools/call: rpc: jsonrpc error -32000: "+evilOneLine+"\nEXIT=1\n", strings.TrimRight(screen, "\n")+"\n")
+			check(t, tt)
+		})
+	}
 	t.Run("resource", func(t *testing.T) {
 		tt, screen := rawTmux(t, "read --era legacy file:///x -- "+srv)
 		assert.Equal(t, evilLines+"\nEXIT=0\n", strings.TrimRight(screen, "\n")+"\n")
