@@ -367,9 +367,11 @@ func NoWait(ctx context.Context) context.Context {
 }
 
 // CallTool calls tool on server. A server starting or restarting is waited
-// for within ctx (unless NoWait); a parked or stopped one fails at once. A
-// call in flight when its server dies fails at once with KindTransport,
-// saying how the server ended and when it restarts.
+// for within ctx (unless NoWait); a parked or stopped one fails at once. An
+// unknown or disabled server is KindUsage, one stopped by a removal or the
+// host's Close KindClosed. A call in flight when its server dies fails at
+// once with KindTransport, saying how the server ended and when it
+// restarts.
 func (h *Host) CallTool(ctx context.Context, server, tool string, args any, opts ...conduit.CallOption) (*conduit.CallToolResult, error) {
 	const method = "tools/call"
 	e, c, err := h.ready(ctx, server, method)
