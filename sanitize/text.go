@@ -11,7 +11,8 @@
 //
 // Conduit already sanitises server log entries before any callback sees
 // them. Import this package to clean other server text a host shows
-// (notification params, tool results, prompt text).
+// (notification params, tool results, prompt text): Text for one line,
+// Lines for text whose line breaks matter, JSON for JSON shown as text.
 package sanitize
 
 import "unicode/utf8"
