@@ -77,6 +77,12 @@ const (
 	KindRPC          = messages.KindRPC
 	KindInputHandler = messages.KindInputHandler
 	KindClosed       = messages.KindClosed
+	// KindTaskCancelled: the server cancelled the call's task.
+	KindTaskCancelled = messages.KindTaskCancelled
+	// KindUsage: the caller's own mistake, found before anything was sent.
+	KindUsage = messages.KindUsage
+	// KindInternal: Conduit's own fault, a bug.
+	KindInternal = messages.KindInternal
 )
 
 // Sentinel wire errors. errors.Is compares codes, so errors.Is(err,
@@ -701,13 +707,13 @@ func (c *Client) Ping(ctx context.Context, opts ...CallOption) error {
 // SetLogLevel asks the server for log entries at level and above.
 // In the modern era there is no logging/setLevel: the level is sent in the
 // _meta of every later request instead, and one that is not an RFC 5424
-// name (debug … emergency) is refused with KindProtocol. In the legacy era
+// name (debug … emergency) is refused with KindUsage. In the legacy era
 // it is sent again to a session the client renews.
 func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOption) error {
 	if c.Era() == EraModern && sanitize.Level(level) != level {
 		// Sent with every later request, an unknown level would have
 		// each of them refused (-32602); a legacy server refuses it once.
-		return &Error{Kind: KindProtocol, Method: messages.MethodSetLevel,
+		return &Error{Kind: KindUsage, Method: messages.MethodSetLevel,
 			Message: fmt.Sprintf("unknown log level %q: want one of debug, info, notice, warning, error, critical, alert, emergency", level)}
 	}
 	if c.Era() != EraModern {
@@ -798,7 +804,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 	if args != nil {
 		raw, err := json.Marshal(args)
 		if err != nil {
-			return nil, &Error{Kind: KindProtocol, Method: messages.MethodCallTool, Message: "arguments could not be encoded", Err: err}
+			return nil, &Error{Kind: KindUsage, Method: messages.MethodCallTool, Message: "arguments could not be encoded", Err: err}
 		}
 		p.Arguments = raw
 	}

@@ -26,15 +26,15 @@ const DefaultDiscoverTimeout = 3 * time.Second
 func (c *Client) negotiate(ctx context.Context, s *session) error {
 	pinned := c.opts.Era
 	if pinned != "" && pinned != EraLegacy && pinned != EraModern {
-		return &Error{Kind: KindProtocol, Message: fmt.Sprintf("unknown era %q: want \"\", %q or %q", pinned, EraLegacy, EraModern)}
+		return &Error{Kind: KindUsage, Message: fmt.Sprintf("unknown era %q: want \"\", %q or %q", pinned, EraLegacy, EraModern)}
 	}
 	if e, ok := era.Of(c.opts.ProtocolVersion); ok {
 		if pinned != "" && pinned != e {
-			return &Error{Kind: KindProtocol, Message: fmt.Sprintf("protocol version %s is not of the %s era", c.opts.ProtocolVersion, pinned)}
+			return &Error{Kind: KindUsage, Message: fmt.Sprintf("protocol version %s is not of the %s era", c.opts.ProtocolVersion, pinned)}
 		}
 		pinned = e
 	} else if c.opts.ProtocolVersion != "" {
-		return &Error{Kind: KindProtocol, Message: fmt.Sprintf("Conduit does not speak protocol version %q", c.opts.ProtocolVersion)}
+		return &Error{Kind: KindUsage, Message: fmt.Sprintf("Conduit does not speak protocol version %q", c.opts.ProtocolVersion)}
 	}
 	if pinned == EraLegacy {
 		return notAnEndpoint(c.initialize(ctx, s))
@@ -85,7 +85,8 @@ func (c *Client) discover(ctx context.Context, s *session, version string) (era.
 	}
 	meta, err := c.meta(version, nil)
 	if err != nil {
-		return era.Probe{}, &Error{Kind: KindProtocol, Method: messages.MethodDiscover, Message: "params could not be encoded", Err: err}
+		// Conduit's own capabilities and info, with no progress token.
+		return era.Probe{}, &Error{Kind: KindInternal, Method: messages.MethodDiscover, Message: "params could not be encoded", Err: err}
 	}
 	params := era.Params{}.With(nil, meta)
 	raw, err := s.rt.Call(ctx, messages.MethodDiscover, params, actors.CallOptions{Timeout: timeout, MaxTotalTimeout: timeout})
@@ -186,7 +187,7 @@ func (c *Client) callOn(ctx context.Context, s *session, method string, raw json
 	if s.rt.Era() != EraModern {
 		if o.progressToken != nil {
 			if raw, err = withProgressToken(raw, nil, o.progressToken); err != nil {
-				return nil, &Error{Kind: KindProtocol, Method: method, Err: err}
+				return nil, &Error{Kind: KindUsage, Method: method, Err: err}
 			}
 		}
 		return s.rt.Call(ctx, method, raw, opts)
@@ -222,11 +223,14 @@ func encodeParams(method string, params any) (json.RawMessage, error) {
 		return nil, nil
 	}
 	if raw, ok := params.(json.RawMessage); ok {
+		if !json.Valid(raw) {
+			return nil, &Error{Kind: KindUsage, Method: method, Message: "params are not valid JSON"}
+		}
 		return raw, nil
 	}
 	raw, err := json.Marshal(params)
 	if err != nil {
-		return nil, &Error{Kind: KindProtocol, Method: method, Message: "params could not be encoded", Err: err}
+		return nil, &Error{Kind: KindUsage, Method: method, Message: "params could not be encoded", Err: err}
 	}
 	return raw, nil
 }

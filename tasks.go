@@ -196,7 +196,7 @@ func (c *Client) createTask(ctx context.Context, s *session, p messages.CallTool
 		task.Value = json.RawMessage(`{"ttl":` + strconv.FormatInt(ms, 10) + `}`)
 	}
 	if raw, err = withProgressToken(raw, []era.Member{task}, o.progressToken); err != nil {
-		return nil, nil, nil, &Error{Kind: KindProtocol, Method: method, Err: err}
+		return nil, nil, nil, &Error{Kind: KindUsage, Method: method, Err: err}
 	}
 	l, err := s.rt.StartLogical(method, actors.CallOptions{Timeout: o.timeout, MaxTotalTimeout: o.maxTotal, Assigns: o.assigns})
 	if err != nil {
@@ -301,7 +301,8 @@ func fastToolResult(raw []byte) (CallToolResult, bool) {
 // AwaitTask waits for a task a tools/call created (CallToolResult.Task) to
 // end, in either era, and returns the tool's result: completed returns it
 // (a result with isError included), failed the task's JSON-RPC error
-// (KindRPC) or its isError result, cancelled a KindCancelled error.
+// (KindRPC) or its isError result, cancelled by the server a
+// KindTaskCancelled error. Without Options.Tasks it fails with KindUsage.
 //
 // It polls tasks/get at the server's poll interval (DefaultPollInterval
 // when none); a 2025-11-25 notifications/tasks/status polls at once. The
@@ -318,7 +319,7 @@ func fastToolResult(raw []byte) (CallToolResult, bool) {
 // given), tasks/cancel is sent.
 func (c *Client) AwaitTask(ctx context.Context, t *Task, opts ...CallOption) (*CallToolResult, error) {
 	if !c.opts.Tasks {
-		return nil, &Error{Kind: KindProtocol, Method: messages.MethodGetTask, Message: "tasks need Options.Tasks"}
+		return nil, &Error{Kind: KindUsage, Method: messages.MethodGetTask, Message: "tasks need Options.Tasks"}
 	}
 	return c.awaitNew(ctx, c.sess(), t, c.callOptions(opts))
 }
@@ -381,7 +382,7 @@ func (c *Client) await(ctx context.Context, s *session, l *actors.Logical, t *Ta
 		last = d.Task
 		switch d.Status {
 		case messages.TaskCancelled:
-			return nil, &Error{Kind: KindCancelled, Method: messages.MethodCallTool, Message: "task cancelled by the server"}
+			return nil, &Error{Kind: KindTaskCancelled, Method: messages.MethodCallTool, Message: "task cancelled by the server"}
 		case messages.TaskCompleted, messages.TaskFailed:
 			if legacy {
 				return c.legacyTaskResult(ctx, s, l, t.TaskID, false)
@@ -524,7 +525,8 @@ func (c *Client) taskRound(ctx context.Context, s *session, l *actors.Logical, m
 			raw, err = era.WithMeta(raw, nil, meta)
 		}
 		if err != nil {
-			return &Error{Kind: KindProtocol, Method: method, Err: err}
+			// Conduit's own params, capabilities and info.
+			return &Error{Kind: KindInternal, Method: method, Err: err}
 		}
 	}
 	res, err := l.Round(ctx, method, raw)

@@ -140,7 +140,7 @@ func (c *connection) Receive(ctx actor.Context) {
 		c.shutdown(ctx, &messages.Error{Kind: messages.KindTransport, Message: "write to the server failed", Err: m.err})
 	case *actorFailed:
 		if !c.closed {
-			c.shutdown(ctx, &messages.Error{Kind: messages.KindProtocol, Message: fmt.Sprintf("internal actor failed: %v", m.reason)})
+			c.shutdown(ctx, &messages.Error{Kind: messages.KindInternal, Message: fmt.Sprintf("internal actor failed: %v", m.reason)})
 			// Logged once, after: a logger that panics again ends nothing more.
 			c.shared.logger.Error("conduit actor failed", "actor", "connection", "reason", fmt.Sprint(m.reason))
 		}
@@ -201,7 +201,7 @@ func (c *connection) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, c
 	}
 	c.shared.logger.Error("conduit actor failed", "actor", child.String(), "reason", fmt.Sprint(reason))
 	sup.StopChildren(child)
-	c.life.stop(&messages.Error{Kind: messages.KindProtocol, Message: fmt.Sprintf("internal actor failed: %v", reason)})
+	c.life.stop(&messages.Error{Kind: messages.KindInternal, Message: fmt.Sprintf("internal actor failed: %v", reason)})
 }
 
 // expired fails a call whose deadline passed: the call itself, or the

@@ -320,6 +320,7 @@ func auditView(req any) any {
 		v := map[string]any{"mode": r.Mode, "params": r.Params}
 		if r.Mode == messages.ModeURL {
 			v["url"], v["host"], v["idn"], v["origin_mismatch"] = r.URL, r.Host, r.IDN, r.OriginMismatch
+			v["host_mapped"] = r.HostMapped
 		}
 		if len(r.Fields) > 0 {
 			v["fields"] = r.Fields

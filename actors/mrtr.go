@@ -61,7 +61,7 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 	}
 	own, err := era.ParseParams(m.Params) // read once, written again each round
 	if err != nil {
-		return nil, protocolErr("%v", err)
+		return nil, &messages.Error{Kind: messages.KindUsage, Method: m.Method, Err: err} // the caller's params
 	}
 	var responses map[string]any
 	var state json.RawMessage
@@ -83,7 +83,7 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 		}
 		meta, err := m.Meta()
 		if err != nil {
-			return nil, protocolErr("%v", err)
+			return nil, &messages.Error{Kind: messages.KindUsage, Method: m.Method, Err: err} // the caller's progress token
 		}
 		params := own.With(extra, meta)
 		raw, err := rt.round(ctx, logical, m.Method, params, expired)

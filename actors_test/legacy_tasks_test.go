@@ -319,6 +319,7 @@ func TestLegacyTaskEnds(t *testing.T) {
 		text   string // of a result, "" for an error
 		method string // the error's method
 		cancel bool   // tasks/cancel sent
+		msg    string // the error's text, when checked
 	}
 	rpcErr := func(code int, msg string) map[string]any {
 		return map[string]any{"code": code, "message": msg}
@@ -335,7 +336,7 @@ func TestLegacyTaskEnds(t *testing.T) {
 		"failed with an isError result": {status: "failed", result: map[string]any{"content": []any{map[string]any{"type": "text", "text": "no sources"}}, "isError": true},
 			want: want{text: "no sources"}},
 		"cancelled by the server": {status: "cancelled",
-			want: want{kind: conduit.KindCancelled, method: "tools/call"}},
+			want: want{kind: conduit.KindTaskCancelled, method: "tools/call", msg: "conduit: tools/call: task_cancelled: task cancelled by the server"}},
 		"expired (ttl): tasks/get -32602": {get: rpcErr(-32602, "Failed to retrieve task: Task has expired"),
 			want: want{kind: conduit.KindRPC, code: -32602, method: "tasks/get"}},
 		"tasks/result fails for a live task": {status: "input_required", err: rpcErr(-32603, "queue broken"),
@@ -379,6 +380,9 @@ func TestLegacyTaskEnds(t *testing.T) {
 					require.ErrorAs(t, r.err, &ce)
 					assert.Equal(t, tc.want.kind, ce.Kind)
 					assert.Equal(t, tc.want.method, ce.Method)
+					if tc.want.msg != "" {
+						assert.Equal(t, tc.want.msg, r.err.Error())
+					}
 					if tc.want.code != 0 {
 						assert.Equal(t, tc.want.code, ce.RPC.Code)
 					}

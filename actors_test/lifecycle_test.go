@@ -467,9 +467,10 @@ func TestConnectionActorPanicEndsTheConnection(t *testing.T) {
 		r := <-d
 		var ce *conduit.Error
 		require.ErrorAs(t, r.err, &ce)
-		assert.Equal(t, conduit.KindProtocol, ce.Kind)
+		assert.Equal(t, conduit.KindInternal, ce.Kind, "Conduit's fault, not the server's")
+		assert.Equal(t, "conduit: tools/call: internal: internal actor failed: logger bug", r.err.Error())
 		<-c.Done()
-		assert.Contains(t, c.Err().Error(), "internal actor failed: logger bug")
+		assert.Equal(t, "conduit: internal: internal actor failed: logger bug", c.Err().Error())
 		require.NoError(t, c.Close())
 	})
 }

@@ -636,8 +636,10 @@ func TestTasksFailedCancelledAndCallerGivingUp(t *testing.T) {
 		srv.reply(m["id"], map[string]any{"resultType": "task", "taskId": "t-3", "status": "working"})
 		m = srv.next()
 		srv.reply(m["id"], map[string]any{"taskId": "t-3", "status": "cancelled"})
-		require.ErrorAs(t, (<-d).err, &ce)
-		assert.Equal(t, conduit.KindCancelled, ce.Kind)
+		err := (<-d).err
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, conduit.KindTaskCancelled, ce.Kind, "the server cancelled it, not the caller")
+		assert.Equal(t, "conduit: tools/call: task_cancelled: task cancelled by the server", err.Error())
 
 		// Without WithAwaitTask the task comes back to the caller.
 		d = callAsync(c, "c")
@@ -904,8 +906,9 @@ func TestUnknownEraOrVersionFailsConnectBeforeAnyRequest(t *testing.T) {
 		opts conduit.Options
 		want string
 	}{
-		{conduit.Options{Era: "Legacy"}, `conduit: protocol: unknown era "Legacy": want "", "legacy" or "modern"`},
-		{conduit.Options{ProtocolVersion: "2025-03-26"}, `conduit: protocol: Conduit does not speak protocol version "2025-03-26"`},
+		{conduit.Options{Era: "Legacy"}, `conduit: usage: unknown era "Legacy": want "", "legacy" or "modern"`},
+		{conduit.Options{ProtocolVersion: "2025-03-26"}, `conduit: usage: Conduit does not speak protocol version "2025-03-26"`},
+		{conduit.Options{Era: "legacy", ProtocolVersion: "2026-07-28"}, `conduit: usage: protocol version 2026-07-28 is not of the legacy era`},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -914,7 +917,7 @@ func TestUnknownEraOrVersionFailsConnectBeforeAnyRequest(t *testing.T) {
 				require.Nil(t, <-cc)
 				var ce *conduit.Error
 				require.ErrorAs(t, err, &ce)
-				assert.Equal(t, conduit.KindProtocol, ce.Kind)
+				assert.Equal(t, conduit.KindUsage, ce.Kind, "the caller's options")
 				assert.Equal(t, tc.want, err.Error())
 				_ = serverSide.Close()
 				for f := range srv.in {
@@ -954,8 +957,8 @@ func TestModernUnknownLogLevelIsRefusedNotStored(t *testing.T) {
 		err := c.SetLogLevel(context.Background(), "verbose")
 		var ce *conduit.Error
 		require.ErrorAs(t, err, &ce)
-		assert.Equal(t, conduit.KindProtocol, ce.Kind)
-		assert.Equal(t, `conduit: logging/setLevel: protocol: unknown log level "verbose": want one of debug, info, notice, warning, error, critical, alert, emergency`, err.Error())
+		assert.Equal(t, conduit.KindUsage, ce.Kind, "the caller's level")
+		assert.Equal(t, `conduit: logging/setLevel: usage: unknown log level "verbose": want one of debug, info, notice, warning, error, critical, alert, emergency`, err.Error())
 		d := callAsync(c, "x")
 		call := srv.next()
 		assert.Equal(t, "notice", meta(t, call)["io.modelcontextprotocol/logLevel"], "the level set before is kept")

@@ -72,7 +72,8 @@ func TestModernCallParamsWithNullMeta(t *testing.T) {
 }
 
 // TestModernCallParamsErrors: params that are not an object, or whose
-// _meta is not, fail before anything is sent, in json.Unmarshal's words.
+// _meta is not, fail before anything is sent, in json.Unmarshal's words:
+// the caller's mistake (KindUsage).
 func TestModernCallParamsErrors(t *testing.T) {
 	for _, tc := range []struct{ params, want string }{
 		{`[1]`, "params must be a JSON object: json: cannot unmarshal array into Go value of type map[string]json.RawMessage"},
@@ -84,8 +85,8 @@ func TestModernCallParamsErrors(t *testing.T) {
 				err := c.Call(context.Background(), "tools/call", json.RawMessage(tc.params), nil)
 				var ce *conduit.Error
 				require.ErrorAs(t, err, &ce)
-				assert.Equal(t, conduit.KindProtocol, ce.Kind)
-				assert.Equal(t, "conduit: tools/call: protocol: "+tc.want, ce.Error())
+				assert.Equal(t, conduit.KindUsage, ce.Kind)
+				assert.Equal(t, "conduit: tools/call: usage: "+tc.want, ce.Error())
 			})
 		})
 	}

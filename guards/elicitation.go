@@ -43,7 +43,7 @@ func (p *Pipeline) beforeElicitation(in *Input) (any, *Refusal) {
 		if err != nil {
 			return nil, invalidParams("%v", err)
 		}
-		req.URL, req.Host, req.IDN = info.URL, info.Host, info.IDN
+		req.URL, req.Host, req.IDN, req.WrittenHost, req.HostMapped = info.URL, info.Host, info.IDN, info.WrittenHost, info.HostMapped
 		o := in.Origin
 		if o == "" {
 			o = p.cfg.Elicitation.Origin

@@ -29,7 +29,21 @@ type URLInfo struct {
 	// IDN is true when any label of Host is a punycode (xn--) label, either
 	// as sent or after IDNA conversion of a non-ASCII name.
 	IDN bool
+	// WrittenHost is the host as the URL writes it (without brackets and
+	// port). HostMapped is true when it is not the host the URL leads to,
+	// letter case and the Unicode form of an IDN aside: IDNA mapped some
+	// of its characters (U+3002 IDEOGRAPHIC FULL STOP and the other dots
+	// to ".", full-width letters to ASCII) or it is percent-encoded, so
+	// "https://example.com。evil.com/" reads as example.com but leads to
+	// example.com.evil.com. Show Host, and warn.
+	WrittenHost string
+	HostMapped  bool
 }
+
+// MaxURLBytes is the longest URL-mode elicitation URL CheckURL accepts:
+// a URL a person is asked to read and consent to at a consent screen. A
+// longer one is refused (-32602 from the guards).
+const MaxURLBytes = 8 << 10
 
 // hostProfile is the IDNA profile for URL hosts: UTS 46 lookup mapping
 // (case folding, width mapping), STD3 ASCII rules, hyphen, joiner and Bidi
@@ -48,12 +62,15 @@ var hostProfile = idna.New(
 // because a browser and this parser could read them differently or a user
 // could be misled by them: any whitespace, control, format (bidi) or
 // separator character anywhere in the URL, invalid UTF-8, backslashes, IPv6
-// zones, ports outside 1..65535, hosts IDNA rejects, and numeric hosts that
+// zones, ports outside 1..65535, hosts IDNA rejects, numeric hosts that
 // are not canonical dotted IPv4 (a browser reads "https://2130706433/" as
-// 127.0.0.1).
+// 127.0.0.1), and URLs longer than MaxURLBytes.
 func CheckURL(raw string) (URLInfo, error) {
 	if raw == "" {
 		return URLInfo{}, errors.New("url is empty")
+	}
+	if len(raw) > MaxURLBytes {
+		return URLInfo{}, fmt.Errorf("url is %d bytes, over the limit of %d", len(raw), MaxURLBytes)
 	}
 	if !utf8.ValidString(raw) {
 		return URLInfo{}, errors.New("url is not valid UTF-8")
@@ -89,13 +106,47 @@ func CheckURL(raw string) (URLInfo, error) {
 	if port == "" {
 		port = "443"
 	}
-	info := URLInfo{URL: raw, Host: host, Port: port}
+	info := URLInfo{URL: raw, Host: host, Port: port, WrittenHost: writtenHost(raw, u.Scheme)}
 	for _, l := range strings.Split(host, ".") {
 		if strings.HasPrefix(l, "xn--") {
 			info.IDN = true
 		}
 	}
+	info.HostMapped = hostMapped(info.WrittenHost, host)
 	return info, nil
+}
+
+// writtenHost is the host of raw, an absolute URL with an authority and no
+// userinfo, as written: without brackets and port, not unescaped.
+func writtenHost(raw, scheme string) string {
+	authority := raw[len(scheme)+len("://"):]
+	if i := strings.IndexAny(authority, "/?#"); i >= 0 {
+		authority = authority[:i]
+	}
+	if strings.HasPrefix(authority, "[") {
+		h, _, _ := strings.Cut(authority[1:], "]")
+		return h
+	}
+	if i := strings.LastIndexByte(authority, ':'); i >= 0 {
+		authority = authority[:i]
+	}
+	return authority
+}
+
+// hostMapped reports whether written, a host as written, differs from
+// host, where it leads, beyond letter case and an IDN's Unicode form. An
+// IPv6 literal is never mapped: only its notation differs.
+func hostMapped(written, host string) bool {
+	if strings.EqualFold(written, host) {
+		return false
+	}
+	if a, err := netip.ParseAddr(host); err == nil && a.Is6() {
+		return false
+	}
+	if unicode, err := hostProfile.ToUnicode(host); err == nil && strings.EqualFold(written, unicode) {
+		return false
+	}
+	return true
 }
 
 // normalizeHost returns u's hostname (normalised as URLInfo.Host describes)

@@ -381,9 +381,11 @@ func NoWait(ctx context.Context) context.Context {
 }
 
 // CallTool calls tool on server. A server starting or restarting is waited
-// for within ctx (unless NoWait); a parked or stopped one fails at once. A
-// call in flight when its server dies fails at once with KindTransport,
-// saying how the server ended and when it restarts.
+// for within ctx (unless NoWait); a parked or stopped one fails at once. An
+// unknown or disabled server is KindUsage, one stopped by a removal or the
+// host's Close KindClosed. A call in flight when its server dies fails at
+// once with KindTransport, saying how the server ended and when it
+// restarts.
 func (h *Host) CallTool(ctx context.Context, server, tool string, args any, opts ...conduit.CallOption) (*conduit.CallToolResult, error) {
 	const method = "tools/call"
 	e, c, err := h.ready(ctx, server, method)
@@ -405,9 +407,10 @@ func (h *Host) ready(ctx context.Context, server, method string) (*entry, *condu
 		e := h.servers[server]
 		if e == nil {
 			h.mu.Unlock()
-			return nil, nil, &conduit.Error{Kind: conduit.KindClosed, Method: method, Message: fmt.Sprintf("no server %q", server), Err: ErrUnknownServer}
+			return nil, nil, &conduit.Error{Kind: conduit.KindUsage, Method: method, Message: fmt.Sprintf("no server %q", server), Err: ErrUnknownServer}
 		}
 		st, c, changed := e.status, e.client, e.changed
+		disabled := e.cfg.Conduit.Disabled && !h.closed
 		h.mu.Unlock()
 		switch st.State {
 		case StateReady:
@@ -415,6 +418,11 @@ func (h *Host) ready(ctx context.Context, server, method string) (*entry, *condu
 		case StateParked:
 			return nil, nil, &conduit.Error{Kind: conduit.KindTransport, Method: method, Message: fmt.Sprintf("server %q is %s", server, describe(st)), Err: &stateError{ErrParked, st.Err}}
 		case StateStopped:
+			if disabled { // the caller's mistake: nothing was ever started
+				return nil, nil, &conduit.Error{Kind: conduit.KindUsage, Method: method, Message: fmt.Sprintf("server %q is disabled in the configuration", server), Err: ErrStopped}
+			}
+			// Removed from the configuration, or the host closed: its
+			// client was closed.
 			return nil, nil, &conduit.Error{Kind: conduit.KindClosed, Method: method, Message: fmt.Sprintf("server %q is stopped", server), Err: ErrStopped}
 		}
 		if ctx.Value(noWaitKey{}) != nil {

@@ -52,8 +52,9 @@ type Report struct {
 	// Outcomes counts the calls by how they ended: "ok", "is_error",
 	// "timeout", "transport", "rpc <code>" (the server's JSON-RPC error),
 	// or the error's kind ("protocol", "input_handler", "cancelled",
-	// "closed"), followed by the code when the error carries one ("protocol
-	// -1": a modern input request refused by a guard with -1).
+	// "closed", "task_cancelled", "usage", "internal"), followed by the
+	// code when the error carries one ("protocol -1": a modern input
+	// request refused by a guard with -1).
 	Outcomes map[string]int64 `json:"outcomes"`
 	// Tools counts the calls by tool.
 	Tools map[string]int64 `json:"tools"`

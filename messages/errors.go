@@ -73,18 +73,22 @@ var (
 	ErrHeaderMismatch          = &RPCError{Code: CodeHeaderMismatch, Message: "Header mismatch"}
 )
 
-// Kind classifies a failed call.
+// Kind classifies a failed call: whose fault it is and what ended it.
+// Each kind keeps the meaning written here; new kinds may be added.
 type Kind string
 
 // The kinds of Error.
 const (
-	KindTimeout      Kind = "timeout"       // the call's deadline passed
-	KindCancelled    Kind = "cancelled"     // the caller's context ended
-	KindTransport    Kind = "transport"     // the connection failed, the server exited, or a request got no answer (an HTTP error status, a connection refused)
-	KindProtocol     Kind = "protocol"      // the server broke the protocol, or a guard refused
-	KindRPC          Kind = "rpc"           // the server answered with a JSON-RPC error
-	KindInputHandler Kind = "input_handler" // a handler failed while answering input (modern)
-	KindClosed       Kind = "closed"        // the client was closed
+	KindTimeout       Kind = "timeout"        // the call's deadline passed
+	KindCancelled     Kind = "cancelled"      // the caller's context ended
+	KindTransport     Kind = "transport"      // the connection failed, the server exited, or a request got no answer (an HTTP error status, a connection refused)
+	KindProtocol      Kind = "protocol"       // the server broke the protocol, or a guard refused
+	KindRPC           Kind = "rpc"            // the server answered with a JSON-RPC error
+	KindInputHandler  Kind = "input_handler"  // a handler failed while answering input (modern)
+	KindClosed        Kind = "closed"         // the client was closed
+	KindTaskCancelled Kind = "task_cancelled" // the server cancelled the call's task (its status became "cancelled")
+	KindUsage         Kind = "usage"          // the caller's own mistake, found before anything was sent: an invalid option or argument, arguments or params that do not encode, a server the host does not run (unknown or disabled)
+	KindInternal      Kind = "internal"       // Conduit's own fault (an internal actor failed): a bug, never the server's nor the caller's
 )
 
 // Error is the one error type a call returns. Find it with errors.As; the

@@ -44,13 +44,20 @@ type ElicitationRequest struct {
 	RequestContext
 	// Mode is "form" or "url".
 	Mode string
-	// URL mode: the full URL, its host, whether the host has a punycode
-	// (xn--) label after IDNA conversion, and whether it lies off the
-	// server's origin (always true when the origin is unknown).
+	// URL mode: the full URL, the host it leads to, whether the host has a
+	// punycode (xn--) label after IDNA conversion, and whether it lies off
+	// the server's origin (always true when the origin is unknown).
 	URL            string
 	Host           string
 	IDN            bool
 	OriginMismatch bool
+	// WrittenHost is the host as the URL writes it; HostMapped is true
+	// when that is not Host, the host the URL leads to (beyond letter
+	// case and an IDN's Unicode form): "https://example.com。evil.com/"
+	// leads to example.com.evil.com. Show Host and warn
+	// (guards.URLInfo.HostMapped).
+	WrittenHost string
+	HostMapped  bool
 	// Fields flags the form's fields by name.
 	Fields map[string]FieldInfo
 	// Form is the form's fields, typed, in the order the server wrote

@@ -11,7 +11,8 @@
 //
 // Conduit already sanitises server log entries before any callback sees
 // them. Import this package to clean other server text a host shows
-// (notification params, tool results, prompt text).
+// (notification params, tool results, prompt text): Text for one line,
+// Lines for text whose line breaks matter, JSON for JSON shown as text.
 package sanitize
 
 import "unicode/utf8"
@@ -79,9 +80,30 @@ const (
 //
 // Text is idempotent: Text(Text(s, max), max) == Text(s, max).
 func Text(s string, max int) string {
-	if isPlainASCII(s) && (max <= 0 || len(s) <= max) {
+	if isPlainASCII(s, false) && (max <= 0 || len(s) <= max) {
 		return s
 	}
+	return clean(s, max, false)
+}
+
+// Lines returns s made safe to show in a terminal as lines of text, such as
+// a tool result's text, a resource's or a prompt's. It removes what Text
+// removes, with no length limit, except that line breaks and tabs are kept:
+// each tab stays a tab, CR LF becomes LF, and every other line break (CR,
+// VT, FF, U+0085, U+2028, U+2029) becomes LF, so a CR cannot overwrite the
+// line it ends and the text shows as many lines as it logically has. Runs
+// of line breaks are kept, blank lines included.
+//
+// Lines is idempotent: Lines(Lines(s)) == Lines(s).
+func Lines(s string) string {
+	if isPlainASCII(s, true) {
+		return s
+	}
+	return clean(s, 0, true)
+}
+
+// clean is Text (lines false) or Lines (lines true).
+func clean(s string, max int, lines bool) string {
 	w := clampWriter{max: max, buf: make([]byte, 0, min(len(s), 1<<16)+utf8.UTFMax)}
 	state := stGround
 	space := false // the last thing written was a line-break replacement
@@ -97,6 +119,15 @@ func Text(s string, max int) string {
 				state = stCSI
 			case r == 0x9D || r == 0x90 || r == 0x98 || r == 0x9E || r == 0x9F:
 				state = stString
+			case lines && isLineBreak(r):
+				switch {
+				case r == '\t':
+					w.write('\t')
+				case r == '\r' && i+1 < len(s) && s[i+1] == '\n':
+					// CR LF: the LF writes the break
+				default:
+					w.write('\n')
+				}
 			case isLineBreak(r):
 				if !space {
 					if !w.write(' ') {
@@ -174,11 +205,12 @@ func Text(s string, max int) string {
 	return w.String()
 }
 
-// isPlainASCII reports whether s is printable ASCII only, which Text returns
-// unchanged (when short enough) without allocating.
-func isPlainASCII(s string) bool {
+// isPlainASCII reports whether s is printable ASCII only (with LF and tab
+// when lines), which Text and Lines return unchanged (when short enough)
+// without allocating.
+func isPlainASCII(s string, lines bool) bool {
 	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7E {
+		if c := s[i]; (c < 0x20 || c > 0x7E) && !(lines && (c == '\n' || c == '\t')) {
 			return false
 		}
 	}

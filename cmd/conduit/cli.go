@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/conduitmcp/conduit/era"
+	"github.com/conduitmcp/conduit/sanitize"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -18,6 +19,9 @@ type app struct {
 	std    streams
 	stderr *lockedWriter // shared by logs, server log entries and the final error
 	opts   options
+	// cleanOut: stdout is a terminal and --raw was not given, so the
+	// server's text printed there goes through sanitize.Lines.
+	cleanOut bool
 	// server, when set, is connected to instead of --url or the command
 	// after -- (which must still be given): tests reach an in-memory
 	// server through it.
@@ -48,10 +52,11 @@ func (a *app) run(ctx context.Context, args []string) int {
 	code := exitCode(err)
 	if a.opts.json {
 		b, _ := json.Marshal(reportOf(err))
-		_, _ = a.stderr.Write(append(b, '\n'))
+		// Escaped here too: a flag error ends the run before setUpOutput.
+		_, _ = a.stderr.Write(append(sanitize.JSON(b), '\n'))
 		return code
 	}
-	msg := "conduit: " + err.Error() + "\n"
+	msg := "conduit: " + errorLine(err, code) + "\n"
 	if code == exitUsage {
 		c, _, ferr := root.Find(args)
 		if ferr != nil || c == nil {
@@ -65,8 +70,8 @@ func (a *app) run(ctx context.Context, args []string) int {
 
 const exitStatusHelp = `Exit status: 0 success; 1 the call failed (JSON-RPC error, timeout, input
 handler error, tool result with isError, interrupted); 2 usage error (bad flags or
-arguments, unreadable or invalid answers file); 3 could not connect (the server
-could not be started, or the handshake failed).`
+arguments, unreadable or invalid answers file, a server --config does not run);
+3 could not connect (the server could not be started, or the handshake failed).`
 
 const answersHelp = `Answering the server's input requests:
   At a terminal (stdin is one) and without --answers, you answer each request
@@ -122,8 +127,9 @@ server that asks for every kind of input.`,
   conduit tools -- everything-server
   conduit call --answers answers.json test_sampling '{"prompt":"hi"}' -- everything-server
   conduit call --url http://127.0.0.1:8080/mcp test_simple_text`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		PersistentPreRunE: a.setUpOutput,
 	}
 	root.CompletionOptions.HiddenDefaultCmd = true
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usagef("%v", err) })
@@ -131,13 +137,15 @@ server that asks for every kind of input.`,
 	root.SetUsageFunc(a.usage)
 
 	root.AddCommand(
-		a.oneServer(&cobra.Command{
+		a.rawFlag(a.oneServer(&cobra.Command{
 			Use:   "call [flags] TOOL [ARGS_JSON] " + serverArgs,
 			Short: "Call a tool, answer its input requests, print the result",
 			Long: `Call the tool TOOL with the arguments ARGS_JSON (a JSON object; none when
 omitted), answering the server's input requests, and print the result: each
 text block's text on its own line, any other block as compact JSON, then the
-structured content as JSON. With --json, the whole CallToolResult as JSON.
+structured content as JSON. At a terminal the text is shown without its
+escape sequences and control characters (--raw prints it as written). With
+--json, the whole CallToolResult as JSON.
 A result with isError is printed and exits 1.
 
 A tool that runs as a task (2025-11-25: execution.taskSupport "required"; modern:
@@ -148,7 +156,7 @@ requests answered like any other, its status shown on stderr like progress
 			Example: `  conduit call test_simple_text -- everything-server
   conduit call --answers answers.json --json test_sampling '{"prompt":"hi"}' -- everything-server
   conduit call --url http://127.0.0.1:8080/mcp test_simple_text`,
-		}, "TOOL", a.runCall),
+		}, "TOOL", a.runCall)),
 		a.hostable(&cobra.Command{
 			Use:   "tools [flags] " + serverArgs,
 			Short: "List the server's tools",
@@ -164,16 +172,16 @@ requests answered like any other, its status shown on stderr like progress
 			Short: "List the server's prompts",
 			Long:  "List the server's prompts: one per line, name, arguments (required ones marked *) and the first line of its description. With --json, the JSON array of prompts.",
 		}, a.runPrompts, a.hostPrompts),
-		a.oneServer(&cobra.Command{
+		a.rawFlag(a.oneServer(&cobra.Command{
 			Use:   "read [flags] URI " + serverArgs,
 			Short: "Read a resource",
-			Long:  "Read the resource URI and print its contents: text as is, anything else as compact JSON. With --json, the whole ReadResourceResult. With --config FILE, URI is SERVER/URI.",
-		}, "URI", a.runRead),
-		a.oneServer(&cobra.Command{
+			Long:  "Read the resource URI and print its contents: text as is (at a terminal, without its escape sequences and control characters: see --raw), anything else as compact JSON. With --json, the whole ReadResourceResult. With --config FILE, URI is SERVER/URI.",
+		}, "URI", a.runRead)),
+		a.rawFlag(a.oneServer(&cobra.Command{
 			Use:   "prompt [flags] NAME [ARGS_JSON] " + serverArgs,
 			Short: "Get a prompt",
-			Long:  "Get the prompt NAME with the arguments ARGS_JSON (a JSON object of strings) and print its messages, one per line as \"[role] text\". With --json, the whole GetPromptResult. With --config FILE, NAME is SERVER/NAME or SERVER__NAME, as conduit prompts --config lists it.",
-		}, "PROMPT", a.runPrompt),
+			Long:  "Get the prompt NAME with the arguments ARGS_JSON (a JSON object of strings) and print its messages, one per line as \"[role] text\" (at a terminal, without escape sequences and control characters: see --raw). With --json, the whole GetPromptResult. With --config FILE, NAME is SERVER/NAME or SERVER__NAME, as conduit prompts --config lists it.",
+		}, "PROMPT", a.runPrompt)),
 		a.hostCommand(),
 		a.conformanceCommand(),
 		a.demoCommand(),
@@ -229,6 +237,12 @@ func (a *app) connectionFlags(fs *pflag.FlagSet) {
 	group("header")
 }
 
+// rawFlag adds --raw to c, a command that prints a server's text.
+func (a *app) rawFlag(c *cobra.Command) *cobra.Command {
+	c.Flags().BoolVar(&a.opts.raw, "raw", false, "print the server's text as it wrote it even when stdout is a terminal, escape sequences and control characters included (by default they are taken out at a terminal; piped, the text is always as written)")
+	return c
+}
+
 // maxMessageFlag is --max-message-bytes, on every command that connects.
 func (a *app) maxMessageFlag(fs *pflag.FlagSet) {
 	fs.Var(&a.opts.maxMessageBytes, "max-message-bytes", "refuse a message from the server (a stdio line, an HTTP body or SSE event) larger than `SIZE`: bytes, or with a unit KiB, MiB, GiB, KB, MB, GB (default 64MiB)")
@@ -253,7 +267,7 @@ func (a *app) handlerFlags(fs *pflag.FlagSet) {
 	group("yes")
 	fs.StringVar(&o.logLevel, "log-level", "", "ask the server for logs at `LEVEL` and above: "+strings.Join(logLevels, ", "))
 	group("log-level")
-	fs.BoolVar(&o.json, "json", false, `machine output: the result as JSON on stdout; each server log entry as one JSON object {"level","logger","data"} per line on stderr, and what was dropped as {"dropped":{…},"final":…}`)
+	fs.BoolVar(&o.json, "json", false, `machine output: the result as JSON on stdout; each server log entry as one JSON object {"level","logger","data"} per line on stderr, and what was dropped as {"dropped":{…},"final":…}; C1 controls, bidirectional and invisible characters are written as \u escapes`)
 	group("json")
 }
 

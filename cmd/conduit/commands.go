@@ -192,8 +192,9 @@ func (a *app) runRead(cmd *cobra.Command, args, server []string) error {
 		var b bytes.Buffer
 		for _, item := range res.Contents {
 			if item.Blob == "" {
-				b.WriteString(item.Text)
-				if !strings.HasSuffix(item.Text, "\n") {
+				text := a.serverText(item.Text)
+				b.WriteString(text)
+				if !strings.HasSuffix(text, "\n") {
 					b.WriteByte('\n')
 				}
 				continue
@@ -245,9 +246,9 @@ func (a *app) runPrompt(cmd *cobra.Command, args, server []string) error {
 		}
 		var b bytes.Buffer
 		for _, m := range res.Messages {
-			fmt.Fprintf(&b, "[%s] ", m.Role)
+			fmt.Fprintf(&b, "[%s] ", oneLine(m.Role))
 			if m.Content.Type == "text" {
-				b.WriteString(m.Content.Text)
+				b.WriteString(a.serverText(m.Content.Text))
 				b.WriteByte('\n')
 				continue
 			}
@@ -272,7 +273,7 @@ func (a *app) printCallResult(res *conduit.CallToolResult) error {
 	var b bytes.Buffer
 	for _, block := range res.Content {
 		if block.Type == "text" {
-			b.WriteString(block.Text)
+			b.WriteString(a.serverText(block.Text))
 			b.WriteByte('\n')
 			continue
 		}
@@ -281,9 +282,11 @@ func (a *app) printCallResult(res *conduit.CallToolResult) error {
 		}
 	}
 	if len(res.StructuredContent) > 0 && string(res.StructuredContent) != "null" {
-		if err := json.Compact(&b, res.StructuredContent); err != nil {
+		var c bytes.Buffer
+		if err := json.Compact(&c, res.StructuredContent); err != nil {
 			return fmt.Errorf("structuredContent: %w", err)
 		}
+		b.Write(sanitize.JSON(c.Bytes()))
 		b.WriteByte('\n')
 	}
 	return a.write(b.Bytes())
@@ -341,12 +344,14 @@ func tableText(rows func(w io.Writer)) []byte {
 	return out.Bytes()
 }
 
+// appendCompact appends v as one line of JSON, escaped with sanitize.JSON:
+// a server's strings in it show as what they are.
 func appendCompact(b *bytes.Buffer, v any) error {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b.Write(raw)
+	b.Write(sanitize.JSON(raw))
 	b.WriteByte('\n')
 	return nil
 }

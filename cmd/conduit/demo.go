@@ -757,6 +757,7 @@ type inputView struct {
 	} `json:"params"`
 	Host           string `json:"host"`
 	IDN            bool   `json:"idn"`
+	HostMapped     bool   `json:"host_mapped"`
 	OriginMismatch bool   `json:"origin_mismatch"`
 }
 
@@ -781,6 +782,9 @@ func describeInput(rec conduit.AuditRecord) (asked, answer string) {
 			if v.Mode == messages.ModeURL {
 				asked = fmt.Sprintf("%s, url %s%s", rec.Method, v.Params.URL, where)
 				var flags []string
+				if v.HostMapped {
+					flags = append(flags, "not the host the URL shows")
+				}
 				if v.IDN {
 					flags = append(flags, "punycode (IDN)")
 				}

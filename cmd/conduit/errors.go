@@ -45,12 +45,16 @@ func usagef(format string, args ...any) error {
 }
 
 // connectFailed is a failure to start the server or to complete the
-// handshake (exit 3), unless the user interrupted it (exit 1).
+// handshake (exit 3), unless the user interrupted it (exit 1) or the
+// library found a mistake of ours before anything was sent (exit 2).
 func connectFailed(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return &exitError{code: exitFailed, msg: "interrupted while connecting: " + plain(err), err: err}
 	}
 	var ce *conduit.Error
+	if errors.As(err, &ce) && ce.Kind == conduit.KindUsage {
+		return &exitError{code: exitUsage, err: err}
+	}
 	if errors.As(err, &ce) && ce.Kind == conduit.KindTransport && ce.Method == "" && ce.Err != nil {
 		// Connect's own wrapping of the transport's error says nothing more.
 		return &exitError{code: exitConnect, msg: "could not start the server: " + ce.Err.Error(), err: err}
@@ -58,11 +62,17 @@ func connectFailed(ctx context.Context, err error) error {
 	return &exitError{code: exitConnect, msg: "could not connect: " + plain(err), err: err}
 }
 
-// callFailed is a failure of the call itself (exit 1).
+// callFailed is a failure of the call itself (exit 1), or a usage error
+// (exit 2) when it is the caller's mistake (conduit.KindUsage: a server
+// --config does not run, unknown or disabled), found before anything was
+// sent.
 func callFailed(ctx context.Context, err error) error {
 	var ce *conduit.Error
 	if ctx.Err() != nil && errors.As(err, &ce) && ce.Kind == conduit.KindCancelled {
 		return &exitError{code: exitFailed, msg: "interrupted: " + plain(err), err: err}
+	}
+	if errors.As(err, &ce) && ce.Kind == conduit.KindUsage {
+		return &exitError{code: exitUsage, err: err}
 	}
 	return &exitError{code: exitFailed, err: err}
 }

@@ -331,14 +331,25 @@ func (h *interactiveHandler) askURL(ctx context.Context, started time.Time, r *c
 // urlScreen is the text of the URL consent screen; mark highlights the host.
 func urlScreen(who string, r *conduit.ElicitationRequest, mark func(string) string) string {
 	var b strings.Builder
-	u := sanitize.Text(r.URL, 2000)
+	// The whole URL, as the specification asks: the guards bound it
+	// (guards.MaxURLBytes).
+	u := sanitize.Text(r.URL, 0)
 	host := sanitize.Text(r.Host, 200)
+	written := sanitize.Text(r.WrittenHost, 200)
+	if written == "" {
+		written = host
+	}
 	fmt.Fprintf(&b, "\n  ┌ The server %q asks you to open a URL\n", who)
 	for _, line := range strings.Split(sanitize.Text(r.Params.Message, 1000), "\n") {
 		fmt.Fprintf(&b, "  │ %s\n", line)
 	}
-	fmt.Fprintf(&b, "  │ url:  %s\n", highlightHost(u, host, mark))
-	fmt.Fprintf(&b, "  │ host: %s\n", mark(host))
+	fmt.Fprintf(&b, "  │ url:  %s\n", highlightHost(u, written, mark))
+	// The host the URL leads to, which is not always the one it shows.
+	if r.HostMapped {
+		fmt.Fprintf(&b, "  │ host: %s (written %s)\n", mark(host), written)
+	} else {
+		fmt.Fprintf(&b, "  │ host: %s\n", mark(host))
+	}
 	for _, w := range urlWarnings(r) {
 		fmt.Fprintf(&b, "  │ %s\n", w)
 	}

@@ -69,6 +69,12 @@ func fieldSpecs(form []messages.FormField) []fieldSpec {
 			s.DefaultText = numberText(v)
 		case string:
 			s.DefaultText = v
+			if f.Kind == messages.FieldString {
+				// Shown in the input, and sent as shown: never raw. (A
+				// select's default is one of its options' values, which
+				// are not shown.)
+				s.DefaultText = sanitize.Text(v, 0)
+			}
 		}
 		specs = append(specs, s)
 	}
@@ -295,6 +301,9 @@ func reaskMessage(s fieldSpec, fe *messages.FieldError) string {
 func urlWarnings(r *conduit.ElicitationRequest) []string {
 	host := sanitize.Text(r.Host, 200)
 	var w []string
+	if r.HostMapped {
+		w = append(w, fmt.Sprintf("⚠ The URL shows the host %s but leads to %s: a browser reads some of its characters as others (a dot, a letter).", sanitize.Text(r.WrittenHost, 200), host))
+	}
 	if r.IDN {
 		w = append(w, fmt.Sprintf("⚠ The host %s is punycode (an internationalised name): it may imitate another site with lookalike letters.", host))
 	}

@@ -198,6 +198,41 @@ func TestInteractiveURLScreen(t *testing.T) {
 	}
 }
 
+// A text field's default, shown in the input and sent as shown, is
+// sanitised; a select's default is an option's value, kept.
+func TestInteractiveFieldDefaultsAreNotRaw(t *testing.T) {
+	specs := fieldSpecs([]messages.FormField{
+		{Name: "name", Kind: messages.FieldString, Default: "Ada\x1b]52;c;cHduZWQ=\x07\u202e!"},
+		{Name: "pick", Kind: messages.FieldSelect, Default: "a\u202eb", Options: []messages.FieldOption{{Value: "a\u202eb"}}},
+	})
+	if specs[0].DefaultText != "Ada!" {
+		t.Errorf("text default %q", specs[0].DefaultText)
+	}
+	if specs[1].DefaultText != "a\u202eb" || specs[1].Options[0].Label != "ab" {
+		t.Errorf("select default %q, label %q", specs[1].DefaultText, specs[1].Options[0].Label)
+	}
+}
+
+// A URL whose host shows otherwise than where it leads: the screen shows
+// the host it leads to, the host as written, and says so. The whole URL
+// is shown, however long (the guards bound it).
+func TestInteractiveURLScreenMappedHost(t *testing.T) {
+	r := &conduit.ElicitationRequest{Mode: messages.ModeURL, URL: "https://example.com。evil.com/" + strings.Repeat("a", 3000),
+		Host: "example.com.evil.com", WrittenHost: "example.com。evil.com", HostMapped: true, OriginMismatch: true}
+	r.Params.Message = "Sign in"
+	screen := urlScreen("srv", r, func(s string) string { return "[" + s + "]" })
+	want := "\n  ┌ The server \"srv\" asks you to open a URL\n" +
+		"  │ Sign in\n" +
+		"  │ url:  https://[example.com。evil.com]/" + strings.Repeat("a", 3000) + "\n" +
+		"  │ host: [example.com.evil.com] (written example.com。evil.com)\n" +
+		"  │ ⚠ The URL shows the host example.com。evil.com but leads to example.com.evil.com: a browser reads some of its characters as others (a dot, a letter).\n" +
+		"  │ ⚠ The host example.com.evil.com is not the server's own origin: this link takes you somewhere else.\n" +
+		"  └ Conduit never fetches this URL; it is opened only if you choose so.\n"
+	if screen != want {
+		t.Errorf("screen:\n%s\nwant:\n%s", screen, want)
+	}
+}
+
 func TestInteractiveSamplingChanges(t *testing.T) {
 	r := &conduit.SamplingRequest{Raw: json.RawMessage(`{"messages":[],"maxTokens":100000,"includeContext":"thisServer"}`)}
 	r.Params.MaxTokens, r.Params.IncludeContext = 4096, "none"

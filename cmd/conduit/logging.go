@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/conduitmcp/conduit/sanitize"
 )
 
 // newLogger returns the logger for Conduit's own diagnostics on w:
@@ -29,8 +31,8 @@ func newLogger(w io.Writer, verbose int, jsonOut bool) *slog.Logger {
 }
 
 // humanHandler writes "conduit: warning: message key=value …", or
-// "server: line" for a line of the server's stderr. No time: a person reads
-// it as it happens.
+// "server: line" for a line of the server's stderr, the message through
+// sanitize.Text. No time: a person reads it as it happens.
 type humanHandler struct {
 	w      io.Writer // one Write per record
 	level  slog.Level
@@ -60,7 +62,10 @@ func (h *humanHandler) Handle(_ context.Context, r slog.Record) error {
 		b.WriteString(levelName(r.Level))
 		b.WriteString(": ")
 	}
-	b.WriteString(r.Message)
+	// A server's stderr line, or a message quoting what a server sent: one
+	// line, without escape sequences. Attribute values are quoted below
+	// when they hold anything unprintable.
+	b.WriteString(sanitize.Text(r.Message, 0))
 	for _, a := range attrs {
 		writeAttr(&b, "", a)
 	}

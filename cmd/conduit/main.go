@@ -23,7 +23,7 @@ import (
 const (
 	exitOK      = 0 // success
 	exitFailed  = 1 // the call failed: JSON-RPC error, timeout, input handler error, isError result, interrupted
-	exitUsage   = 2 // bad flags or arguments, unreadable or invalid answers file
+	exitUsage   = 2 // bad flags or arguments, unreadable or invalid answers file, a server --config does not run (conduit.KindUsage)
 	exitConnect = 3 // the server could not be started, or the handshake failed
 )
 

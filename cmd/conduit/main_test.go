@@ -28,6 +28,10 @@ func TestMain(m *testing.M) {
 		// Re-executed as the hostile server (hostile_e2e_test.go).
 		os.Exit(hostileServer(os.Stdin, os.Stdout))
 	}
+	if os.Getenv(rawTextServerEnv) == "1" {
+		// Re-executed as the raw-text server (rawtext_e2e_test.go).
+		os.Exit(rawTextServer(os.Stdin, os.Stdout))
+	}
 	if mode := os.Getenv(scriptServerEnv); mode != "" {
 		// Re-executed as a scripted server (scripted_server_test.go).
 		os.Exit(scriptServer(mode, os.Stdin, os.Stdout))

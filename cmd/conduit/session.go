@@ -21,6 +21,7 @@ import (
 	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/era"
 	"github.com/conduitmcp/conduit/host"
+	"github.com/conduitmcp/conduit/sanitize"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -48,6 +49,7 @@ type options struct {
 	yes               bool
 	logLevel          string
 	json              bool
+	raw               bool // --raw: the server's text on stdout as it wrote it, even at a terminal
 	scripted          bool // demo: the built-in handler even at a terminal
 	// host
 	config string
@@ -389,7 +391,7 @@ func (a *app) showTail(logger *slog.Logger, tail *stderrTail, err error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "the server's last stderr lines:\n")
 	for _, l := range lines {
-		fmt.Fprintf(&b, "  | %s\n", l)
+		fmt.Fprintf(&b, "  | %s\n", sanitize.Text(l, 0))
 	}
 	_, _ = a.stderr.Write([]byte(b.String()))
 }
