@@ -85,6 +85,11 @@ const (
 	KindInternal = messages.KindInternal
 )
 
+// ErrConnectionEnded matches, with errors.Is, the error of a call whose
+// connection ended under it (closed, lost, failed as a whole), and not that
+// of a request that failed alone while its connection goes on.
+var ErrConnectionEnded = messages.ErrConnectionEnded
+
 // Sentinel wire errors. errors.Is compares codes, so errors.Is(err,
 // ErrMethodNotFound) matches any -32601, whether the server sent it or a
 // guard refused with it. A handler may return one (or its own *RPCError) to
@@ -447,10 +452,10 @@ func (c *Client) ended(method string) error {
 	var e *Error
 	if errors.As(c.err, &e) {
 		cp := *e
-		cp.Method = method
+		cp.Method, cp.ConnectionEnded = method, true
 		return &cp
 	}
-	return &Error{Kind: KindClosed, Method: method, Message: "client ended", Err: c.err}
+	return &Error{Kind: KindClosed, Method: method, Message: "client ended", Err: c.err, ConnectionEnded: true}
 }
 
 // renew replaces a session the server ended (a legacy HTTP 404 for its

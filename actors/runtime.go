@@ -143,10 +143,10 @@ func (l *lifecycle) closedErr(method string) error {
 	var e *messages.Error
 	if errors.As(l.err, &e) {
 		cp := *e
-		cp.Method = method
+		cp.Method, cp.ConnectionEnded = method, true
 		return &cp
 	}
-	return &messages.Error{Kind: messages.KindClosed, Method: method, Message: "client closed", Err: l.err}
+	return &messages.Error{Kind: messages.KindClosed, Method: method, Message: "client closed", Err: l.err, ConnectionEnded: true}
 }
 
 // Runtime is one running connection.

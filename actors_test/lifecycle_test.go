@@ -316,6 +316,7 @@ func TestClientEndsWhenTheServerGoesAway(t *testing.T) {
 	assert.Equal(t, "connection to the server lost", e.Message)
 	_, err := c.CallTool(context.Background(), "anything", nil)
 	requireKind(t, err, conduit.KindTransport)
+	assert.ErrorIs(t, err, conduit.ErrConnectionEnded)
 	require.NoError(t, c.Close())
 	assert.Same(t, e, c.Err(), "Close after the end keeps the first reason")
 }

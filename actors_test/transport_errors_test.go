@@ -140,6 +140,7 @@ func status500(t *testing.T, c *conduit.Client) {
 	assert.Equal(t, "text/plain; charset=utf-8", se.ContentType)
 	assert.Equal(t, "boom\n", se.Body)
 	assert.Equal(t, "conduit: tools/call: transport: the request failed: transport: HTTP 500 Internal Server Error: boom", err.Error())
+	assert.NotErrorIs(t, err, conduit.ErrConnectionEnded, "it failed alone")
 
 	// The connection is not lost: the next call goes out, and fails alike.
 	_, err = c.ListTools(connectCtx(t))

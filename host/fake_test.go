@@ -36,6 +36,9 @@ type fakeTransport struct {
 	// closeDelay is how long closing a client connection takes, as a
 	// server slow to exit makes it.
 	closeDelay time.Duration
+	// alone, when set, names a tool whose calls fail by themselves in the
+	// transport (aloneConn).
+	alone string
 }
 
 type fakeServer struct {
@@ -55,7 +58,11 @@ func (f *fakeTransport) Connect(ctx context.Context) (transport.Conn, error) {
 	s := &fakeServer{t: f, conn: server, pid: 999 + f.connects}
 	f.live = append(f.live, s)
 	go s.serve()
-	return pidConn{Conn: client, pid: s.pid, closeDelay: f.closeDelay}, nil
+	var conn transport.Conn = client
+	if f.alone != "" {
+		conn = newAloneConn(client, f.alone)
+	}
+	return pidConn{Conn: conn, pid: s.pid, closeDelay: f.closeDelay}, nil
 }
 
 // pidConn is a connection that reports a process id.
@@ -275,4 +282,61 @@ func (r *recorder) states(server string) []State {
 		}
 	}
 	return slices.Clip(out)
+}
+
+// aloneConn fails a tools/call of the tool named alone by itself, as an
+// HTTP transport fails one POST (refused, reset, a body over the limit)
+// while the connection goes on: the call gets a Message with Err, and the
+// request never reaches the server.
+type aloneConn struct {
+	transport.Conn
+	alone    string
+	injected chan transport.Message
+	pumped   chan transport.Message // the server's messages, read by pump
+	pumpErr  chan error
+}
+
+func newAloneConn(c transport.Conn, alone string) *aloneConn {
+	a := &aloneConn{Conn: c, alone: alone, injected: make(chan transport.Message, 8), pumped: make(chan transport.Message), pumpErr: make(chan error, 1)}
+	go a.pump()
+	return a
+}
+
+func (a *aloneConn) pump() {
+	for {
+		m, err := a.Conn.Read(context.Background())
+		if err != nil {
+			a.pumpErr <- err
+			return
+		}
+		a.pumped <- m
+	}
+}
+
+func (a *aloneConn) Read(ctx context.Context) (transport.Message, error) {
+	select {
+	case m := <-a.injected:
+		return m, nil
+	case m := <-a.pumped:
+		return m, nil
+	case err := <-a.pumpErr:
+		a.pumpErr <- err
+		return transport.Message{}, err
+	case <-ctx.Done():
+		return transport.Message{}, ctx.Err()
+	}
+}
+
+func (a *aloneConn) Write(ctx context.Context, data []byte) error {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(data, &m) == nil && m.Params.Name == a.alone {
+		a.injected <- transport.Message{Related: string(m.ID), Err: errors.New("connection reset by peer")}
+		return nil
+	}
+	return a.Conn.Write(ctx, data)
 }

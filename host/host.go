@@ -448,8 +448,7 @@ const lostGrace = time.Second
 // server exited and when it restarts, when that is what happened.
 func (h *Host) explain(ctx context.Context, server string, e *entry, c *conduit.Client, method string, err error) error {
 	var ce *conduit.Error
-	var status *transport.HTTPStatusError
-	if !errors.As(err, &ce) || (ce.Kind != conduit.KindTransport && ce.Kind != conduit.KindClosed) || errors.As(err, &status) {
+	if !errors.As(err, &ce) || !errors.Is(err, conduit.ErrConnectionEnded) {
 		return err // the server answered, or only this request failed
 	}
 	grace := time.NewTimer(lostGrace)
@@ -477,7 +476,7 @@ func (h *Host) explain(ctx context.Context, server string, e *entry, c *conduit.
 			if cur == e {
 				msg += "; " + describe(st)
 			}
-			return &conduit.Error{Kind: conduit.KindTransport, Method: method, Message: msg, Err: ce.Err}
+			return &conduit.Error{Kind: conduit.KindTransport, Method: method, Message: msg, Err: ce.Err, ConnectionEnded: true}
 		}
 		select {
 		case <-changed:

@@ -176,6 +176,7 @@ func TestCallsAcrossACrash(t *testing.T) {
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, conduit.KindTransport, ce.Kind)
 		assert.Equal(t, `server "a" lost its connection; restarting in 500ms (attempt 1)`, ce.Message)
+		assert.ErrorIs(t, err, conduit.ErrConnectionEnded)
 		assert.Empty(t, h.Tools(), "a restarting server's tools are withdrawn")
 
 		_, err = h.CallTool(NoWait(ctx), "a", "echo", nil)
@@ -598,5 +599,24 @@ func TestApplyRevivesAParkedServer(t *testing.T) {
 		assert.Equal(t, StateReady, h.Status()[0].State)
 		assert.Equal(t, 2, f.count())
 		assert.Equal(t, 1, ok.count())
+	})
+}
+
+// A request that fails alone while its connection goes on (a POST refused
+// or reset) fails the call at once, as it is: only a call whose
+// connection ended waits (a grace of 1 s) to say how its server ended.
+func TestARequestThatFailsAloneIsNotHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTransport{tools: []string{"echo", "flaky"}, alone: "flaky"}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}, map[string]*fakeTransport{"a": f}, Options{})
+		synctest.Wait()
+		start := time.Now()
+		_, err := h.CallTool(t.Context(), "a", "flaky", nil)
+		assert.Equal(t, time.Duration(0), time.Since(start), "not held for the grace of a dying connection")
+		assert.EqualError(t, err, "conduit: tools/call: transport: the request failed: connection reset by peer")
+		assert.NotErrorIs(t, err, conduit.ErrConnectionEnded)
+		res, err := h.CallTool(t.Context(), "a", "echo", nil)
+		require.NoError(t, err, "the connection goes on")
+		assert.Equal(t, "1000", res.Content[0].Text)
 	})
 }

@@ -2,6 +2,7 @@ package messages
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -107,8 +108,24 @@ type Error struct {
 	// InputRequests are the last input requests of a modern call that gave
 	// up (the round cap), as the server sent them.
 	InputRequests json.RawMessage
+	// ConnectionEnded reports that the call failed because its connection
+	// ended (closed, lost, or failed as a whole), not alone: errors.Is(err,
+	// ErrConnectionEnded) finds it.
+	ConnectionEnded bool
 	// Err is the underlying cause, if any.
 	Err error
+}
+
+// ErrConnectionEnded matches, with errors.Is, the error of a call whose
+// connection ended under it (Error.ConnectionEnded), and no other: a
+// request that failed alone (an HTTP error status, a refused POST) while
+// its connection goes on does not match.
+var ErrConnectionEnded = errors.New("conduit: the connection ended")
+
+// Is reports whether target is ErrConnectionEnded and e's connection
+// ended.
+func (e *Error) Is(target error) bool {
+	return target == ErrConnectionEnded && e.ConnectionEnded
 }
 
 func (e *Error) Error() string {
