@@ -45,7 +45,7 @@ func (cfg Config) Split(name, sep string) (server, tool string, ok bool) {
 type Server struct {
 	Command string
 	Args    []string
-	Env     map[string]string // added to our environment
+	Env     map[string]string // added to the environment it inherits (Settings.InheritEnv)
 	Cwd     string
 	URL     string
 	Headers map[string]string
@@ -68,6 +68,11 @@ type Settings struct {
 	Restart  RestartPolicy
 	Ping     PingPolicy
 	Disabled bool
+	// InheritEnv gives a stdio server the whole environment of the host
+	// process under its own env; without it, it gets only InheritedEnv
+	// (and its own env), as desktop hosts do: a server need not see every
+	// secret the host was started with.
+	InheritEnv bool
 }
 
 // RestartPolicy says when a failed server is started again. Zero values
@@ -569,6 +574,8 @@ func (p *parser) parseSettings(raw json.RawMessage) (Settings, error) {
 			s.Ping, err = p.parsePing(key, v)
 		case "disabled":
 			s.Disabled, err = p.boolean(key, v)
+		case "inheritEnv":
+			s.InheritEnv, err = p.boolean(key, v)
 		default:
 			p.warn(key, "unknown key, ignored")
 		}

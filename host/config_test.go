@@ -256,3 +256,19 @@ func TestRemoteServersHaveAKeepAlive(t *testing.T) {
 	assert.Equal(t, PingPolicy{Interval: -1}, ping(Server{URL: "http://h/mcp", Conduit: Settings{Ping: PingPolicy{Interval: -1}}}))
 	assert.Equal(t, PingPolicy{Interval: time.Second, Failures: 3}, ping(Server{URL: "http://h/mcp", Conduit: Settings{Ping: PingPolicy{Interval: time.Second}}}))
 }
+
+// A stdio server gets only the variables a program needs to run, and its
+// own env over them; with inheritEnv, the whole environment.
+func TestServerEnv(t *testing.T) {
+	environ := []string{"PATH=/bin", "HOME=/home/ada", "AWS_SECRET_ACCESS_KEY=s3cret", "USER=ada", "GITHUB_TOKEN=ghp"}
+	assert.Equal(t, []string{"PATH=/bin", "HOME=/home/ada", "USER=ada", "LOG=warn", "PATH=/opt/bin"},
+		serverEnv(Server{Env: map[string]string{"PATH": "/opt/bin", "LOG": "warn"}}, environ), "the server's own env comes last, so it wins")
+	assert.Equal(t, environ, serverEnv(Server{Conduit: Settings{InheritEnv: true}}, environ))
+	assert.Equal(t, []string{}, serverEnv(Server{}, nil), "never nil: os/exec would inherit everything")
+	assert.Equal(t, []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}, inheritedEnv("linux"))
+	assert.Contains(t, inheritedEnv("windows"), "SYSTEMROOT")
+
+	cfg, _, err := Parse("c.json", []byte(`{"mcpServers": {"a": {"command": "s", "conduit": {"inheritEnv": true}}}}`), nil)
+	require.NoError(t, err)
+	assert.True(t, cfg.Servers["a"].Conduit.InheritEnv)
+}

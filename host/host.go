@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -627,14 +629,36 @@ func defaultTransport(cfg Server, logger *slog.Logger, maxBytes int) transport.T
 		}
 		return &transport.HTTP{URL: cfg.URL, Header: header, Logger: logger, MaxBodyBytes: maxBytes, MaxEventBytes: maxBytes}
 	}
-	var env []string
-	if len(cfg.Env) > 0 {
-		env = os.Environ()
-		for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
-			env = append(env, k+"="+cfg.Env[k])
+	return &transport.Command{Path: cfg.Command, Args: cfg.Args, Env: serverEnv(cfg, os.Environ()), Dir: cfg.Cwd, MaxMessageBytes: maxBytes}
+}
+
+// InheritedEnv are the variables of the host's environment a stdio server
+// gets without Settings.InheritEnv: those a program needs to run (find
+// programs, a home, a user, a terminal), the TypeScript SDK's default set.
+var InheritedEnv = inheritedEnv(runtime.GOOS)
+
+func inheritedEnv(goos string) []string {
+	if goos == "windows" {
+		return []string{"APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PROCESSOR_ARCHITECTURE",
+			"SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE", "PROGRAMFILES"}
+	}
+	return []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+}
+
+// serverEnv is the environment of cfg's process, from environ (the host's):
+// InheritedEnv of it, or all of it with InheritEnv, then cfg.Env.
+func serverEnv(cfg Server, environ []string) []string {
+	env := []string{} // not nil: os/exec gives a nil Env the whole environment
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if cfg.Conduit.InheritEnv || slices.Contains(InheritedEnv, k) {
+			env = append(env, kv)
 		}
 	}
-	return &transport.Command{Path: cfg.Command, Args: cfg.Args, Env: env, Dir: cfg.Cwd, MaxMessageBytes: maxBytes}
+	for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
+		env = append(env, k+"="+cfg.Env[k])
+	}
+	return env
 }
 
 // withHandlers makes o's handlers a handler set (Handlers, from Handler

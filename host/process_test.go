@@ -214,11 +214,16 @@ func TestServerEnvAndCwd(t *testing.T) {
 	realProcesses(t)
 	dir := t.TempDir()
 	t.Setenv("CONDUIT_HOST_INHERITED", "inherited")
+	script := `echo "$GREETING [$CONDUIT_HOST_INHERITED] $(pwd)" >&2; exit 1`
+	all := fast(1)
+	all.InheritEnv = true
 	h, events := newHost(t, Config{Servers: map[string]Server{
-		"sh": {Command: "sh", Args: []string{"-c", `echo "$GREETING $CONDUIT_HOST_INHERITED $(pwd)" >&2; exit 1`}, Env: map[string]string{"GREETING": "hello"}, Cwd: dir, Conduit: fast(1)},
+		"all":  {Command: "sh", Args: []string{"-c", script}, Env: map[string]string{"GREETING": "hello"}, Cwd: dir, Conduit: all},
+		"some": {Command: "sh", Args: []string{"-c", script}, Env: map[string]string{"GREETING": "hello"}, Cwd: dir, Conduit: fast(1)},
 	}}, Options{})
-	waitFor(t, events, map[string]State{"sh": StateParked})
+	waitFor(t, events, map[string]State{"all": StateParked, "some": StateParked})
 	resolved, err := filepath.EvalSymlinks(dir)
 	require.NoError(t, err)
-	assert.Equal(t, "hello inherited "+resolved, h.Status()[0].Stderr[0])
+	assert.Equal(t, "hello [inherited] "+resolved, h.Status()[0].Stderr[0], "inheritEnv: the whole environment")
+	assert.Equal(t, "hello [] "+resolved, h.Status()[1].Stderr[0], "by default, only what a program needs to run")
 }
