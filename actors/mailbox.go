@@ -113,6 +113,10 @@ type notifQueue struct {
 	running bool // a worker goroutine exists
 	closed  bool
 	exited  chan struct{} // closed once closed and no worker runs
+
+	// claimed, when set (tests only), runs between the worker's claim of
+	// an entry and its gate.Enter: the window a close can fall into.
+	claimed func()
 }
 
 // full reports 1 000 waiting, counting those the worker took but has not
@@ -190,8 +194,18 @@ func (q *notifQueue) run() {
 		}
 		for i, it := range batch {
 			batch[i] = item{}
-			if !q.claim() || !q.gate.Enter() {
+			if !q.claim() {
 				q.stop() // closed: close counted the rest
+				return
+			}
+			if q.claimed != nil {
+				q.claimed()
+			}
+			if !q.gate.Enter() {
+				// The queue closed after the claim, and then its gate:
+				// close did not count this entry, which is not run.
+				q.shared.counters.notificationsDiscarded.Add(1)
+				q.stop()
 				return
 			}
 			q.deliver(q.shared.ctx, it)

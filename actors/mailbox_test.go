@@ -30,3 +30,22 @@ func TestLogEntriesBeyondTheCapAreDroppedUnsanitised(t *testing.T) {
 	assert.EqualValues(t, 1, sh.counters.malformed.Load(), "malformed: the full queue's entry was not sanitised")
 	assert.Len(t, m.queue.items, MaxWaitingNotifications)
 }
+
+// An entry the worker has claimed when the queue and then its gate close
+// (the teardown's order) is not delivered, and is counted as discarded:
+// close counts only what was not claimed.
+func TestAnEntryClaimedAsTheQueueClosesIsCountedDiscarded(t *testing.T) {
+	delivered := 0
+	sh := &shared{ctx: context.Background(), logger: slog.New(slog.DiscardHandler),
+		handlers: messages.Handlers{Log: func(context.Context, messages.NotificationContext, *messages.LoggingMessage) { delivered++ }}}
+	m := newMailbox(sh, messages.NotificationContext{}, rate.Inf, 1)
+	q := m.queue
+	q.claimed = func() {
+		q.close()
+		q.gate.Close()
+	}
+	m.admit(&enqueue{method: messages.MethodLog, params: []byte(`{"level":"info","data":"one"}`)})
+	<-q.exited
+	assert.Zero(t, delivered)
+	assert.EqualValues(t, 1, sh.counters.notificationsDiscarded.Load(), "neither delivered nor counted")
+}
