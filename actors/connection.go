@@ -32,6 +32,9 @@ type connection struct {
 	// waiting for that (stopMailbox).
 	mailboxGone bool
 	mailboxDone chan struct{}
+	// notified is closed once the notifications handed to the mailbox so
+	// far are handled; nil when one was handed over since (see notified).
+	notified chan struct{}
 
 	closed bool
 
@@ -277,10 +280,26 @@ func (c *connection) response(ctx actor.Context, f *messages.Frame) {
 	c.forget(f.ID)
 	c.ended(p)
 	if f.Error != nil {
-		p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindRPC, Method: p.method, RPC: f.Error}}
+		p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindRPC, Method: p.method, RPC: f.Error}, notified: c.flushNotifications(ctx)}
 		return
 	}
-	p.reply <- callOutcome{result: f.Result}
+	p.reply <- callOutcome{result: f.Result, notified: c.flushNotifications(ctx)}
+}
+
+// flushNotifications returns a channel closed once every notification
+// the server sent before now is handled, or nil when none can be waiting:
+// what a server sent before a call's answer reaches its handlers before
+// the call returns. One flush serves every answer until the next
+// notification.
+func (c *connection) flushNotifications(ctx actor.Context) chan struct{} {
+	if c.mailbox == nil || c.mailboxGone || c.mailboxDone != nil {
+		return nil
+	}
+	if c.notified == nil {
+		c.notified = make(chan struct{})
+		ctx.Send(c.mailbox, &flushNotifications{done: c.notified})
+	}
+	return c.notified
 }
 
 // requestFailed fails the call whose request the transport could not get
@@ -330,6 +349,7 @@ func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame) {
 		c.mailbox = c.spawn(ctx, mb)
 	}
 	ctx.Send(c.mailbox, &enqueue{method: f.Method, params: f.Params})
+	c.notified = nil
 }
 
 func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint string) {

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -46,7 +47,8 @@ type item struct {
 // the queue is closed and its worker, if any, has left (or was abandoned
 // through its gate).
 func newMailbox(s *shared, nc messages.NotificationContext, limit rate.Limit, burst int) *mailbox {
-	q := &notifQueue{shared: s, nc: nc, gate: supervisor.NewGate(&s.abandoned), exited: make(chan struct{})}
+	q := &notifQueue{shared: s, nc: nc, gate: supervisor.NewGate(&s.abandoned), exited: make(chan struct{}),
+		ctx: context.WithValue(s.ctx, callbackOf{}, s)}
 	return &mailbox{shared: s, limiter: rate.NewLimiter(limit, burst), queue: q}
 }
 
@@ -54,6 +56,8 @@ func (m *mailbox) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *enqueue:
 		m.admit(msg)
+	case *flushNotifications:
+		m.queue.flushed(msg.done)
 	case *actor.Stopping:
 		m.queue.close()
 	}
@@ -100,6 +104,7 @@ func (m *mailbox) admit(msg *enqueue) {
 // for it, so a callback may itself call Close.
 type notifQueue struct {
 	shared *shared
+	ctx    context.Context              // the callbacks': shared.ctx, marked (callbackOf)
 	nc     messages.NotificationContext // Era is filled in at each delivery
 	gate   *supervisor.Gate
 
@@ -113,6 +118,16 @@ type notifQueue struct {
 	running bool // a worker goroutine exists
 	closed  bool
 	exited  chan struct{} // closed once closed and no worker runs
+
+	// pushed counts the entries ever queued (under mu), finished those
+	// whose callback has returned (the worker's, in order): every entry up
+	// to the n-th pushed is handled once finished reaches n. flushes wait
+	// for that (under mu); waiting says there are some, so that the worker
+	// takes mu only then.
+	pushed   int64
+	finished atomic.Int64
+	flushes  []flush
+	waiting  atomic.Bool
 
 	// claimed, when set (tests only), runs between the worker's claim of
 	// an entry and its gate.Enter: the window a close can fall into.
@@ -137,6 +152,7 @@ func (q *notifQueue) push(it item) {
 		return
 	}
 	q.items = append(q.items, it)
+	q.pushed++
 	if !q.running {
 		q.running = true
 		go q.run()
@@ -158,9 +174,66 @@ func (q *notifQueue) close() {
 	q.closed = true
 	q.shared.counters.notificationsDiscarded.Add(int64(len(q.items)) + q.taken.Swap(takenClosed))
 	q.items = nil
+	q.release(math.MaxInt64)
 	if !q.running {
 		close(q.exited)
 	}
+}
+
+// callbackOf is the key of the mark the notification callbacks' ctx
+// carries: the connection's shared state. A call made with it, from inside
+// a callback, does not wait for the notifications before its answer: they
+// wait for the callback (Runtime.outcome).
+type callbackOf struct{}
+
+// flush is a wait for the entries queued before it: done is closed once
+// the at-th entry's callback has returned, or the queue has closed.
+type flush struct {
+	at   int64
+	done chan struct{}
+}
+
+// flushed closes done once every entry queued so far is handled: its
+// callback has returned, or it was discarded at close. (What the mailbox
+// dropped never waited.) waiting is set before finished is read, and the
+// worker adds to finished before it reads waiting: one of the two sees
+// the other, so no flush is missed.
+func (q *notifQueue) flushed(done chan struct{}) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		close(done)
+		return
+	}
+	q.flushes = append(q.flushes, flush{at: q.pushed, done: done})
+	q.waiting.Store(true)
+	q.release(q.finished.Load())
+}
+
+// release closes the flushes of every entry up to the n-th; mu is held.
+func (q *notifQueue) release(n int64) {
+	i := 0
+	for ; i < len(q.flushes) && q.flushes[i].at <= n; i++ {
+		close(q.flushes[i].done)
+		q.flushes[i] = flush{}
+	}
+	q.flushes = q.flushes[i:]
+	if len(q.flushes) == 0 {
+		q.flushes = nil
+		q.waiting.Store(false)
+	}
+}
+
+// handled counts one more entry whose callback has returned, and releases
+// the flushes waiting for it.
+func (q *notifQueue) handled() {
+	n := q.finished.Add(1)
+	if !q.waiting.Load() {
+		return
+	}
+	q.mu.Lock()
+	q.release(n)
+	q.mu.Unlock()
 }
 
 // take hands the worker everything waiting, in batch's backing array, or
@@ -208,11 +281,12 @@ func (q *notifQueue) run() {
 				q.stop()
 				return
 			}
-			q.deliver(q.shared.ctx, it)
+			q.deliver(q.ctx, it)
 			if !q.gate.Leave() {
 				q.stop()
 				return
 			}
+			q.handled()
 		}
 		if cap(batch) > keptCap {
 			batch = nil // a flood's array goes

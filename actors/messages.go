@@ -71,6 +71,10 @@ type (
 		quiet
 		result json.RawMessage
 		err    error
+		// notified, when set, is closed once every notification the
+		// server sent before this answer is handled: the call returns
+		// after that (see Runtime.outcome).
+		notified chan struct{}
 	}
 	cancelCall struct {
 		quiet
@@ -173,5 +177,12 @@ type (
 		quiet
 		method string
 		params json.RawMessage
+	}
+	// flushNotifications: done is to be closed once every notification
+	// handed to the mailbox before it is handled (its callback returned,
+	// or it was dropped or discarded).
+	flushNotifications struct {
+		quiet
+		done chan struct{}
 	}
 )

@@ -344,7 +344,7 @@ func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage,
 	rt.system.Root.Send(rt.pid, m)
 	select {
 	case out := <-reply:
-		return out.result, out.err
+		return rt.outcome(ctx, out)
 	case <-ctx.Done():
 		rt.system.Root.Send(rt.pid, &cancelCall{id: id, reason: "cancelled by the caller"})
 		return nil, &messages.Error{Kind: messages.KindCancelled, Method: method, Err: context.Cause(ctx)}
@@ -356,6 +356,25 @@ func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage,
 			return nil, rt.life.closedErr(method)
 		}
 	}
+}
+
+// outcome returns a call's answer once the notifications and log entries
+// the server sent before it have been handed to their callbacks (each
+// callback returned, or the entry was dropped or discarded), so that a
+// caller that closes the client on return loses none of them. The wait
+// ends early, with the answer, when ctx ends or the connection has ended.
+// A call made with the ctx of one of this connection's notification
+// callbacks does not wait: the notifications behind that callback wait
+// for it.
+func (rt *Runtime) outcome(ctx context.Context, out callOutcome) (json.RawMessage, error) {
+	if out.notified != nil && ctx.Value(callbackOf{}) != rt.shared {
+		select {
+		case <-out.notified:
+		case <-ctx.Done():
+		case <-rt.done:
+		}
+	}
+	return out.result, out.err
 }
 
 // newCall encodes the request of a call, on the caller's goroutine: the
