@@ -74,7 +74,9 @@ func (c *connection) Receive(ctx actor.Context) {
 		self, root := ctx.Self(), ctx.ActorSystem().Root
 		c.tracker.fire = func() { root.Send(self, &deadlineTick{}) }
 	case *inbound:
-		c.inbound(ctx, m.msg)
+		if !c.inbound(ctx, m.msg, m.size) {
+			c.shared.budget.release(m.size)
+		}
 	case *callRequest:
 		c.call(ctx, m)
 	case *cancelCall:
@@ -247,10 +249,13 @@ func cancellable(method string) bool {
 	return method != messages.MethodInitialize && method != messages.MethodDiscover
 }
 
-func (c *connection) inbound(ctx actor.Context, msg transport.Message) {
+// inbound handles one message from the reader; it reports whether it
+// handed the message's size of the inbound budget on (to the mailbox),
+// else the caller releases it.
+func (c *connection) inbound(ctx actor.Context, msg transport.Message, size int64) (handed bool) {
 	if msg.Err != nil {
 		c.requestFailed(ctx, msg)
-		return
+		return false
 	}
 	var frame messages.Frame
 	f := &frame
@@ -258,16 +263,17 @@ func (c *connection) inbound(ctx actor.Context, msg transport.Message) {
 		c.shared.counters.malformed.Add(1)
 		c.shared.logger.Warn("malformed message from server", "code", derr.Err.Code, "err", derr.Err.Message)
 		c.send(messages.NewErrorResponse(derr.ID, derr.Err))
-		return
+		return false
 	}
 	switch {
 	case f.IsResponse():
 		c.response(ctx, f)
 	case f.IsNotification():
-		c.serverNotification(ctx, f)
+		return c.serverNotification(ctx, f, size)
 	default:
 		c.serverRequest(ctx, f, msg.Related)
 	}
+	return false
 }
 
 func (c *connection) response(ctx actor.Context, f *messages.Frame) {
@@ -321,35 +327,38 @@ func (c *connection) requestFailed(ctx actor.Context, msg transport.Message) {
 	p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindTransport, Method: p.method, Message: "the request failed", Err: msg.Err}}
 }
 
-func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame) {
+// serverNotification reports whether it handed the notification (and its
+// size of the inbound budget) to the mailbox.
+func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame, size int64) bool {
 	if f.Method == messages.MethodCancelled {
 		var p messages.CancelledParams
 		if err := json.Unmarshal(f.Params, &p); err != nil || p.RequestID.IsZero() {
 			c.shared.logger.Debug("malformed notifications/cancelled ignored")
-			return
+			return false
 		}
 		if child, ok := c.running[p.RequestID]; ok {
 			ctx.Send(child, &cancelInput{reason: p.Reason})
 		}
-		return
+		return false
 	}
 	if f.Method == messages.MethodTaskStatus {
 		c.shared.taskWatch.notified(f.Params) // wakes the task's poller; the host gets it too
 	}
 	if h := &c.shared.handlers; f.Method == messages.MethodLog && h.Log == nil || f.Method != messages.MethodLog && h.Notification == nil {
-		return // nobody listens
+		return false // nobody listens
 	}
 	if c.mailbox == nil {
 		if c.closed {
 			c.shared.counters.notificationsDiscarded.Add(1)
-			return
+			return false
 		}
-		mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID}, c.cfg.LogRate, c.cfg.LogBurst)
+		mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID}, c.cfg.LogRate, c.cfg.LogBurst, int64(c.cfg.MaxWaitingNotificationBytes))
 		c.life.notifications = mb.queue // read by the teardown once this actor stopped
 		c.mailbox = c.spawn(ctx, mb)
 	}
-	ctx.Send(c.mailbox, &enqueue{method: f.Method, params: f.Params})
+	ctx.Send(c.mailbox, &enqueue{method: f.Method, params: f.Params, size: size})
 	c.notified = nil
+	return true
 }
 
 func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint string) {

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"runtime/debug"
@@ -18,7 +19,8 @@ import (
 
 // MaxWaitingNotifications is how many notifications may wait for the
 // handler; newer ones are dropped and counted. The one being handled does
-// not count toward it.
+// not count toward it, nor toward the bytes that may wait
+// (Config.MaxWaitingNotificationBytes).
 const MaxWaitingNotifications = 1000
 
 // mailbox is the notification mailbox actor: it admits what the
@@ -41,14 +43,19 @@ type mailbox struct {
 type item struct {
 	log   *messages.LoggingMessage
 	notif *messages.Notification
+	size  int64 // its weight against the queue's byte bound (entrySize)
 }
 
 // newMailbox returns the mailbox actor; its queue's exited is closed once
 // the queue is closed and its worker, if any, has left (or was abandoned
 // through its gate).
-func newMailbox(s *shared, nc messages.NotificationContext, limit rate.Limit, burst int) *mailbox {
+// maxBytes bounds the bytes waiting (0: DefaultMaxWaitingNotificationBytes).
+func newMailbox(s *shared, nc messages.NotificationContext, limit rate.Limit, burst int, maxBytes int64) *mailbox {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxWaitingNotificationBytes
+	}
 	q := &notifQueue{shared: s, nc: nc, gate: supervisor.NewGate(&s.abandoned), exited: make(chan struct{}),
-		ctx: context.WithValue(s.ctx, callbackOf{}, s)}
+		ctx: context.WithValue(s.ctx, callbackOf{}, s), maxBytes: maxBytes}
 	return &mailbox{shared: s, limiter: rate.NewLimiter(limit, burst), queue: q}
 }
 
@@ -65,20 +72,24 @@ func (m *mailbox) Receive(ctx actor.Context) {
 
 // admit queues a notification (one somebody listens for: the connection
 // sends no other) unless it is rate limited (log entries), the queue is
-// full, or it is malformed (log entries), in that order: the checks that
-// cost least come first.
+// full (1 000 entries, or its bytes), or it is malformed (log entries), in
+// that order: the checks that cost least come first. A log entry is
+// weighed once sanitised (what the queue keeps of it), a notification as
+// it came. Either way its message's bytes of the inbound budget are
+// released once admitted: the reader may read on.
 func (m *mailbox) admit(msg *enqueue) {
+	defer m.shared.budget.release(msg.size)
 	c := &m.shared.counters
 	isLog := msg.method == messages.MethodLog
 	switch {
 	case isLog && !m.limiter.Allow():
 		c.logsDropped.Add(1)
 		return
-	case m.queue.full():
+	case m.queue.full(0):
 		c.notificationsDropped.Add(1)
 		return
 	case !isLog:
-		m.queue.push(item{notif: &messages.Notification{Method: msg.method, Params: msg.params}})
+		m.queue.admit(item{notif: &messages.Notification{Method: msg.method, Params: msg.params}, size: int64(len(msg.params))})
 		return
 	}
 	e, err := sanitize.Log(msg.params)
@@ -87,7 +98,32 @@ func (m *mailbox) admit(msg *enqueue) {
 		m.shared.logger.Warn("malformed server log entry dropped", "err", err)
 		return
 	}
-	m.queue.push(item{log: &messages.LoggingMessage{Level: e.Level, Logger: e.Logger, Data: e.Data}})
+	m.queue.admit(item{log: &messages.LoggingMessage{Level: e.Level, Logger: e.Logger, Data: e.Data},
+		size: int64(len(e.Level)+len(e.Logger)) + entrySize(e.Data)})
+}
+
+// entrySize estimates the bytes a decoded JSON value holds: its strings,
+// and a word or two for every value, key and number.
+func entrySize(v any) int64 {
+	switch v := v.(type) {
+	case string:
+		return 16 + int64(len(v))
+	case json.Number:
+		return 16 + int64(len(v))
+	case map[string]any:
+		n := int64(48)
+		for k, e := range v {
+			n += 16 + int64(len(k)) + entrySize(e)
+		}
+		return n
+	case []any:
+		n := int64(24)
+		for _, e := range v {
+			n += entrySize(e)
+		}
+		return n
+	}
+	return 16
 }
 
 // notifQueue holds the notifications waiting for the handler and runs
@@ -129,17 +165,37 @@ type notifQueue struct {
 	flushes  []flush
 	waiting  atomic.Bool
 
+	// bytes is the weight of what waits (items, and what the worker took
+	// and has not started); maxBytes bounds it, beside the
+	// MaxWaitingNotifications entries.
+	bytes    atomic.Int64
+	maxBytes int64
+
 	// claimed, when set (tests only), runs between the worker's claim of
 	// an entry and its gate.Enter: the window a close can fall into.
 	claimed func()
 }
 
-// full reports 1 000 waiting, counting those the worker took but has not
-// started: the one in the handler's hands does not count.
-func (q *notifQueue) full() bool {
+// full reports that an entry of size bytes finds no room: 1 000 waiting,
+// or their bytes and its own over maxBytes, counting those the worker took
+// but has not started (the one in the handler's hands does not count; an
+// entry larger than the bound is queued when nothing else waits).
+func (q *notifQueue) full(size int64) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.items)+int(q.taken.Load()&^takenClosed) >= MaxWaitingNotifications
+	n := len(q.items) + int(q.taken.Load()&^takenClosed)
+	return n >= MaxWaitingNotifications || n > 0 && q.bytes.Load()+size > q.maxBytes
+}
+
+// admit pushes it unless its bytes find no room (full): then it is dropped
+// and counted. Only the mailbox actor admits, so full-then-push cannot
+// overshoot.
+func (q *notifQueue) admit(it item) {
+	if q.full(it.size) {
+		q.shared.counters.notificationsDropped.Add(1)
+		return
+	}
+	q.push(it)
 }
 
 // push queues it and starts a worker if none runs; after close it drops
@@ -152,6 +208,7 @@ func (q *notifQueue) push(it item) {
 		return
 	}
 	q.items = append(q.items, it)
+	q.bytes.Add(it.size)
 	q.pushed++
 	if !q.running {
 		q.running = true
@@ -271,6 +328,7 @@ func (q *notifQueue) run() {
 				q.stop() // closed: close counted the rest
 				return
 			}
+			q.bytes.Add(-it.size)
 			if q.claimed != nil {
 				q.claimed()
 			}

@@ -17,7 +17,7 @@ import (
 func TestLogEntriesBeyondTheCapAreDroppedUnsanitised(t *testing.T) {
 	sh := &shared{ctx: context.Background(), logger: slog.New(slog.DiscardHandler),
 		handlers: messages.Handlers{Log: func(context.Context, messages.NotificationContext, *messages.LoggingMessage) {}}}
-	m := newMailbox(sh, messages.NotificationContext{}, rate.Inf, 1)
+	m := newMailbox(sh, messages.NotificationContext{}, rate.Inf, 1, 0)
 	m.queue.running = true // a worker holds one entry; none is started here
 	malformed := &enqueue{method: messages.MethodLog, params: []byte(`{"level":`)}
 
@@ -38,7 +38,7 @@ func TestAnEntryClaimedAsTheQueueClosesIsCountedDiscarded(t *testing.T) {
 	delivered := 0
 	sh := &shared{ctx: context.Background(), logger: slog.New(slog.DiscardHandler),
 		handlers: messages.Handlers{Log: func(context.Context, messages.NotificationContext, *messages.LoggingMessage) { delivered++ }}}
-	m := newMailbox(sh, messages.NotificationContext{}, rate.Inf, 1)
+	m := newMailbox(sh, messages.NotificationContext{}, rate.Inf, 1, 0)
 	q := m.queue
 	q.claimed = func() {
 		q.close()

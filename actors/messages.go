@@ -25,7 +25,8 @@ func (quiet) IgnoreDeadLetterLogging() {}
 type (
 	inbound struct {
 		quiet
-		msg transport.Message
+		msg  transport.Message
+		size int64 // of the inbound budget, released once handled
 	}
 	readerDone struct {
 		quiet
@@ -177,6 +178,7 @@ type (
 		quiet
 		method string
 		params json.RawMessage
+		size   int64 // of the inbound budget, released once admitted
 	}
 	// flushNotifications: done is to be closed once every notification
 	// handed to the mailbox before it is handled (its callback returned,
