@@ -3,6 +3,10 @@ package actors_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -131,10 +135,50 @@ func peakMemory() (stop func() uint64) {
 	}
 }
 
+// logFloodHTTP is a legacy Streamable HTTP server whose tools/call is
+// answered by one SSE stream: n log entries of size bytes, then the
+// result, written as fast as the socket takes them.
+func logFloodHTTP(t *testing.T, n, size int) string {
+	event := []byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"logger\":\"flood\",\"data\":\"" + strings.Repeat("x", size) + "\"}}\n\n")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		data, _ := io.ReadAll(r.Body)
+		id := string(scanValue(data, `"id":`))
+		reply := func(result string) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)
+		}
+		switch scanString(data, `"method":"`) {
+		case "initialize":
+			w.Header().Set("Mcp-Session-Id", "s-1")
+			reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"flood","version":"1"}}`)
+		case "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			for range n {
+				if _, err := w.Write(event); err != nil {
+					return
+				}
+			}
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}}\n\n", id)
+		default:
+			if id == "" {
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
+			reply(`{}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 // logFloodPeak runs one call whose answer comes after n log entries of
 // size bytes, written as fast as the client reads, and returns the peak of
 // the memory held meanwhile and the client's counters.
-func logFloodPeak(t *testing.T, n, size int, opts conduit.Options) (uint64, conduit.Stats, int64) {
+func logFloodPeak(t *testing.T, tr transport.Transport, opts conduit.Options) (uint64, conduit.Stats, int64) {
 	var handled atomic.Int64
 	opts.Handlers.Log = func(context.Context, conduit.NotificationContext, *conduit.LoggingMessage) { handled.Add(1) }
 	runtime.GC()
@@ -143,7 +187,7 @@ func logFloodPeak(t *testing.T, n, size int, opts conduit.Options) (uint64, cond
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	opts.Timeout = 5 * time.Minute
-	c, err := conduit.Connect(ctx, newLogPipe(n, size), opts)
+	c, err := conduit.Connect(ctx, tr, opts)
 	require.NoError(t, err)
 	res, err := c.CallTool(ctx, "flood", map[string]any{})
 	require.NoError(t, err)
@@ -168,15 +212,18 @@ func TestLogFloodOfLargeEntriesHoldsBoundedMemory(t *testing.T) {
 	if raceEnabled {
 		n = 12 // the same bound; 900 MB would take minutes
 	}
+	url := logFloodHTTP(t, n, size)
 	for _, tc := range []struct {
 		name string
+		tr   func() transport.Transport
 		opts conduit.Options
 	}{
-		{"default log limit", conduit.Options{}},
-		{"log limit lifted", conduit.Options{LogRateLimit: rate.Inf}},
+		{"stdio-like, default log limit", func() transport.Transport { return newLogPipe(n, size) }, conduit.Options{}},
+		{"stdio-like, log limit lifted", func() transport.Transport { return newLogPipe(n, size) }, conduit.Options{LogRateLimit: rate.Inf}},
+		{"HTTP, default log limit", func() transport.Transport { return &transport.HTTP{URL: url} }, conduit.Options{Era: conduit.EraLegacy}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			peak, s, handled := logFloodPeak(t, n, size, tc.opts)
+			peak, s, handled := logFloodPeak(t, tc.tr(), tc.opts)
 			t.Logf("peak %d MiB; %d handled, %d rate limited, %d dropped, %d discarded", peak>>20, handled, s.LogsDropped, s.NotificationsDropped, s.NotificationsDiscarded)
 			assert.EqualValues(t, n, handled+s.LogsDropped+s.NotificationsDropped, "every entry handled or counted")
 			assert.Zero(t, s.NotificationsDiscarded, "handled before the call returned")
