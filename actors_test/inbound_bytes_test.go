@@ -212,7 +212,9 @@ func TestLogFloodOfLargeEntriesHoldsBoundedMemory(t *testing.T) {
 	if raceEnabled {
 		n = 12 // the same bound; 900 MB would take minutes
 	}
-	url := logFloodHTTP(t, n, size)
+	// Over HTTP a third of it: the transport's SSE reading (about 30 MB/s)
+	// paces that flood, not the client's handling.
+	url := logFloodHTTP(t, n/3, size)
 	for _, tc := range []struct {
 		name string
 		tr   func() transport.Transport
@@ -225,7 +227,11 @@ func TestLogFloodOfLargeEntriesHoldsBoundedMemory(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			peak, s, handled := logFloodPeak(t, tc.tr(), tc.opts)
 			t.Logf("peak %d MiB; %d handled, %d rate limited, %d dropped, %d discarded", peak>>20, handled, s.LogsDropped, s.NotificationsDropped, s.NotificationsDiscarded)
-			assert.EqualValues(t, n, handled+s.LogsDropped+s.NotificationsDropped, "every entry handled or counted")
+			want := n
+			if strings.HasPrefix(tc.name, "HTTP") {
+				want = n / 3
+			}
+			assert.EqualValues(t, want, handled+s.LogsDropped+s.NotificationsDropped, "every entry handled or counted")
 			assert.Zero(t, s.NotificationsDiscarded, "handled before the call returned")
 			assert.Less(t, peak, uint64(200<<20), "peak memory held")
 		})
