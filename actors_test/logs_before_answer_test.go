@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -150,4 +151,35 @@ func TestACallFromANotificationCallbackDoesNotWaitForItself(t *testing.T) {
 		t.Fatal("the call from the callback waited for the notifications behind that callback")
 	}
 	require.Eventually(t, func() bool { return len(h.list()) == 1 }, 30*time.Second, time.Millisecond)
+}
+
+// A call whose answer waits for a log callback still running returns that
+// answer when the client closes: the close cancels the callbacks' ctx, and
+// every entry is handled (with that ctx) or discarded and counted.
+func TestACallWaitingForTheCallbacksReturnsItsAnswerAtClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var handled atomic.Int64
+		h := func(ctx context.Context, _ conduit.NotificationContext, _ *conduit.LoggingMessage) {
+			<-ctx.Done()
+			handled.Add(1)
+		}
+		c, srv := connect(t, conduit.Options{Handlers: conduit.Handlers{Log: h}}, "2025-11-25")
+		d := callAsync(c, "t")
+		m := srv.next()
+		for j := 1; j <= 3; j++ {
+			srv.notify("notifications/message", map[string]any{"level": "info", "data": j})
+		}
+		srv.reply(m["id"], map[string]any{"content": []any{map[string]any{"type": "text", "text": "done"}}})
+		synctest.Wait()
+		select {
+		case <-d:
+			t.Fatal("the call returned before the entries sent before its answer were handled")
+		default:
+		}
+		require.NoError(t, c.Close())
+		r := <-d
+		require.NoError(t, r.err)
+		require.Equal(t, "done", r.res.Content[0].Text)
+		require.EqualValues(t, 3, handled.Load()+c.Stats().NotificationsDiscarded, "handled or discarded")
+	})
 }
