@@ -104,23 +104,28 @@ func TestLogsSentBeforeTheResultAreHandledBeforeTheCallReturnsHTTP(t *testing.T)
 }
 
 // The same over a stream transport (the in-memory pair, one message per
-// write as stdio's lines): three entries then the result, written at once.
+// write as stdio's lines), in both eras: three entries then the result,
+// written at once.
 func TestLogsSentBeforeTheResultAreHandledBeforeTheCallReturnsStream(t *testing.T) {
 	want := []string{"entry 1", "entry 2", "entry 3"}
-	for i := range 60 {
-		h := &entries{}
-		c, srv := connect(t, conduit.Options{Handlers: conduit.Handlers{Log: h.HandleLog}}, "2025-11-25")
-		d := callAsync(c, "t")
-		m := srv.next()
-		for j := 1; j <= 3; j++ {
-			srv.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"entry %d"}}`, j))
-		}
-		id, _ := json.Marshal(m["id"])
-		srv.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"done"}]}}`, id))
-		r := <-d
-		got := h.list()
-		require.NoError(t, r.err)
-		require.Equal(t, want, got, "run %d: the entries before the result, when the call returned", i)
+	for _, e := range eras {
+		t.Run(e.name, func(t *testing.T) {
+			for i := range 60 {
+				h := &entries{}
+				c, srv := e.connect(t, conduit.Options{Handlers: conduit.Handlers{Log: h.HandleLog}})
+				d := callAsync(c, "t")
+				m := srv.next()
+				for j := 1; j <= 3; j++ {
+					srv.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"entry %d"}}`, j))
+				}
+				srv.reply(m["id"], map[string]any{"resultType": "complete", "content": []any{map[string]any{"type": "text", "text": "done"}}})
+				r := <-d
+				got := h.list()
+				require.NoError(t, r.err)
+				require.Equal(t, "done", r.res.Content[0].Text)
+				require.Equal(t, want, got, "run %d: the entries before the result, when the call returned", i)
+			}
+		})
 	}
 }
 
