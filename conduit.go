@@ -228,6 +228,17 @@ type Options struct {
 	LogBurst     int
 	Sampling     SamplingOptions
 	Elicitation  ElicitationOptions
+	// MaxInboundBytes bounds the bytes of server messages read and not yet
+	// handled (16 MiB): past it the client reads nothing more until they
+	// are, so a flooding server's writes wait (backpressure on its pipe or
+	// socket). A larger message is read alone.
+	MaxInboundBytes int
+	// MaxWaitingNotificationBytes bounds the bytes of notifications and
+	// log entries waiting for their callback (16 MiB; a log entry weighs
+	// what is left of it once sanitised), beside the 1 000 entries: past
+	// either, newer ones are dropped and counted in
+	// Stats.NotificationsDropped.
+	MaxWaitingNotificationBytes int
 	// Timeout and MaxTotalTimeout are the defaults of every call (60 s and
 	// 30 min). A call's deadline is paused while input is gathered for it,
 	// but it never outlives MaxTotalTimeout.
@@ -401,6 +412,7 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 		Name: opts.Name, ServerID: opts.ServerID, Assigns: opts.Assigns,
 		HandlerTimeout: opts.HandlerTimeout, MaxServerRequests: opts.MaxServerRequests,
 		LogRate: opts.LogRateLimit, LogBurst: opts.LogBurst,
+		MaxInboundBytes: opts.MaxInboundBytes, MaxWaitingNotificationBytes: opts.MaxWaitingNotificationBytes,
 		Logger: opts.Logger, Audit: opts.Audit, Origin: origin,
 		System: opts.System,
 	})

@@ -49,7 +49,11 @@ type RootsLister interface {
 }
 
 // NotificationHandler receives server notifications other than log
-// entries, one at a time in arrival order.
+// entries, one at a time in arrival order. A call returns only once the
+// notifications and log entries the server sent before its answer have
+// been handled, so a callback must not wait for a call of its own client
+// except one made with the callback's ctx (that one does not wait for
+// the notifications behind the callback).
 type NotificationHandler interface {
 	HandleNotification(ctx context.Context, nc NotificationContext, n *Notification)
 }

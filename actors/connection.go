@@ -33,6 +33,9 @@ type connection struct {
 	// waiting for that (stopMailbox).
 	mailboxGone bool
 	mailboxDone chan struct{}
+	// notified is closed once the notifications handed to the mailbox so
+	// far are handled; nil when one was handed over since (see notified).
+	notified chan struct{}
 
 	closed bool
 	// initialized: an initialize result has been delivered. With
@@ -78,7 +81,9 @@ func (c *connection) Receive(ctx actor.Context) {
 		self, root := ctx.Self(), ctx.ActorSystem().Root
 		c.tracker.fire = func() { root.Send(self, &deadlineTick{}) }
 	case *inbound:
-		c.inbound(ctx, m.msg)
+		if !c.inbound(ctx, m.msg, m.size) {
+			c.shared.budget.release(m.size)
+		}
 	case *callRequest:
 		c.call(ctx, m)
 	case *cancelCall:
@@ -251,10 +256,13 @@ func cancellable(method string) bool {
 	return method != messages.MethodInitialize && method != messages.MethodDiscover
 }
 
-func (c *connection) inbound(ctx actor.Context, msg transport.Message) {
+// inbound handles one message from the reader; it reports whether it
+// handed the message's size of the inbound budget on (to the mailbox),
+// else the caller releases it.
+func (c *connection) inbound(ctx actor.Context, msg transport.Message, size int64) (handed bool) {
 	if msg.Err != nil {
 		c.requestFailed(ctx, msg)
-		return
+		return false
 	}
 	var frame messages.Frame
 	f := &frame
@@ -263,16 +271,17 @@ func (c *connection) inbound(ctx actor.Context, msg transport.Message) {
 		c.shared.logger.Warn("malformed message from server", "code", derr.Err.Code, "err", derr.Err.Message)
 		c.send(messages.NewErrorResponse(derr.ID, derr.Err))
 		c.malformedResponse(derr)
-		return
+		return false
 	}
 	switch {
 	case f.IsResponse():
 		c.response(ctx, f)
 	case f.IsNotification():
-		c.serverNotification(ctx, f)
+		return c.serverNotification(ctx, f, size)
 	default:
 		c.serverRequest(ctx, f, msg.Related)
 	}
+	return false
 }
 
 func (c *connection) response(ctx actor.Context, f *messages.Frame) {
@@ -285,7 +294,7 @@ func (c *connection) response(ctx actor.Context, f *messages.Frame) {
 	c.forget(f.ID)
 	c.ended(p)
 	if f.Error != nil {
-		p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindRPC, Method: p.method, RPC: f.Error}}
+		p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindRPC, Method: p.method, RPC: f.Error}, notified: c.flushNotifications(ctx)}
 		return
 	}
 	if p.method == messages.MethodInitialize {
@@ -299,7 +308,23 @@ func (c *connection) response(ctx actor.Context, f *messages.Frame) {
 			c.tracker.bindTask(task, p.logical)
 		}
 	}
-	p.reply <- callOutcome{result: f.Result}
+	p.reply <- callOutcome{result: f.Result, notified: c.flushNotifications(ctx)}
+}
+
+// flushNotifications returns a channel closed once every notification
+// the server sent before now is handled, or nil when none can be waiting:
+// what a server sent before a call's answer reaches its handlers before
+// the call returns. One flush serves every answer until the next
+// notification.
+func (c *connection) flushNotifications(ctx actor.Context) chan struct{} {
+	if c.mailbox == nil || c.mailboxGone || c.mailboxDone != nil {
+		return nil
+	}
+	if c.notified == nil {
+		c.notified = make(chan struct{})
+		ctx.Send(c.mailbox, &flushNotifications{done: c.notified})
+	}
+	return c.notified
 }
 
 // malformedResponse fails at once the call a malformed response names
@@ -338,34 +363,38 @@ func (c *connection) requestFailed(ctx actor.Context, msg transport.Message) {
 	p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindTransport, Method: p.method, Message: "the request failed", Err: msg.Err}}
 }
 
-func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame) {
+// serverNotification reports whether it handed the notification (and its
+// size of the inbound budget) to the mailbox.
+func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame, size int64) bool {
 	if f.Method == messages.MethodCancelled {
 		var p messages.CancelledParams
 		if err := json.Unmarshal(f.Params, &p); err != nil || p.RequestID.IsZero() {
 			c.shared.logger.Debug("malformed notifications/cancelled ignored")
-			return
+			return false
 		}
 		if child, ok := c.running[p.RequestID]; ok {
 			ctx.Send(child, &cancelInput{reason: p.Reason})
 		}
-		return
+		return false
 	}
 	if f.Method == messages.MethodTaskStatus {
 		c.shared.taskWatch.notified(f.Params) // wakes the task's poller; the host gets it too
 	}
 	if h := &c.shared.handlers; f.Method == messages.MethodLog && h.Log == nil || f.Method != messages.MethodLog && h.Notification == nil {
-		return // nobody listens
+		return false // nobody listens
 	}
 	if c.mailbox == nil {
 		if c.closed {
 			c.shared.counters.notificationsDiscarded.Add(1)
-			return
+			return false
 		}
-		mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID}, c.cfg.LogRate, c.cfg.LogBurst)
+		mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID}, c.cfg.LogRate, c.cfg.LogBurst, int64(c.cfg.MaxWaitingNotificationBytes))
 		c.life.notifications = mb.queue // read by the teardown once this actor stopped
 		c.mailbox = c.spawn(ctx, mb)
 	}
-	ctx.Send(c.mailbox, &enqueue{method: f.Method, params: f.Params})
+	ctx.Send(c.mailbox, &enqueue{method: f.Method, params: f.Params, size: size})
+	c.notified = nil
+	return true
 }
 
 func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint string) {

@@ -2,7 +2,9 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -17,7 +19,8 @@ import (
 
 // MaxWaitingNotifications is how many notifications may wait for the
 // handler; newer ones are dropped and counted. The one being handled does
-// not count toward it.
+// not count toward it, nor toward the bytes that may wait
+// (Config.MaxWaitingNotificationBytes).
 const MaxWaitingNotifications = 1000
 
 // mailbox is the notification mailbox actor: it admits what the
@@ -40,13 +43,19 @@ type mailbox struct {
 type item struct {
 	log   *messages.LoggingMessage
 	notif *messages.Notification
+	size  int64 // its weight against the queue's byte bound (entrySize)
 }
 
 // newMailbox returns the mailbox actor; its queue's exited is closed once
 // the queue is closed and its worker, if any, has left (or was abandoned
 // through its gate).
-func newMailbox(s *shared, nc messages.NotificationContext, limit rate.Limit, burst int) *mailbox {
-	q := &notifQueue{shared: s, nc: nc, gate: supervisor.NewGate(&s.abandoned), exited: make(chan struct{})}
+// maxBytes bounds the bytes waiting (0: DefaultMaxWaitingNotificationBytes).
+func newMailbox(s *shared, nc messages.NotificationContext, limit rate.Limit, burst int, maxBytes int64) *mailbox {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxWaitingNotificationBytes
+	}
+	q := &notifQueue{shared: s, nc: nc, gate: supervisor.NewGate(&s.abandoned), exited: make(chan struct{}),
+		ctx: context.WithValue(s.ctx, callbackOf{}, s), maxBytes: maxBytes}
 	return &mailbox{shared: s, limiter: rate.NewLimiter(limit, burst), queue: q}
 }
 
@@ -54,6 +63,8 @@ func (m *mailbox) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *enqueue:
 		m.admit(msg)
+	case *flushNotifications:
+		m.queue.flushed(msg.done)
 	case *actor.Stopping:
 		m.queue.close()
 	}
@@ -61,20 +72,24 @@ func (m *mailbox) Receive(ctx actor.Context) {
 
 // admit queues a notification (one somebody listens for: the connection
 // sends no other) unless it is rate limited (log entries), the queue is
-// full, or it is malformed (log entries), in that order: the checks that
-// cost least come first.
+// full (1 000 entries, or its bytes), or it is malformed (log entries), in
+// that order: the checks that cost least come first. A log entry is
+// weighed once sanitised (what the queue keeps of it), a notification as
+// it came. Either way its message's bytes of the inbound budget are
+// released once admitted: the reader may read on.
 func (m *mailbox) admit(msg *enqueue) {
+	defer m.shared.budget.release(msg.size)
 	c := &m.shared.counters
 	isLog := msg.method == messages.MethodLog
 	switch {
 	case isLog && !m.limiter.Allow():
 		c.logsDropped.Add(1)
 		return
-	case m.queue.full():
+	case m.queue.full(0):
 		c.notificationsDropped.Add(1)
 		return
 	case !isLog:
-		m.queue.push(item{notif: &messages.Notification{Method: msg.method, Params: msg.params}})
+		m.queue.admit(item{notif: &messages.Notification{Method: msg.method, Params: msg.params}, size: int64(len(msg.params))})
 		return
 	}
 	e, err := sanitize.Log(msg.params)
@@ -83,7 +98,32 @@ func (m *mailbox) admit(msg *enqueue) {
 		m.shared.logger.Warn("malformed server log entry dropped", "err", err)
 		return
 	}
-	m.queue.push(item{log: &messages.LoggingMessage{Level: e.Level, Logger: e.Logger, Data: e.Data}})
+	m.queue.admit(item{log: &messages.LoggingMessage{Level: e.Level, Logger: e.Logger, Data: e.Data},
+		size: int64(len(e.Level)+len(e.Logger)) + entrySize(e.Data)})
+}
+
+// entrySize estimates the bytes a decoded JSON value holds: its strings,
+// and a word or two for every value, key and number.
+func entrySize(v any) int64 {
+	switch v := v.(type) {
+	case string:
+		return 16 + int64(len(v))
+	case json.Number:
+		return 16 + int64(len(v))
+	case map[string]any:
+		n := int64(48)
+		for k, e := range v {
+			n += 16 + int64(len(k)) + entrySize(e)
+		}
+		return n
+	case []any:
+		n := int64(24)
+		for _, e := range v {
+			n += entrySize(e)
+		}
+		return n
+	}
+	return 16
 }
 
 // notifQueue holds the notifications waiting for the handler and runs
@@ -100,6 +140,7 @@ func (m *mailbox) admit(msg *enqueue) {
 // for it, so a callback may itself call Close.
 type notifQueue struct {
 	shared *shared
+	ctx    context.Context              // the callbacks': shared.ctx, marked (callbackOf)
 	nc     messages.NotificationContext // Era is filled in at each delivery
 	gate   *supervisor.Gate
 
@@ -113,14 +154,48 @@ type notifQueue struct {
 	running bool // a worker goroutine exists
 	closed  bool
 	exited  chan struct{} // closed once closed and no worker runs
+
+	// pushed counts the entries ever queued (under mu), finished those
+	// whose callback has returned (the worker's, in order): every entry up
+	// to the n-th pushed is handled once finished reaches n. flushes wait
+	// for that (under mu); waiting says there are some, so that the worker
+	// takes mu only then.
+	pushed   int64
+	finished atomic.Int64
+	flushes  []flush
+	waiting  atomic.Bool
+
+	// bytes is the weight of what waits (items, and what the worker took
+	// and has not started); maxBytes bounds it, beside the
+	// MaxWaitingNotifications entries.
+	bytes    atomic.Int64
+	maxBytes int64
+
+	// claimed, when set (tests only), runs between the worker's claim of
+	// an entry and its gate.Enter: the window a close can fall into.
+	claimed func()
 }
 
-// full reports 1 000 waiting, counting those the worker took but has not
-// started: the one in the handler's hands does not count.
-func (q *notifQueue) full() bool {
+// full reports that an entry of size bytes finds no room: 1 000 waiting,
+// or their bytes and its own over maxBytes, counting those the worker took
+// but has not started (the one in the handler's hands does not count; an
+// entry larger than the bound is queued when nothing else waits).
+func (q *notifQueue) full(size int64) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.items)+int(q.taken.Load()&^takenClosed) >= MaxWaitingNotifications
+	n := len(q.items) + int(q.taken.Load()&^takenClosed)
+	return n >= MaxWaitingNotifications || n > 0 && q.bytes.Load()+size > q.maxBytes
+}
+
+// admit pushes it unless its bytes find no room (full): then it is dropped
+// and counted. Only the mailbox actor admits, so full-then-push cannot
+// overshoot.
+func (q *notifQueue) admit(it item) {
+	if q.full(it.size) {
+		q.shared.counters.notificationsDropped.Add(1)
+		return
+	}
+	q.push(it)
 }
 
 // push queues it and starts a worker if none runs; after close it drops
@@ -133,6 +208,8 @@ func (q *notifQueue) push(it item) {
 		return
 	}
 	q.items = append(q.items, it)
+	q.bytes.Add(it.size)
+	q.pushed++
 	if !q.running {
 		q.running = true
 		go q.run()
@@ -154,9 +231,66 @@ func (q *notifQueue) close() {
 	q.closed = true
 	q.shared.counters.notificationsDiscarded.Add(int64(len(q.items)) + q.taken.Swap(takenClosed))
 	q.items = nil
+	q.release(math.MaxInt64)
 	if !q.running {
 		close(q.exited)
 	}
+}
+
+// callbackOf is the key of the mark the notification callbacks' ctx
+// carries: the connection's shared state. A call made with it, from inside
+// a callback, does not wait for the notifications before its answer: they
+// wait for the callback (Runtime.outcome).
+type callbackOf struct{}
+
+// flush is a wait for the entries queued before it: done is closed once
+// the at-th entry's callback has returned, or the queue has closed.
+type flush struct {
+	at   int64
+	done chan struct{}
+}
+
+// flushed closes done once every entry queued so far is handled: its
+// callback has returned, or it was discarded at close. (What the mailbox
+// dropped never waited.) waiting is set before finished is read, and the
+// worker adds to finished before it reads waiting: one of the two sees
+// the other, so no flush is missed.
+func (q *notifQueue) flushed(done chan struct{}) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		close(done)
+		return
+	}
+	q.flushes = append(q.flushes, flush{at: q.pushed, done: done})
+	q.waiting.Store(true)
+	q.release(q.finished.Load())
+}
+
+// release closes the flushes of every entry up to the n-th; mu is held.
+func (q *notifQueue) release(n int64) {
+	i := 0
+	for ; i < len(q.flushes) && q.flushes[i].at <= n; i++ {
+		close(q.flushes[i].done)
+		q.flushes[i] = flush{}
+	}
+	q.flushes = q.flushes[i:]
+	if len(q.flushes) == 0 {
+		q.flushes = nil
+		q.waiting.Store(false)
+	}
+}
+
+// handled counts one more entry whose callback has returned, and releases
+// the flushes waiting for it.
+func (q *notifQueue) handled() {
+	n := q.finished.Add(1)
+	if !q.waiting.Load() {
+		return
+	}
+	q.mu.Lock()
+	q.release(n)
+	q.mu.Unlock()
 }
 
 // take hands the worker everything waiting, in batch's backing array, or
@@ -190,15 +324,27 @@ func (q *notifQueue) run() {
 		}
 		for i, it := range batch {
 			batch[i] = item{}
-			if !q.claim() || !q.gate.Enter() {
+			if !q.claim() {
 				q.stop() // closed: close counted the rest
 				return
 			}
-			q.deliver(q.shared.ctx, it)
+			q.bytes.Add(-it.size)
+			if q.claimed != nil {
+				q.claimed()
+			}
+			if !q.gate.Enter() {
+				// The queue closed after the claim, and then its gate:
+				// close did not count this entry, which is not run.
+				q.shared.counters.notificationsDiscarded.Add(1)
+				q.stop()
+				return
+			}
+			q.deliver(q.ctx, it)
 			if !q.gate.Leave() {
 				q.stop()
 				return
 			}
+			q.handled()
 		}
 		if cap(batch) > keptCap {
 			batch = nil // a flood's array goes

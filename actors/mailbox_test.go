@@ -17,7 +17,7 @@ import (
 func TestLogEntriesBeyondTheCapAreDroppedUnsanitised(t *testing.T) {
 	sh := &shared{ctx: context.Background(), logger: slog.New(slog.DiscardHandler),
 		handlers: messages.Handlers{Log: func(context.Context, messages.NotificationContext, *messages.LoggingMessage) {}}}
-	m := newMailbox(sh, messages.NotificationContext{}, rate.Inf, 1)
+	m := newMailbox(sh, messages.NotificationContext{}, rate.Inf, 1, 0)
 	m.queue.running = true // a worker holds one entry; none is started here
 	malformed := &enqueue{method: messages.MethodLog, params: []byte(`{"level":`)}
 
@@ -29,4 +29,23 @@ func TestLogEntriesBeyondTheCapAreDroppedUnsanitised(t *testing.T) {
 	assert.EqualValues(t, 1, sh.counters.notificationsDropped.Load(), "dropped")
 	assert.EqualValues(t, 1, sh.counters.malformed.Load(), "malformed: the full queue's entry was not sanitised")
 	assert.Len(t, m.queue.items, MaxWaitingNotifications)
+}
+
+// An entry the worker has claimed when the queue and then its gate close
+// (the teardown's order) is not delivered, and is counted as discarded:
+// close counts only what was not claimed.
+func TestAnEntryClaimedAsTheQueueClosesIsCountedDiscarded(t *testing.T) {
+	delivered := 0
+	sh := &shared{ctx: context.Background(), logger: slog.New(slog.DiscardHandler),
+		handlers: messages.Handlers{Log: func(context.Context, messages.NotificationContext, *messages.LoggingMessage) { delivered++ }}}
+	m := newMailbox(sh, messages.NotificationContext{}, rate.Inf, 1, 0)
+	q := m.queue
+	q.claimed = func() {
+		q.close()
+		q.gate.Close()
+	}
+	m.admit(&enqueue{method: messages.MethodLog, params: []byte(`{"level":"info","data":"one"}`)})
+	<-q.exited
+	assert.Zero(t, delivered)
+	assert.EqualValues(t, 1, sh.counters.notificationsDiscarded.Load(), "neither delivered nor counted")
 }

@@ -25,7 +25,8 @@ func (quiet) IgnoreDeadLetterLogging() {}
 type (
 	inbound struct {
 		quiet
-		msg transport.Message
+		msg  transport.Message
+		size int64 // of the inbound budget, released once handled
 	}
 	readerDone struct {
 		quiet
@@ -75,6 +76,10 @@ type (
 		quiet
 		result json.RawMessage
 		err    error
+		// notified, when set, is closed once every notification the
+		// server sent before this answer is handled: the call returns
+		// after that (see Runtime.outcome).
+		notified chan struct{}
 	}
 	cancelCall struct {
 		quiet
@@ -177,5 +182,13 @@ type (
 		quiet
 		method string
 		params json.RawMessage
+		size   int64 // of the inbound budget, released once admitted
+	}
+	// flushNotifications: done is to be closed once every notification
+	// handed to the mailbox before it is handled (its callback returned,
+	// or it was dropped or discarded).
+	flushNotifications struct {
+		quiet
+		done chan struct{}
 	}
 )

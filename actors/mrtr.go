@@ -153,7 +153,7 @@ func (rt *Runtime) roundAs(ctx context.Context, id, logical messages.ID, method 
 	rt.system.Root.Send(rt.pid, m)
 	select {
 	case out := <-reply:
-		return out.result, out.err
+		return rt.outcome(ctx, out)
 	case err := <-expired:
 		return nil, err
 	case <-ctx.Done():

@@ -52,6 +52,14 @@ type Config struct {
 	System *actor.ActorSystem
 	// FlushTimeout bounds how long Close waits for queued writes (0: 2 s).
 	FlushTimeout time.Duration
+	// MaxInboundBytes bounds the bytes of server messages read and not yet
+	// handled by the actors; past it the reader waits (0:
+	// DefaultMaxInboundBytes).
+	MaxInboundBytes int
+	// MaxWaitingNotificationBytes bounds the bytes of notifications and
+	// log entries waiting for their callback; past it newer ones are
+	// dropped and counted (0: DefaultMaxWaitingNotificationBytes).
+	MaxWaitingNotificationBytes int
 }
 
 func (c *Config) handlerTimeout(method string) time.Duration {
@@ -80,6 +88,9 @@ type shared struct {
 	abandoned supervisor.Gauge
 	counters  counters
 	taskWatch taskWatch // the pollers of tasks, woken by notifications/tasks/status
+	// budget bounds the bytes the reader has handed over and the actors
+	// have not finished with.
+	budget *inboundBudget
 }
 
 // session is a negotiated protocol version and its era. negotiated is
@@ -187,12 +198,19 @@ func Start(cfg Config) *Runtime {
 	if cfg.FlushTimeout <= 0 {
 		cfg.FlushTimeout = 2 * time.Second
 	}
+	if cfg.MaxInboundBytes <= 0 {
+		cfg.MaxInboundBytes = DefaultMaxInboundBytes
+	}
+	if cfg.MaxWaitingNotificationBytes <= 0 {
+		cfg.MaxWaitingNotificationBytes = DefaultMaxWaitingNotificationBytes
+	}
 	system := cfg.System
 	if system == nil {
 		system = DefaultSystem()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	sh := &shared{ctx: ctx, handlers: cfg.Handlers, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit}
+	sh := &shared{ctx: ctx, handlers: cfg.Handlers, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit,
+		budget: newInboundBudget(cfg.MaxInboundBytes)}
 	rt := &Runtime{
 		cfg: cfg, system: system, cancel: cancel, shared: sh,
 		life: &lifecycle{system: system},
@@ -217,9 +235,11 @@ func Start(cfg Config) *Runtime {
 
 // read is the reader goroutine: it only moves messages to the actor, so
 // that its stack stays the smallest the runtime gives (decoding here grew
-// every idle connection's stack to 4 KB). The teardown ends it by closing
-// the transport, which must unblock Read: its ctx has no Done channel to
-// cost an idle connection.
+// every idle connection's stack to 4 KB). Each message holds its bytes of
+// the inbound budget until the actors are done with it: past the budget
+// the reader waits, and the server's writes with it. The teardown ends it
+// by closing the transport, which must unblock Read (its ctx has no Done
+// channel to cost an idle connection), and the budget.
 func (rt *Runtime) read() {
 	defer rt.reading.Done()
 	for {
@@ -228,7 +248,11 @@ func (rt *Runtime) read() {
 			rt.system.Root.Send(rt.pid, &readerDone{err: err})
 			return
 		}
-		rt.system.Root.Send(rt.pid, &inbound{msg: msg})
+		size := int64(len(msg.Data))
+		if !rt.shared.budget.acquire(size) {
+			return // the teardown is under way
+		}
+		rt.system.Root.Send(rt.pid, &inbound{msg: msg, size: size})
 	}
 }
 
@@ -251,6 +275,7 @@ func (rt *Runtime) teardown() {
 	}
 	flush.Stop()
 	_ = rt.cfg.Conn.Close()
+	rt.shared.budget.close()
 	<-flushed
 	rt.reading.Wait()
 	// Every notification the reader delivered is queued for the connection
@@ -347,7 +372,7 @@ func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage,
 	rt.system.Root.Send(rt.pid, m)
 	select {
 	case out := <-reply:
-		return out.result, out.err
+		return rt.outcome(ctx, out)
 	case <-ctx.Done():
 		rt.system.Root.Send(rt.pid, &cancelCall{id: id, reason: "cancelled by the caller"})
 		return nil, &messages.Error{Kind: messages.KindCancelled, Method: method, Err: context.Cause(ctx)}
@@ -359,6 +384,25 @@ func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage,
 			return nil, rt.life.closedErr(method)
 		}
 	}
+}
+
+// outcome returns a call's answer once the notifications and log entries
+// the server sent before it have been handed to their callbacks (each
+// callback returned, or the entry was dropped or discarded), so that a
+// caller that closes the client on return loses none of them. The wait
+// ends early, with the answer, when ctx ends or the connection has ended.
+// A call made with the ctx of one of this connection's notification
+// callbacks does not wait: the notifications behind that callback wait
+// for it.
+func (rt *Runtime) outcome(ctx context.Context, out callOutcome) (json.RawMessage, error) {
+	if out.notified != nil && ctx.Value(callbackOf{}) != rt.shared {
+		select {
+		case <-out.notified:
+		case <-ctx.Done():
+		case <-rt.done:
+		}
+	}
+	return out.result, out.err
 }
 
 // newCall encodes the request of a call, on the caller's goroutine: the

@@ -19,7 +19,8 @@ type Stats struct {
 	// and a notification or log callback still running at close.
 	AbandonedHandlers int64
 	// NotificationsDropped counts notifications and log entries dropped
-	// because 1000 were already waiting.
+	// because 1000 were already waiting, or their bytes and the entry's
+	// would pass Options.MaxWaitingNotificationBytes (16 MiB).
 	NotificationsDropped int64
 	// NotificationsDiscarded counts notifications and log entries still
 	// waiting for their callback when the client closed.

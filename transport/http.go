@@ -134,7 +134,7 @@ func (h *HTTP) Connect(ctx context.Context) (Conn, error) {
 		log:            h.Logger,
 		calls:          make(map[messages.ID]*httpCall),
 	}
-	c.in = newInbox(&c.mu)
+	c.in = newBoundedInbox(&c.mu, MaxQueuedBytes)
 	if c.client == nil {
 		c.client, c.ownClient = newHTTPClient(), true
 	}
@@ -627,6 +627,9 @@ func (c *httpConn) deliver(cl *httpCall, data []byte) (settled bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// Wait for room (c.mu is released meanwhile): this stream is not read
+	// on while Read's caller is MaxQueuedBytes behind.
+	c.in.waitRoom(int64(len(data)), func() bool { return c.closed || cl != nil && cl.withdrawn })
 	if c.closed {
 		return true
 	}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -1136,5 +1137,55 @@ func TestHTTPDefaultLimits(t *testing.T) {
 		if !errors.As(err, &tooLong) || *tooLong != want {
 			t.Errorf("%s: %#v, want %#v", tc.method, err, want)
 		}
+	}
+}
+
+// queuedBytes is the Data the connection has queued for Read.
+func queuedBytes(c *httpConn) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, m := range c.in.items {
+		n += len(m.Data)
+	}
+	return n
+}
+
+// A stream is not read on while Read's caller is MaxQueuedBytes behind:
+// the server's writes wait (it used to be read whole into the queue, 64 MiB
+// here), and everything arrives in order once Read catches up.
+func TestHTTPStreamWaitsWhileTheQueueIsFull(t *testing.T) {
+	const events, size = 64, 1 << 20
+	payload := strings.Repeat("x", size-80)
+	var written atomic.Int64
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		startSSE(w)
+		for i := range events {
+			if _, err := fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"%d %s\"}}\n\n", i, payload); err != nil {
+				return
+			}
+			written.Add(1)
+		}
+		event(w, "data: "+result(req.id, `{"content":[]}`)+"\n\n")
+	})
+	c := dial(t, ep, HTTP{})
+	send(t, c, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}`)
+	eventually(t, func() bool { return queuedBytes(c) > MaxQueuedBytes-size })
+	time.Sleep(200 * time.Millisecond) // the stream would be read on meanwhile
+	if got := queuedBytes(c); got > MaxQueuedBytes+size {
+		t.Fatalf("%d MiB queued with nobody reading (%d events written), want at most %d MiB", got>>20, written.Load(), (MaxQueuedBytes+size)>>20)
+	}
+	for i := range events {
+		m := next(t, c)
+		if want := fmt.Sprintf(`"data":"%d `, i); !strings.Contains(string(m.Data[:80]), want) || m.Related != "7" {
+			t.Fatalf("message %d: got %.80s (related %q)", i, m.Data, m.Related)
+		}
+	}
+	if m := decode(t, next(t, c)); string(m.ID) != "7" || m.Result == nil {
+		t.Fatalf("got %+v, want the result of 7", m)
 	}
 }

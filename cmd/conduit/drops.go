@@ -34,7 +34,7 @@ type dropKind struct {
 // dropKinds are the kinds of drop a summary reports, in its order.
 var dropKinds = []dropKind{
 	{"logs_rate_limited", "server log entry over the rate limit", "server log entries over the rate limit", func(d dropCounts) int64 { return d.stats.LogsDropped }},
-	{"notifications_queue_full", "notification over the queue (1000 waiting)", "notifications over the queue (1000 waiting)", func(d dropCounts) int64 { return d.stats.NotificationsDropped }},
+	{"notifications_queue_full", "notification over the queue (1000 or 16 MiB waiting)", "notifications over the queue (1000 or 16 MiB waiting)", func(d dropCounts) int64 { return d.stats.NotificationsDropped }},
 	{"notifications_discarded", "notification discarded at close", "notifications discarded at close", func(d dropCounts) int64 { return d.stats.NotificationsDiscarded }},
 	{"input_busy", "input request refused as busy (over --max-server-requests)", "input requests refused as busy (over --max-server-requests)", func(d dropCounts) int64 { return d.stats.Busy }},
 	{"input_rate_limited", "input request refused over the server's budget", "input requests refused over the server's budget", func(d dropCounts) int64 { return d.rateLimited }},

@@ -66,7 +66,7 @@ func TestDropReporterPrintsWhatIsNewSinceTheLastSummary(t *testing.T) {
 		r.finish()
 
 		assert.Equal(t, `conduit: dropped 1900 server log entries over the rate limit
-conduit: dropped 1 notification over the queue (1000 waiting)
+conduit: dropped 1 notification over the queue (1000 or 16 MiB waiting)
 conduit: dropped 6 notifications discarded at close
 conduit: dropped 2 input requests refused as busy (over --max-server-requests)
 conduit: dropped 3 input requests refused over the server's budget
