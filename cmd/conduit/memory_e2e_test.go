@@ -1,0 +1,224 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Memory ceilings, end to end: the built CLI (a normal build, never -race,
+// so that its peak RSS is the one a user sees) against a hostile server,
+// with the peak resident set of the conduit process read from the kernel
+// once it exits. Each scenario asserts the ceiling of issue 18 and the
+// exact error. The figures are in docs/benchmarks.md ("Memory under
+// hostile servers"); print them with -v.
+//
+// A stdio scenario's server is this test binary run again with
+// CONDUIT_MEMORY_SERVER=name (init hands over to memoryServers[name]
+// before TestMain); its arguments follow the server command. An HTTP
+// scenario's server runs in this process, so it is not measured.
+
+// memoryServerEnv names the scripted server of memoryServers the test
+// binary becomes.
+const memoryServerEnv = "CONDUIT_MEMORY_SERVER"
+
+// memoryServers are the scripted stdio servers of the scenarios. Each is a
+// legacy (2025-11-25) server: memoryServer answers the handshake and ping,
+// and hands every tools/call to the scenario's function with the server's
+// arguments. Add a scenario here and a test that runs it with measure.
+var memoryServers = map[string]memoryCall{
+	// bigResult N: tools/call answers one text block of N bytes "x",
+	// written as it is generated (the server never holds it).
+	"bigResult": func(args []string, id json.RawMessage, _ *bufio.Scanner, out *bufio.Writer) bool {
+		n, _ := strconv.Atoi(args[0])
+		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":`, id)
+		writeBigResult(out, n)
+		out.WriteString("}\n")
+		return true
+	},
+	// deafPinger N: on tools/call the server stops reading its stdin and
+	// sends N pings; then it reads (and drops) what the client wrote, and
+	// answers the call "done" once its stdin ends or all N answers came.
+	"deafPinger": func(args []string, id json.RawMessage, in *bufio.Scanner, out *bufio.Writer) bool {
+		n, _ := strconv.Atoi(args[0])
+		for i := range n {
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", i+1)
+		}
+		if out.Flush() != nil {
+			return false
+		}
+		for answered := 0; answered < n && in.Scan(); answered++ {
+		}
+		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"done"}]}}`+"\n", id)
+		return true
+	},
+}
+
+// memoryCall answers the tools/call id on out, reading more of the
+// client's messages from in if it needs; it reports false to stop the
+// server.
+type memoryCall func(args []string, id json.RawMessage, in *bufio.Scanner, out *bufio.Writer) bool
+
+func init() {
+	if name := os.Getenv(memoryServerEnv); name != "" {
+		os.Exit(memoryServer(memoryServers[name], os.Args[1:], os.Stdin, os.Stdout))
+	}
+}
+
+// memoryServer runs a scripted legacy server on r/w until r ends.
+func memoryServer(call memoryCall, args []string, r io.Reader, w io.Writer) int {
+	if call == nil {
+		fmt.Fprintf(os.Stderr, "memory server: unknown scenario %q\n", os.Getenv(memoryServerEnv))
+		return 2
+	}
+	in := bufio.NewScanner(r)
+	in.Buffer(nil, 1<<20)
+	out := bufio.NewWriterSize(w, 64<<10)
+	for in.Scan() {
+		var m hostileMsg
+		if json.Unmarshal(in.Bytes(), &m) != nil || m.Method == "" || len(m.ID) == 0 {
+			continue
+		}
+		switch m.Method {
+		case "initialize":
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"memory","version":"1"}}}`+"\n", m.ID)
+		case "tools/call":
+			if !call(args, m.ID, in, out) {
+				return 0
+			}
+		default:
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", m.ID)
+		}
+		if out.Flush() != nil {
+			return 0 // the client went away
+		}
+	}
+	return 0
+}
+
+// memoryRun is one measured run of the CLI.
+type memoryRun struct {
+	code    int
+	stderr  string
+	peakRSS int64 // bytes: the conduit process's, and its reaped children's if larger
+}
+
+// stdioServer returns the server part of the CLI's arguments and the
+// environment that make the server memoryServers[name] with args.
+func stdioServer(t *testing.T, name string, args ...string) (env, server []string) {
+	t.Helper()
+	self, err := os.Executable()
+	require.NoError(t, err)
+	return []string{memoryServerEnv + "=" + name}, append([]string{"--", self}, args...)
+}
+
+// measure runs the built CLI with args, extra environment env, stdout to
+// stdout, and returns its exit status, stderr and peak RSS. The peak is
+// the kernel's ru_maxrss of the process waited for: the largest of the
+// conduit process and of the children it reaped (a scripted server, a few
+// MiB), so it is conduit's own whenever it is the larger.
+func measure(t *testing.T, env []string, stdout io.Writer, args ...string) memoryRun {
+	t.Helper()
+	cli, _ := binaries(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cli, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var errBuf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = stdout, &errBuf
+	err := cmd.Run()
+	var ee *exec.ExitError
+	r := memoryRun{stderr: errBuf.String()}
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	default:
+		t.Fatalf("run %v: %v", args, err)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.peakRSS = ru.Maxrss << 10 // KiB on Linux
+	}
+	t.Logf("conduit %v: exit %d, peak RSS %.1f MB", args[:min(len(args), 4)], r.code, float64(r.peakRSS)/1e6)
+	return r
+}
+
+// assertCeiling fails if r's peak RSS is over limit bytes.
+func assertCeiling(t *testing.T, r memoryRun, limit int64) {
+	t.Helper()
+	require.NotZero(t, r.peakRSS, "no peak RSS")
+	assert.LessOrEqual(t, r.peakRSS, limit, "peak RSS %.1f MB over the ceiling of %.1f MB", float64(r.peakRSS)/1e6, float64(limit)/1e6)
+}
+
+// Item 3: one 50 MB message over stdio costs at most 2.5 times itself.
+func TestMemoryBigMessageStdio(t *testing.T) {
+	const n = 50_000_000
+	env, server := stdioServer(t, "bigResult", strconv.Itoa(n))
+	var out xs
+	r := measure(t, env, &out, append([]string{"call", "--era", "legacy", "big"}, server...)...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Empty(t, r.stderr)
+	checkXs(t, &out, n)
+	assertCeiling(t, r, n*5/2)
+}
+
+// Item 4: a 70 MB message, over the 64 MiB default, is refused holding no
+// more than the limit and a little.
+func TestMemoryRefusedMessageStdio(t *testing.T) {
+	env, server := stdioServer(t, "bigResult", "70000000")
+	var out xs
+	r := measure(t, env, &out, append([]string{"call", "--era", "legacy", "big"}, server...)...)
+	assert.Equal(t, exitFailed, r.code)
+	assert.Equal(t, "conduit: tools/call: transport: connection to the server lost: transport: stdio message exceeds the limit of 64 MiB; raise it with --max-message-bytes\n", r.stderr)
+	assert.Zero(t, out.n)
+	assertCeiling(t, r, 100e6)
+}
+
+// Item 4: a 100 MB SSE event is refused likewise.
+func TestMemoryRefusedEventHTTP(t *testing.T) {
+	srv := bigHTTPServer(t)
+	var out xs
+	r := measure(t, nil, &out, "call", "--era", "legacy", "--url", srv.URL+"/mcp?sse=1&n=100000000", "big")
+	assert.Equal(t, exitFailed, r.code)
+	assert.Equal(t, "conduit: tools/call: transport: the request failed: transport: SSE event exceeds the limit of 64 MiB; raise it with --max-message-bytes\n", r.stderr)
+	assert.Zero(t, out.n)
+	assertCeiling(t, r, 100e6)
+}
+
+// Item 4: a 100 MB JSON body is refused likewise.
+func TestMemoryRefusedBodyHTTP(t *testing.T) {
+	srv := bigHTTPServer(t)
+	var out xs
+	r := measure(t, nil, &out, "call", "--era", "legacy", "--url", srv.URL+"/mcp?n=100000000", "big")
+	assert.Equal(t, exitFailed, r.code)
+	assert.Equal(t, "conduit: tools/call: transport: the request failed: transport: JSON response body exceeds the limit of 64 MiB; raise it with --max-message-bytes\n", r.stderr)
+	assert.Zero(t, out.n)
+	assertCeiling(t, r, 100e6)
+}
+
+// Item 2: a server that stops reading while it sends 1 000 000 pings
+// fills the write queue to its bound, and the call fails with it.
+func TestMemoryDeafServerStdio(t *testing.T) {
+	env, server := stdioServer(t, "deafPinger", "1000000")
+	var out bytes.Buffer
+	r := measure(t, env, &out, append([]string{"call", "--era", "legacy", "deaf"}, server...)...)
+	assert.Equal(t, exitFailed, r.code)
+	assert.Equal(t, "conduit: tools/call: transport: write to the server failed: the server stopped reading its input: 16 MiB unsent\n", r.stderr)
+	assert.Empty(t, out.String())
+	assertCeiling(t, r, 100e6)
+}
