@@ -1001,16 +1001,27 @@ func (b *idleBody) Read(p []byte) (int, error) {
 }
 
 // readAll reads all of r, a response body, failing with
-// *MessageTooLongError past limit bytes.
+// *MessageTooLongError past limit bytes. It holds at most limit bytes (and
+// no more than the body): the buffer grows as grow says.
 func readAll(r io.Reader, limit int) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
-	if err != nil {
-		return nil, err
+	var b []byte
+	for {
+		if len(b) > limit {
+			return nil, &MessageTooLongError{What: "JSON response body", Limit: limit, Setting: "transport.HTTP.MaxBodyBytes"}
+		}
+		b = grow(b, 1, limit+1)
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		switch {
+		case errors.Is(err, io.EOF):
+			if len(b) > limit {
+				continue
+			}
+			return b, nil
+		case err != nil:
+			return nil, err
+		}
 	}
-	if len(b) > limit {
-		return nil, &MessageTooLongError{What: "JSON response body", Limit: limit, Setting: "transport.HTTP.MaxBodyBytes"}
-	}
-	return b, nil
 }
 
 func mediaType(resp *http.Response) string {

@@ -434,7 +434,8 @@ func (c *stdioConn) keep(line []byte) {
 
 // readLine returns the next line without its '\n' (a final line without one
 // counts). It holds at most limit bytes of a line: past that it stops with
-// *MessageTooLongError rather than buffering the rest.
+// *MessageTooLongError rather than buffering the rest. A line is copied
+// once out of r's buffer, into one that grows as grow says.
 func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 	var line []byte
 	for {
@@ -445,7 +446,10 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 		if len(line)+len(chunk) > limit {
 			return nil, &MessageTooLongError{What: "stdio message", Limit: limit, Setting: "transport.Command.MaxMessageBytes"}
 		}
-		line = append(line, chunk...) // copies out of r's buffer
+		if line == nil && err == nil {
+			return append([]byte(nil), chunk...), nil // the whole line in one read: its exact size
+		}
+		line = append(grow(line, len(chunk), limit), chunk...)
 		switch {
 		case err == nil:
 			return line, nil
