@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -49,6 +50,20 @@ var memoryServers = map[string]memoryCall{
 		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":`, id)
 		writeBigResult(out, n)
 		out.WriteString("}\n")
+		return true
+	},
+	// bigLines N: tools/call answers one text block of N bytes in lines of
+	// 79 "x" and a newline (escaped "\n" in the JSON, as real tool output
+	// has), written as it is generated.
+	"bigLines": func(args []string, id json.RawMessage, _ *bufio.Scanner, out *bufio.Writer) bool {
+		n, _ := strconv.Atoi(args[0])
+		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, id)
+		line := strings.Repeat("x", 79) + `\n`
+		for ; n >= 80; n -= 80 {
+			out.WriteString(line)
+		}
+		out.WriteString(strings.Repeat("x", n))
+		out.WriteString(`"}]}}` + "\n")
 		return true
 	},
 	// deafPinger N: on tools/call the server stops reading its stdin and
@@ -184,6 +199,33 @@ func TestMemoryBigMessageStdio(t *testing.T) {
 	r, _ := call(n)
 	t.Logf("the message cost %.1f MB, %.2f times itself", float64(r.peakRSS-base.peakRSS)/1e6, float64(r.peakRSS-base.peakRSS)/n)
 	assertCeiling(t, r, base.peakRSS+n*5/2)
+}
+
+// Item 3, as real output comes: the text has escapes (a newline every 80
+// bytes), which the decoder unescapes into the string it makes.
+func TestMemoryBigEscapedMessageStdio(t *testing.T) {
+	const n = 50_000_000
+	call := func(n int) memoryRun {
+		env, server := stdioServer(t, "bigLines", strconv.Itoa(n))
+		var out byteCount
+		r := measure(t, env, &out, append([]string{"call", "--era", "legacy", "big"}, server...)...)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		assert.Empty(t, r.stderr)
+		assert.Equal(t, n+1, int(out), "bytes on stdout")
+		return r
+	}
+	base := call(80)
+	r := call(n)
+	t.Logf("the message cost %.1f MB, %.2f times itself", float64(r.peakRSS-base.peakRSS)/1e6, float64(r.peakRSS-base.peakRSS)/n)
+	assertCeiling(t, r, base.peakRSS+n*5/2)
+}
+
+// byteCount counts what is written to it.
+type byteCount int
+
+func (c *byteCount) Write(p []byte) (int, error) {
+	*c += byteCount(len(p))
+	return len(p), nil
 }
 
 // Item 4: a 70 MB message, over the 64 MiB default, is refused holding no
