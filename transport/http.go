@@ -90,7 +90,7 @@ type HTTP struct {
 	// MaxBodyBytes caps one application/json response body (and an HTTP
 	// error body); 0 means 64 MiB. A larger body fails its request with
 	// *MessageTooLongError. Both limits take memory as a message arrives,
-	// not up front.
+	// as Command.MaxMessageBytes does.
 	MaxBodyBytes int
 	// MaxSessionIDBytes caps the Mcp-Session-Id a legacy server may give;
 	// 0 means 4 KiB. The id is sent back on every request: a longer one,

@@ -55,7 +55,10 @@ type Command struct {
 	Dir string
 	// MaxMessageBytes caps one incoming message; 0 means 64 MiB. A longer
 	// line fails the connection with *MessageTooLongError. Memory is taken
-	// as a message arrives, not reserved up front.
+	// as a message arrives: a line over 1 MiB gets a buffer of this
+	// capacity, address space whose pages become resident as bytes arrive
+	// (see grow), so a line is held about once and a refused one costs
+	// about the limit.
 	MaxMessageBytes int
 	// Logger receives the server's stderr, one Info record per line with the
 	// attribute stream=stderr (lines over 8 KiB are cut, and marked
