@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/conduitmcp/conduit/internal/jsonscan"
 )
 
 // What the HTTP transport reads of a JSON-RPC message: just enough to frame
@@ -257,19 +259,37 @@ func compactJSON(raw []byte) string {
 // responseKey reads what the transport needs of a server message: whether
 // it is a response, and to which id (idKey).
 func responseKey(data []byte) (string, bool) {
-	var env map[string]json.RawMessage
-	if json.Unmarshal(data, &env) != nil {
+	// The members are found where they are: decoding into a map of raw
+	// values copied each, a big result once more.
+	var method, result, errObj bool
+	var id []byte
+	keep := func(key, value []byte) bool {
+		switch string(key) {
+		case "method":
+			method = true
+		case "result":
+			result = true
+		case "error":
+			errObj = true
+		case "id":
+			id = value
+		}
+		return true
+	}
+	if !jsonscan.Valid(data) || !jsonscan.Object(data, keep) {
+		var env map[string]json.RawMessage // an escaped key, or not an object
+		if json.Unmarshal(data, &env) != nil {
+			return "", false
+		}
+		_, method = env["method"]
+		_, result = env["result"]
+		_, errObj = env["error"]
+		id = env["id"]
+	}
+	if method || !result && !errObj {
 		return "", false
 	}
-	if _, ok := env["method"]; ok {
-		return "", false
-	}
-	_, hasResult := env["result"]
-	_, hasError := env["error"]
-	if !hasResult && !hasError {
-		return "", false
-	}
-	return idKey(env["id"])
+	return idKey(id)
 }
 
 // splitMessages turns one SSE data payload or JSON body into messages: a

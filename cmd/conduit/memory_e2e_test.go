@@ -220,6 +220,27 @@ func TestMemoryBigEscapedMessageStdio(t *testing.T) {
 	assertCeiling(t, r, base.peakRSS+n*5/2)
 }
 
+// Item 3 over HTTP: a 50 MB result as one SSE event, and as a JSON body.
+func TestMemoryBigMessageHTTP(t *testing.T) {
+	const n = 50_000_000
+	srv := bigHTTPServer(t)
+	call := func(query string, n int) memoryRun {
+		var out xs
+		r := measure(t, nil, &out, "call", "--era", "legacy", "--url", fmt.Sprintf("%s/mcp?%s&n=%d", srv.URL, query, n), "big")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		checkXs(t, &out, n)
+		return r
+	}
+	for _, query := range []string{"sse=1", "sse=0"} {
+		t.Run(query, func(t *testing.T) {
+			base := call(query, 10)
+			r := call(query, n)
+			t.Logf("the message cost %.1f MB, %.2f times itself", float64(r.peakRSS-base.peakRSS)/1e6, float64(r.peakRSS-base.peakRSS)/n)
+			assertCeiling(t, r, base.peakRSS+n*5/2)
+		})
+	}
+}
+
 // byteCount counts what is written to it.
 type byteCount int
 
