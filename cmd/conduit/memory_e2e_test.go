@@ -14,7 +14,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -130,7 +130,7 @@ func memoryServer(call memoryCall, args []string, r io.Reader, w io.Writer) int 
 type memoryRun struct {
 	code    int
 	stderr  string
-	peakRSS int64 // bytes: the conduit process's, and its reaped children's if larger
+	peakRSS int64 // bytes: the conduit process's own
 }
 
 // stdioServer returns the server part of the CLI's arguments and the
@@ -143,10 +143,14 @@ func stdioServer(t *testing.T, name string, args ...string) (env, server []strin
 }
 
 // measure runs the built CLI with args, extra environment env, stdout to
-// stdout, and returns its exit status, stderr and peak RSS. The peak is
-// the kernel's ru_maxrss of the process waited for: the largest of the
-// conduit process and of the children it reaped (a scripted server, a few
-// MiB), so it is conduit's own whenever it is the larger.
+// stdout, and returns its exit status, stderr and peak RSS: the VmHWM of
+// /proc/PID/status, the high-water mark of the conduit process's own
+// memory, read every 2 ms until it exits (it only grows, and the last
+// reading is within 2 ms of the exit, after the work and during the
+// teardown). Not ru_maxrss from wait4: Linux gives a process started with
+// vfork, as os/exec does, the peak of its parent's memory at exec time
+// (and, as the peak of its reaped children, the scripted server's: the
+// test binary, large under -race).
 func measure(t *testing.T, env []string, stdout io.Writer, args ...string) memoryRun {
 	t.Helper()
 	cli, _ := binaries(t)
@@ -156,9 +160,31 @@ func measure(t *testing.T, env []string, stdout io.Writer, args ...string) memor
 	cmd.Env = append(os.Environ(), env...)
 	var errBuf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = stdout, &errBuf
-	err := cmd.Run()
+	require.NoError(t, cmd.Start())
+	var peak atomic.Int64
+	done := make(chan struct{})
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if hwm := readHWM(status); hwm > peak.Load() {
+				peak.Store(hwm)
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	<-polled
 	var ee *exec.ExitError
-	r := memoryRun{stderr: errBuf.String()}
+	r := memoryRun{stderr: errBuf.String(), peakRSS: peak.Load()}
 	switch {
 	case err == nil:
 	case errors.As(err, &ee):
@@ -166,11 +192,26 @@ func measure(t *testing.T, env []string, stdout io.Writer, args ...string) memor
 	default:
 		t.Fatalf("run %v: %v", args, err)
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.peakRSS = ru.Maxrss << 10 // KiB on Linux
-	}
 	t.Logf("conduit %v: exit %d, peak RSS %.1f MB", args[:min(len(args), 4)], r.code, float64(r.peakRSS)/1e6)
 	return r
+}
+
+// readHWM returns the VmHWM of a /proc/PID/status file in bytes, or 0.
+func readHWM(status string) int64 {
+	b, err := os.ReadFile(status)
+	if err != nil {
+		return 0
+	}
+	_, rest, ok := bytes.Cut(b, []byte("\nVmHWM:"))
+	if !ok {
+		return 0 // exited: its memory is gone
+	}
+	line, _, _ := bytes.Cut(rest, []byte("\n"))
+	kb, err := strconv.ParseInt(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(line), []byte("kB")))), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return kb << 10
 }
 
 // assertCeiling fails if r's peak RSS is over limit bytes.
