@@ -83,10 +83,11 @@ func TestReadAllLimit(t *testing.T) {
 // the parser's own.
 func TestSSEBigEventDetached(t *testing.T) {
 	big := strings.Repeat("d", bigMessage+10)
-	stream := "data: " + big + "\r\n\r\ndata: next\r\n\r\n: comment\ndata: " + big + "\n\n"
+	stream := "data: " + big + "\r\n\r\ndata: next\r\n\r\n: comment\ndata: " + big + "\n\n" +
+		"data: " + big + "\ndata: second line\n\n"
 	p := newSSEParser(4 << 20)
 	p.reset(strings.NewReader(stream))
-	for i, want := range []string{big, "next", big} {
+	for i, want := range []string{big, "next", big, big + "\nsecond line"} {
 		got, err := p.next()
 		if err != nil || string(got) != want {
 			t.Fatalf("event %d: %d bytes, %v; want %d bytes", i, len(got), err, len(want))
