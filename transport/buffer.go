@@ -16,7 +16,9 @@ const bigMessage = 1 << 20
 // the message (plus at most 2 MiB left behind), and refusing one holds the
 // limit. Memory the heap reuses is cleared whole, which makes it resident
 // up to the limit (and costs a few ms per 64 MiB): the price of a message
-// over 1 MiB, bounded by the limit a hostile server could fill anyway.
+// over 1 MiB, bounded by the limit a hostile server could fill anyway, and
+// paid only while the message is read when it fills under a quarter of
+// the limit (fit).
 func grow(buf []byte, need, limit int) []byte {
 	if cap(buf)-len(buf) >= need {
 		return buf
@@ -29,4 +31,16 @@ func grow(buf []byte, need, limit int) []byte {
 	grown := make([]byte, len(buf), n)
 	copy(grown, buf)
 	return grown
+}
+
+// fit returns b, or a copy of its size when b is a buffer grow gave the
+// limit's capacity and the message filled less than a quarter of it: a
+// message may be held for long (until its call's caller takes it), and
+// the capacity may be resident (see grow). One copy of a message under a
+// quarter of the limit is cheaper than holding the limit for it.
+func fit(b []byte) []byte {
+	if cap(b) > bigMessage && len(b) < cap(b)/4 {
+		return append(make([]byte, 0, len(b)), b...)
+	}
+	return b
 }

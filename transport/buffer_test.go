@@ -51,10 +51,18 @@ func equalInts(a, b []int) bool {
 func TestReadLineBigLines(t *testing.T) {
 	const limit = 3 << 20
 	big := bytes.Repeat([]byte("y"), 2<<20+5)
-	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(big), strings.NewReader("\nsmall\n"), bytes.NewReader(bytes.Repeat([]byte("z"), limit+1))), 64<<10)
+	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(big), strings.NewReader("\n"), bytes.NewReader(big), strings.NewReader("\nsmall\n"), bytes.NewReader(bytes.Repeat([]byte("z"), limit+1))), 64<<10)
 	line, err := readLine(r, limit)
 	if err != nil || !bytes.Equal(line, big) || cap(line) != limit {
 		t.Fatalf("readLine = %d bytes (cap %d), %v; want %d bytes in a buffer of the limit", len(line), cap(line), err, len(big))
+	}
+	// With the limit four times the line, the line is copied to its size.
+	r2 := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(big), strings.NewReader("\n")), 64<<10)
+	if line, err := readLine(r2, 4*len(big)+4); err != nil || !bytes.Equal(line, big) || cap(line) > len(big)+8<<10 {
+		t.Fatalf("readLine = %d bytes (cap %d), %v; want %d bytes at about their size", len(line), cap(line), err, len(big))
+	}
+	if line, err = readLine(r, limit); err != nil || !bytes.Equal(line, big) {
+		t.Fatalf("second big line = %d bytes, %v", len(line), err)
 	}
 	if line, err = readLine(r, limit); err != nil || string(line) != "small" || cap(line) > 8 {
 		t.Fatalf("readLine = %q (cap %d), %v; want \"small\" in a buffer of its size class", line, cap(line), err)

@@ -1041,7 +1041,7 @@ func readAll(r io.Reader, limit int) ([]byte, error) {
 			if len(b) > limit {
 				continue
 			}
-			return b, nil
+			return fit(b), nil
 		case err != nil:
 			return nil, err
 		}

@@ -95,7 +95,7 @@ func (p *sseParser) next() ([]byte, error) {
 				p.progress = true
 				payload := bytes.TrimSpace(data)
 				if (event == "" || event == "message") && len(payload) > 0 {
-					return payload, nil
+					return fit(payload), nil
 				}
 			}
 			data, hasData, event, id, hasID, size = nil, false, "", "", false, 0

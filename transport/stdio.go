@@ -455,10 +455,10 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 		line = append(grow(line, len(chunk), limit), chunk...)
 		switch {
 		case err == nil:
-			return line, nil
+			return fit(line), nil
 		case errors.Is(err, bufio.ErrBufferFull):
 		case errors.Is(err, io.EOF) && len(line) > 0:
-			return line, nil // the next call reports EOF
+			return fit(line), nil // the next call reports EOF
 		default:
 			return nil, err
 		}
