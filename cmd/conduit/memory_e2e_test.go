@@ -336,4 +336,9 @@ func TestMemoryDeafServerStdio(t *testing.T) {
 	assert.Regexp(t, `^conduit: tools/call: transport: the server stopped reading its input: 6 MiB unsent in 1[0-9]{5} messages, over the limit of 16 MiB\n$`, r.stderr)
 	assert.Empty(t, out.String())
 	assertCeiling(t, r, 100e6)
+
+	// The flag sets the bound.
+	r = measure(t, env, &out, append([]string{"call", "--era", "legacy", "--max-write-queue-bytes", "1MiB", "deaf"}, server...)...)
+	assert.Equal(t, exitFailed, r.code)
+	assert.Regexp(t, `^conduit: tools/call: transport: the server stopped reading its input: [0-9]+ KiB unsent in [0-9]+ messages, over the limit of 1 MiB\n$`, r.stderr)
 }
