@@ -62,3 +62,36 @@ func TestHTTPSessionIDRefused(t *testing.T) {
 		})
 	}
 }
+
+// A later response that gives an id the client refuses fails that request;
+// the session keeps the id it had.
+func TestHTTPSessionIDRefusedMidSession(t *testing.T) {
+	ep := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, req seenRequest) {
+		switch {
+		case r.Method != http.MethodPost:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		case req.rpc == "initialize":
+			w.Header().Set("Mcp-Session-Id", "s-1")
+			writeJSON(w, 200, result(req.id, `{}`))
+		case req.id == "1":
+			w.Header().Set("Mcp-Session-Id", strings.Repeat("t", 5000))
+			writeJSON(w, 200, result(req.id, `{}`))
+		default:
+			writeJSON(w, 200, result(req.id, `{}`))
+		}
+	})
+	c := dial(t, ep, HTTP{})
+	legacySession(t, c)
+	send(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	var sidErr *SessionIDError
+	if err := nextFailure(t, c, "1"); !errors.As(err, &sidErr) || *sidErr != (SessionIDError{Length: 5000, Limit: 4 << 10}) {
+		t.Fatalf("tools/list failed with %v, want a *SessionIDError of 5000 bytes", err)
+	}
+	send(t, c, `{"jsonrpc":"2.0","id":2,"method":"prompts/list"}`)
+	if m := next(t, c); m.Err != nil {
+		t.Fatalf("prompts/list failed: %v", m.Err)
+	}
+	if got := ep.request(t, "prompts/list").header.Get("Mcp-Session-Id"); got != "s-1" {
+		t.Errorf("prompts/list carried session id %.20q, want s-1", got)
+	}
+}
