@@ -26,14 +26,14 @@ const frameOverhead = 64
 // queued, then exits.
 //
 // What is queued and not yet written is bounded in bytes (limit, each
-// message counted with frameOverhead): a server
-// that stops reading its input while it makes the client answer (pings,
-// say) would otherwise grow the queue without end. A message that would
-// take the queue past the bound overflows it: the writer closes, drops
-// what is queued and tells onErr a *messages.WriteQueueOverflowError; its
-// goroutine, stuck in a Write the server does not read, ends when the
-// connection is closed. A message alone in the queue passes whatever its
-// size: the bound is on a backlog, not on one message.
+// message counted with frameOverhead): a server that stops reading its
+// input while it makes the client answer (pings, say) would otherwise grow
+// the queue without end. A message that would take the queue past the
+// bound overflows it: the writer closes, drops what is queued and tells
+// onErr a *messages.WriteQueueOverflowError; its goroutine, stuck in a
+// Write the server does not read, ends when the connection is closed. A
+// message alone in the queue passes whatever its size: the bound is on a
+// backlog, not on one message.
 type writer struct {
 	conn   transport.Conn
 	onErr  func(error)
@@ -90,7 +90,8 @@ func (w *writer) send(data []byte) bool {
 func (w *writer) stuck() bool { return w.overflowed.Load() }
 
 // close stops accepting; the channel it returns is closed once the queue
-// is flushed (or a write failed).
+// is flushed (or a write failed, or the queue overflowed and the write in
+// progress returned).
 func (w *writer) close() <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()

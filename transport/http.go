@@ -1025,8 +1025,8 @@ func (b *idleBody) Read(p []byte) (int, error) {
 }
 
 // readAll reads all of r, a response body, failing with
-// *MessageTooLongError past limit bytes. It holds at most limit bytes (and
-// no more than the body): the buffer grows as grow says.
+// *MessageTooLongError past limit bytes, which it refuses holding about
+// the limit: the buffer grows as grow says, and fit trims it.
 func readAll(r io.Reader, limit int) ([]byte, error) {
 	var b []byte
 	for {
