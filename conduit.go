@@ -68,6 +68,10 @@ type (
 	Contents            = messages.Contents
 )
 
+// WriteQueueOverflowError says the server stopped reading its input (see
+// Options.MaxWriteQueueBytes); defined in package messages.
+type WriteQueueOverflowError = messages.WriteQueueOverflowError
+
 // Error kinds.
 const (
 	KindTimeout      = messages.KindTimeout
@@ -260,6 +264,14 @@ type Options struct {
 	Tasks bool
 	// MaxRounds caps the input_required rounds of one modern call (10).
 	MaxRounds int
+	// MaxWriteQueueBytes bounds the bytes of messages queued for the server
+	// and not yet written (16 MiB for 0 or less). A server that stops
+	// reading its input while it makes the client answer would otherwise
+	// grow the queue without end: past the bound the connection closes
+	// with a KindTransport error whose Err is a *WriteQueueOverflowError,
+	// counted in Stats.WriteQueueOverflows. One message alone in the queue
+	// passes whatever its size.
+	MaxWriteQueueBytes int
 	// Logger receives Conduit's own logs, and the server's stderr when the
 	// transport is a *transport.Command without a Logger of its own.
 	Logger *slog.Logger
@@ -414,7 +426,7 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 		LogRate: opts.LogRateLimit, LogBurst: opts.LogBurst,
 		MaxInboundBytes: opts.MaxInboundBytes, MaxWaitingNotificationBytes: opts.MaxWaitingNotificationBytes,
 		Logger: opts.Logger, Audit: opts.Audit, Origin: origin,
-		System: opts.System,
+		System: opts.System, MaxWriteQueueBytes: opts.MaxWriteQueueBytes,
 	})
 	s := &session{rt: rt, conn: conn}
 	if err := c.negotiate(ctx, s); err != nil {

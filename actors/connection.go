@@ -2,6 +2,7 @@ package actors
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -142,6 +143,13 @@ func (c *connection) Receive(ctx actor.Context) {
 	case *readerDone:
 		c.shutdown(ctx, &messages.Error{Kind: messages.KindTransport, Message: "connection to the server lost", Err: m.err})
 	case *writerFailed:
+		var overflow *messages.WriteQueueOverflowError
+		if errors.As(m.err, &overflow) {
+			// Its own words say what happened: no write failed.
+			c.shared.counters.writeQueueOverflows.Add(1)
+			c.shutdown(ctx, &messages.Error{Kind: messages.KindTransport, Err: m.err})
+			return
+		}
 		c.shutdown(ctx, &messages.Error{Kind: messages.KindTransport, Message: "write to the server failed", Err: m.err})
 	case *actorFailed:
 		if !c.closed {

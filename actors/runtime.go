@@ -60,6 +60,10 @@ type Config struct {
 	// log entries waiting for their callback; past it newer ones are
 	// dropped and counted (0: DefaultMaxWaitingNotificationBytes).
 	MaxWaitingNotificationBytes int
+	// MaxWriteQueueBytes bounds the bytes queued for the server and not yet
+	// written (0: DefaultMaxWriteQueueBytes); past it the connection ends
+	// with a *messages.WriteQueueOverflowError.
+	MaxWriteQueueBytes int
 }
 
 func (c *Config) handlerTimeout(method string) time.Duration {
@@ -103,7 +107,7 @@ type session struct {
 }
 
 type counters struct {
-	serverRequests, busy, notificationsDropped, notificationsDiscarded, logsDropped, malformed, unknownResponses, notificationPanics atomic.Int64
+	serverRequests, busy, notificationsDropped, notificationsDiscarded, logsDropped, malformed, unknownResponses, notificationPanics, writeQueueOverflows atomic.Int64
 }
 
 // audit calls the audit hook with the error filled in. A panicking hook is
@@ -204,6 +208,9 @@ func Start(cfg Config) *Runtime {
 	if cfg.MaxWaitingNotificationBytes <= 0 {
 		cfg.MaxWaitingNotificationBytes = DefaultMaxWaitingNotificationBytes
 	}
+	if cfg.MaxWriteQueueBytes <= 0 {
+		cfg.MaxWriteQueueBytes = DefaultMaxWriteQueueBytes
+	}
 	system := cfg.System
 	if system == nil {
 		system = DefaultSystem()
@@ -223,7 +230,7 @@ func Start(cfg Config) *Runtime {
 	// The writer needs the PID for its error report, the actor needs the
 	// writer: the error path goes through a variable set before any write.
 	var pid *actor.PID
-	rt.writer = startWriter(cfg.Conn, func(err error) { system.Root.Send(pid, &writerFailed{err: err}) })
+	rt.writer = startWriter(cfg.Conn, cfg.MaxWriteQueueBytes, func(err error) { system.Root.Send(pid, &writerFailed{err: err}) })
 	conn.writer = rt.writer
 	props := conn.props(func() actor.Actor { return conn }, actor.WithGuardian(topLevel))
 	pid = system.Root.Spawn(props)
@@ -268,12 +275,14 @@ func (rt *Runtime) teardown() {
 	<-done
 	rt.cancel()
 	flushed := rt.writer.close()
-	flush := time.NewTimer(rt.cfg.FlushTimeout)
-	select {
-	case <-flushed:
-	case <-flush.C:
+	if !rt.writer.stuck() { // else the server reads nothing: no use waiting
+		flush := time.NewTimer(rt.cfg.FlushTimeout)
+		select {
+		case <-flushed:
+		case <-flush.C:
+		}
+		flush.Stop()
 	}
-	flush.Stop()
 	_ = rt.cfg.Conn.Close()
 	rt.shared.budget.close()
 	<-flushed
@@ -459,5 +468,6 @@ func (rt *Runtime) Stats() messages.Stats {
 		UnknownResponses:          c.unknownResponses.Load(),
 		NotificationHandlerPanics: c.notificationPanics.Load(),
 		RootsWithheld:             rt.cfg.Guards.RootsWithheld(),
+		WriteQueueOverflows:       c.writeQueueOverflows.Load(),
 	}
 }

@@ -92,6 +92,37 @@ const (
 	KindInternal      Kind = "internal"       // Conduit's own fault (an internal actor failed): a bug, never the server's nor the caller's
 )
 
+// WriteQueueOverflowError says that the server stopped reading its input:
+// the messages queued for it and not yet written would have passed Limit
+// bytes (Options.MaxWriteQueueBytes, 16 MiB by default), so the connection
+// was closed rather than hold more. It is the Err of the KindTransport
+// *Error that ends the connection (and fails every call in flight);
+// counted in Stats.WriteQueueOverflows. Find it with errors.As.
+type WriteQueueOverflowError struct {
+	// Unsent is the bytes of the messages queued and not written, the one
+	// that overflowed included; Messages is how many they are. Each
+	// counts against Limit with 64 bytes more, what queueing it costs.
+	Unsent, Messages int
+	// Limit is the bound in force, in bytes.
+	Limit int
+}
+
+func (e *WriteQueueOverflowError) Error() string {
+	return fmt.Sprintf("the server stopped reading its input: %s unsent in %d messages, over the limit of %s",
+		mebibytes(e.Unsent), e.Messages, mebibytes(e.Limit))
+}
+
+// mebibytes formats n bytes in whole MiB, or KiB or bytes below 1 MiB.
+func mebibytes(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
 // Error is the one error type a call returns. Find it with errors.As; the
 // server's JSON-RPC error, when there is one, is reachable with errors.Is
 // and errors.As through Unwrap.

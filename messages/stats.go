@@ -39,6 +39,10 @@ type Stats struct {
 	// RootsWithheld counts roots a RootsLister returned that were not sent
 	// to the server: not file://, not on the local host, or unparsable.
 	RootsWithheld int64
+	// WriteQueueOverflows counts connections closed because the server
+	// stopped reading its input: the messages queued for it passed
+	// Options.MaxWriteQueueBytes (*WriteQueueOverflowError).
+	WriteQueueOverflows int64
 }
 
 // AuditRecord describes one input request after the guards, with its

@@ -45,6 +45,29 @@ func sizeText(n int) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
+// SessionIDError reports an Mcp-Session-Id the client refuses: longer than
+// HTTP.MaxSessionIDBytes, or with a byte outside visible ASCII (0x21-0x7E,
+// as the specification asks). The request whose response carried it fails
+// with it (for initialize, the session is never started); the id is never
+// sent back. Find it with errors.As.
+type SessionIDError struct {
+	// Length is the id's length in bytes.
+	Length int
+	// Limit is the limit in force; 0 when the length was not the fault.
+	Limit int
+	// Byte is the first byte outside visible ASCII, at Offset, when that
+	// was the fault.
+	Byte   byte
+	Offset int
+}
+
+func (e *SessionIDError) Error() string {
+	if e.Limit > 0 {
+		return fmt.Sprintf("transport: the server's Mcp-Session-Id is %s, over the limit of %s; raise transport.HTTP.MaxSessionIDBytes", sizeText(e.Length), sizeText(e.Limit))
+	}
+	return fmt.Sprintf("transport: the server's Mcp-Session-Id holds byte 0x%02x at offset %d, outside visible ASCII", e.Byte, e.Offset)
+}
+
 // HTTPStatusError reports an HTTP answer to a request that carries no
 // JSON-RPC response: a status outside 2xx whose body is not a JSON-RPC
 // error, a 202 Accepted (no response will come), or a 2xx whose

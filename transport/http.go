@@ -23,6 +23,7 @@ import (
 const (
 	defaultMaxEventBytes  = defaultMaxMessageBytes
 	defaultMaxBodyBytes   = defaultMaxMessageBytes
+	defaultMaxSessionID   = 4 << 10
 	defaultConnectTimeout = 30 * time.Second
 	defaultIdleTimeout    = 5 * time.Minute
 
@@ -89,8 +90,13 @@ type HTTP struct {
 	// MaxBodyBytes caps one application/json response body (and an HTTP
 	// error body); 0 means 64 MiB. A larger body fails its request with
 	// *MessageTooLongError. Both limits take memory as a message arrives,
-	// not up front.
+	// as Command.MaxMessageBytes does.
 	MaxBodyBytes int
+	// MaxSessionIDBytes caps the Mcp-Session-Id a legacy server may give;
+	// 0 means 4 KiB. The id is sent back on every request: a longer one,
+	// or one with a byte outside visible ASCII, fails the request whose
+	// response carried it with *SessionIDError (an initialize: no session).
+	MaxSessionIDBytes int
 	// ConnectTimeout bounds the time from sending a message to its response
 	// headers; 0 means 30 s. A request other than the handshake
 	// (server/discover, initialize) is not bounded by it: a server may
@@ -129,6 +135,7 @@ func (h *HTTP) Connect(ctx context.Context) (Conn, error) {
 		extra:          h.Header.Clone(),
 		maxEvent:       orDefault(h.MaxEventBytes, defaultMaxEventBytes),
 		maxBody:        orDefault(h.MaxBodyBytes, defaultMaxBodyBytes),
+		maxSessionID:   orDefault(h.MaxSessionIDBytes, defaultMaxSessionID),
 		connectTimeout: orDefault(h.ConnectTimeout, defaultConnectTimeout),
 		idleTimeout:    orDefault(h.IdleTimeout, defaultIdleTimeout),
 		log:            h.Logger,
@@ -235,6 +242,7 @@ type httpConn struct {
 	extra          http.Header // read-only after Connect
 	maxEvent       int
 	maxBody        int
+	maxSessionID   int
 	connectTimeout time.Duration
 	idleTimeout    time.Duration
 	errNoHeaders   error
@@ -476,7 +484,10 @@ func (c *httpConn) runCall(cl *httpCall, body []byte, hdr http.Header, sessionSe
 	defer func() { ex.close() }()
 	resp := ex.resp
 	if !cl.modern {
-		c.noteSession(resp)
+		if err := c.noteSession(resp); err != nil {
+			c.fail(cl, err)
+			return
+		}
 	}
 	switch {
 	case resp.StatusCode == http.StatusAccepted:
@@ -580,7 +591,11 @@ func (c *httpConn) readStream(cl *httpCall, ex *exchange) *exchange {
 				c.log.Debug("transport: resuming a response stream failed", "url", c.redacted, "id", cl.id, "err", err)
 				continue
 			}
-			c.noteSession(next.resp)
+			if err := c.noteSession(next.resp); err != nil {
+				next.close()
+				c.fail(cl, err)
+				return ex
+			}
 			if next.resp.StatusCode == http.StatusOK && mediaType(next.resp) == "text/event-stream" {
 				ex = next
 				break
@@ -730,7 +745,10 @@ func (c *httpConn) post(ctx context.Context, m *outgoing, hdr http.Header, moder
 	}
 	defer ex.close()
 	if !modern {
-		c.noteSession(ex.resp)
+		if err := c.noteSession(ex.resp); err != nil {
+			c.log.Warn("transport: refusing the session id of a response to a message", "url", c.redacted, "method", m.method, "err", err)
+			return
+		}
 	}
 	if ex.resp.StatusCode == http.StatusAccepted {
 		return
@@ -760,19 +778,21 @@ func (c *httpConn) withdraw(m *outgoing) {
 	}
 }
 
-// noteSession captures an Mcp-Session-Id from a legacy response.
-func (c *httpConn) noteSession(resp *http.Response) {
+// noteSession captures an Mcp-Session-Id from a legacy response. An id it
+// refuses (*SessionIDError) is not kept: the caller fails what the
+// response answers.
+func (c *httpConn) noteSession(resp *http.Response) error {
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if sid == "" {
-		return
+		return nil
 	}
-	if !validSessionID(sid) {
-		c.log.Warn("transport: ignoring an invalid Mcp-Session-Id from the server", "url", c.redacted)
-		return
+	if err := checkSessionID(sid, c.maxSessionID); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	c.sessionID = sid
 	c.mu.Unlock()
+	return nil
 }
 
 // sessionLost makes Read end once drained: the server answered 404 to a
@@ -814,7 +834,11 @@ func (c *httpConn) runStandalone() {
 			c.log.Debug("transport: opening the standalone SSE stream failed", "url", c.redacted, "err", err)
 			continue
 		}
-		c.noteSession(ex.resp)
+		if err := c.noteSession(ex.resp); err != nil {
+			ex.close()
+			c.log.Warn("transport: giving up on the standalone SSE stream", "url", c.redacted, "err", err)
+			return
+		}
 		status := ex.resp.StatusCode
 		switch {
 		case status == http.StatusMethodNotAllowed:
@@ -1007,16 +1031,27 @@ func (b *idleBody) Read(p []byte) (int, error) {
 }
 
 // readAll reads all of r, a response body, failing with
-// *MessageTooLongError past limit bytes.
+// *MessageTooLongError past limit bytes, which it refuses holding about
+// the limit: the buffer grows as grow says, and fit trims it.
 func readAll(r io.Reader, limit int) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
-	if err != nil {
-		return nil, err
+	var b []byte
+	for {
+		if len(b) > limit {
+			return nil, &MessageTooLongError{What: "JSON response body", Limit: limit, Setting: "transport.HTTP.MaxBodyBytes"}
+		}
+		b = grow(b, 1, limit+1)
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		switch {
+		case errors.Is(err, io.EOF):
+			if len(b) > limit {
+				continue
+			}
+			return fit(b), nil
+		case err != nil:
+			return nil, err
+		}
 	}
-	if len(b) > limit {
-		return nil, &MessageTooLongError{What: "JSON response body", Limit: limit, Setting: "transport.HTTP.MaxBodyBytes"}
-	}
-	return b, nil
 }
 
 func mediaType(resp *http.Response) string {

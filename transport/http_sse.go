@@ -18,8 +18,10 @@ var utf8BOM = []byte("\ufeff")
 // and returns the data of each message event. It keeps the last event id
 // and retry across streams (reset), which is what resuming a stream needs.
 //
-// It holds at most about twice the event limit: a line that outgrows the
-// limit fails as soon as the bytes are seen, not when its end arrives.
+// It holds about the event limit at most: a line that outgrows the limit
+// fails as soon as the bytes are seen, not when its end arrives, and the
+// buffer grows as grow says. A big event's data is the buffer it was read
+// into (detach), not a copy.
 // It is used by one goroutine at a time.
 type sseParser struct {
 	r       io.Reader
@@ -40,6 +42,9 @@ func newSSEParser(max int) *sseParser { return &sseParser{max: max} }
 
 // reset starts reading a new stream, keeping lastID and retry.
 func (p *sseParser) reset(r io.Reader) {
+	if cap(p.buf) > bigMessage {
+		p.buf = nil // what a big line made resident is not kept for the next stream
+	}
 	p.r, p.buf, p.off, p.err, p.skipLF, p.atStart = r, p.buf[:0], 0, nil, false, true
 }
 
@@ -90,7 +95,7 @@ func (p *sseParser) next() ([]byte, error) {
 				p.progress = true
 				payload := bytes.TrimSpace(data)
 				if (event == "" || event == "message") && len(payload) > 0 {
-					return payload, nil
+					return fit(payload), nil
 				}
 			}
 			data, hasData, event, id, hasID, size = nil, false, "", "", false, 0
@@ -107,10 +112,15 @@ func (p *sseParser) next() ([]byte, error) {
 		case "event":
 			event = string(value)
 		case "data":
-			if hasData {
+			switch {
+			case !hasData && len(value) >= bigMessage:
+				data = p.detach(value) // no second copy of a big message
+			case hasData:
 				data = append(data, '\n')
+				fallthrough
+			default:
+				data = append(data, value...)
 			}
-			data = append(data, value...)
 			hasData = true
 		case "id":
 			if bytes.IndexByte(value, 0) < 0 {
@@ -128,6 +138,18 @@ func (p *sseParser) next() ([]byte, error) {
 			}
 		}
 	}
+}
+
+// detach hands over value, the end of the line just returned, and the
+// buffer it is in: the parser goes on in a buffer of its own, holding what
+// it has read past the line. So a big event is held once, not in the
+// buffer and again in its data.
+func (p *sseParser) detach(value []byte) []byte {
+	rest := p.buf[p.off:]
+	buf := make([]byte, len(rest), max(len(rest), 4<<10))
+	copy(buf, rest)
+	p.buf, p.off = buf, 0
+	return value
 }
 
 func (p *sseParser) tooLong() error {
@@ -181,11 +203,9 @@ func (p *sseParser) line(limit int) ([]byte, error) {
 			p.buf = p.buf[:copy(p.buf, rest)]
 			p.off = 0
 		}
-		if len(p.buf) == cap(p.buf) {
-			grown := make([]byte, len(p.buf), max(2*cap(p.buf), 4<<10))
-			copy(grown, p.buf)
-			p.buf = grown
-		}
+		// Room for the line, its terminator and the CR of a CRLF, at most:
+		// a line over the limit is refused once limit+1 bytes are in.
+		p.buf = grow(p.buf, 1, limit+2)
 		n, err := p.r.Read(p.buf[len(p.buf):cap(p.buf)])
 		p.buf = p.buf[:len(p.buf)+n]
 		if err != nil {

@@ -296,17 +296,18 @@ func passError(id string, errObj json.RawMessage) []byte {
 	return b.Bytes()
 }
 
-// validSessionID reports whether s may be an Mcp-Session-Id: visible ASCII.
-func validSessionID(s string) bool {
-	if s == "" {
-		return false
+// checkSessionID returns a *SessionIDError unless s may be an
+// Mcp-Session-Id: at most limit bytes of visible ASCII.
+func checkSessionID(s string, limit int) error {
+	if len(s) > limit {
+		return &SessionIDError{Length: len(s), Limit: limit}
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < 0x21 || s[i] > 0x7e {
-			return false
+			return &SessionIDError{Length: len(s), Byte: s[i], Offset: i}
 		}
 	}
-	return true
+	return nil
 }
 
 // checkHeader validates the user's extra headers once, at Connect, rather

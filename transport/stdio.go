@@ -55,7 +55,10 @@ type Command struct {
 	Dir string
 	// MaxMessageBytes caps one incoming message; 0 means 64 MiB. A longer
 	// line fails the connection with *MessageTooLongError. Memory is taken
-	// as a message arrives, not reserved up front.
+	// as a message arrives: a line over 1 MiB gets a buffer of this
+	// capacity, address space whose pages become resident as bytes arrive
+	// (see grow), so a line is held about once and a refused one costs
+	// about the limit.
 	MaxMessageBytes int
 	// Logger receives the server's stderr, one Info record per line with the
 	// attribute stream=stderr (lines over 8 KiB are cut, and marked
@@ -434,7 +437,8 @@ func (c *stdioConn) keep(line []byte) {
 
 // readLine returns the next line without its '\n' (a final line without one
 // counts). It holds at most limit bytes of a line: past that it stops with
-// *MessageTooLongError rather than buffering the rest.
+// *MessageTooLongError rather than buffering the rest. A line is copied
+// once out of r's buffer, into one that grows as grow says.
 func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 	var line []byte
 	for {
@@ -445,13 +449,16 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 		if len(line)+len(chunk) > limit {
 			return nil, &MessageTooLongError{What: "stdio message", Limit: limit, Setting: "transport.Command.MaxMessageBytes"}
 		}
-		line = append(line, chunk...) // copies out of r's buffer
+		if line == nil && err == nil {
+			return append([]byte(nil), chunk...), nil // the whole line in one read: its exact size
+		}
+		line = append(grow(line, len(chunk), limit), chunk...)
 		switch {
 		case err == nil:
-			return line, nil
+			return fit(line), nil
 		case errors.Is(err, bufio.ErrBufferFull):
 		case errors.Is(err, io.EOF) && len(line) > 0:
-			return line, nil // the next call reports EOF
+			return fit(line), nil // the next call reports EOF
 		default:
 			return nil, err
 		}

@@ -246,6 +246,7 @@ func (a *app) rawFlag(c *cobra.Command) *cobra.Command {
 // maxMessageFlag is --max-message-bytes, on every command that connects.
 func (a *app) maxMessageFlag(fs *pflag.FlagSet) {
 	fs.Var(&a.opts.maxMessageBytes, "max-message-bytes", "refuse a message from the server (a stdio line, an HTTP body or SSE event) larger than `SIZE`: bytes, or with a unit KiB, MiB, GiB, KB, MB, GB (default 64MiB)")
+	fs.Var(&a.opts.maxWriteQueueBytes, "max-write-queue-bytes", "close the connection when more than `SIZE` of messages wait to be written to a server that stopped reading its input (each counted with 64 bytes more), as --max-message-bytes takes it (default 16MiB)")
 }
 
 func (a *app) handlerFlags(fs *pflag.FlagSet) {

@@ -273,7 +273,17 @@ func (a *app) printCallResult(res *conduit.CallToolResult) error {
 	var b bytes.Buffer
 	for _, block := range res.Content {
 		if block.Type == "text" {
-			b.WriteString(a.serverText(block.Text))
+			// Written as it is, not copied into b: a big result is
+			// mostly text, and is held once (sanitised, at a terminal).
+			if b.Len() > 0 {
+				if err := a.write(b.Bytes()); err != nil {
+					return err
+				}
+				b.Reset()
+			}
+			if _, err := io.WriteString(a.std.out, a.serverText(block.Text)); err != nil {
+				return err
+			}
 			b.WriteByte('\n')
 			continue
 		}

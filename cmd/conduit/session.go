@@ -56,6 +56,9 @@ type options struct {
 	once   bool
 	// global
 	verbose int
+
+	// maxWriteQueueBytes is --max-write-queue-bytes (0: the default).
+	maxWriteQueueBytes messageSize
 }
 
 // logLevels are the RFC 5424 levels of logging/setLevel.
@@ -230,6 +233,8 @@ func (a *app) clientOptions(handlers conduit.Handlers, audit *auditor, logger *s
 		Tasks:             !o.noTasks,
 		Logger:            logger,
 		Audit:             audit.record,
+
+		MaxWriteQueueBytes: int(o.maxWriteQueueBytes),
 	}
 }
 

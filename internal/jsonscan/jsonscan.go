@@ -8,7 +8,13 @@
 // shared by messages, guards and the Client, not API.
 package jsonscan
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
 
 // maxDepth is encoding/json's nesting limit: Valid refuses deeper text, as
 // json.Valid does.
@@ -251,11 +257,22 @@ func Array(data []byte, fn func(elem []byte) bool) bool {
 }
 
 // String decodes the JSON value raw as json.Unmarshal into a string does: a
-// plain string (printable ASCII, no escape) by slicing, any other through
-// encoding/json. It reports false when raw is not a string.
+// plain string (printable ASCII, no escape) by slicing, any other string by
+// unquoting it into one buffer, the string returned (json.Unmarshal copies
+// twice: a big text with escapes was held three times), anything else
+// (null, space around a string) through encoding/json. It reports false
+// when raw is not a string.
 func String(raw []byte) (string, bool) {
 	n := len(raw)
-	plain := n >= 2 && raw[0] == '"' && raw[n-1] == '"'
+	if n < 2 || raw[0] != '"' || raw[n-1] != '"' {
+		// null, a value that is not a string, space around one: rare.
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return "", false
+		}
+		return s, true
+	}
+	plain := true
 	for i := 1; plain && i < n-1; i++ {
 		c := raw[i]
 		plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\'
@@ -263,11 +280,102 @@ func String(raw []byte) (string, bool) {
 	if plain {
 		return string(raw[1 : n-1]), true
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
+	return unquote(raw[1 : n-1])
+}
+
+// unquote decodes s, the inside of a JSON string, as encoding/json does:
+// escapes decoded, a \u escape of a lone surrogate or a byte that is not
+// UTF-8 become U+FFFD. It reports false for what is not a JSON string (a
+// control character, a quote, a bad escape). Only text with bytes that are
+// not UTF-8 outgrows len(s).
+func unquote(s []byte) (string, bool) {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		// A run of bytes copied as they are.
+		j := i
+		for j < len(s) && s[j] >= 0x20 && s[j] < utf8.RuneSelf && s[j] != '"' && s[j] != '\\' {
+			j++
+		}
+		b.Write(s[i:j])
+		if i = j; i == len(s) {
+			break
+		}
+		switch c := s[i]; {
+		case c == '\\':
+			if i+1 == len(s) {
+				return "", false
+			}
+			switch e := s[i+1]; e {
+			case '"', '\\', '/':
+				b.WriteByte(e)
+			case 'b':
+				b.WriteByte('\b')
+			case 'f':
+				b.WriteByte('\f')
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 't':
+				b.WriteByte('\t')
+			case 'u':
+				r := hex4(s[i+2:])
+				if r < 0 {
+					return "", false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if len(s) >= i+6 && s[i] == '\\' && s[i+1] == 'u' {
+						if dec := utf16.DecodeRune(r, hex4(s[i+2:])); dec != unicode.ReplacementChar {
+							b.WriteRune(dec)
+							i += 6
+							continue
+						}
+					}
+					r = unicode.ReplacementChar
+				}
+				b.WriteRune(r)
+				continue
+			default:
+				return "", false
+			}
+			i += 2
+		case c < 0x20 || c == '"':
+			return "", false
+		default:
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b.WriteRune(utf8.RuneError)
+			} else {
+				b.Write(s[i : i+size])
+			}
+			i += size
+		}
 	}
-	return s, true
+	return b.String(), true
+}
+
+// hex4 reads the four hex digits at the start of s, or returns -1.
+func hex4(s []byte) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 // Interner holds strings every message repeats (the JSON-RPC version,

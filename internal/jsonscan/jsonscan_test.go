@@ -187,3 +187,33 @@ func TestInternerIsStringWithoutAllocating(t *testing.T) {
 	}()
 	NewInterner(`a"b`)
 }
+
+// Strings with every kind of escape and of byte decode as json.Unmarshal
+// decodes them, and what is not a string is refused.
+func TestStringUnquotesAsUnmarshal(t *testing.T) {
+	for _, s := range []string{
+		`"a\"b\\c\/d\be\ff\ng\rh\ti"`, `"\u00e9\u4e2d\uD83D\uDE00"`, `"\ud83d"`, `"\ud83dx"`, `"\ud83d\u0041"`,
+		`"\uDE00\uD83D"`, `"\ud83d\ud83d\ude00"`, "\"caf\xc3\xa9 \xff\xfe end\"", "\"\xe2\x80\"", `"x\u0000y"`, `"\u00"`,
+		`"bad \x escape"`, "\"raw\ncontrol\"", `"\"`, `"a"b"`, `'single'`, `12`, `"`, `""`,
+	} {
+		got, ok := String([]byte(s))
+		var want string
+		err := json.Unmarshal([]byte(s), &want)
+		if ok != (err == nil) || got != want {
+			t.Errorf("String(%q) = %q, %v; json.Unmarshal = %q, %v", s, got, ok, want, err)
+		}
+	}
+}
+
+// An escaped string is decoded with one allocation of its size.
+func TestStringUnquotesInOneAllocation(t *testing.T) {
+	raw := []byte(`"` + strings.Repeat(`line\n`, 1000) + `"`)
+	allocs := testing.AllocsPerRun(10, func() {
+		if s, ok := String(raw); !ok || len(s) != 5000 {
+			t.Fatalf("String = %d bytes, %v", len(s), ok)
+		}
+	})
+	if allocs != 1 {
+		t.Errorf("%v allocations, want 1", allocs)
+	}
+}

@@ -1,0 +1,134 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+// grow doubles from 4 KiB to 1 MiB, then jumps to the limit: never past it.
+func TestGrowCapacities(t *testing.T) {
+	const limit = 64 << 20
+	var caps []int
+	var b []byte
+	for cap(b) < limit {
+		b = grow(b[:cap(b)], 1, limit)
+		caps = append(caps, cap(b))
+	}
+	want := []int{4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20, limit}
+	if !equalInts(caps, want) {
+		t.Fatalf("capacities %v, want %v", caps, want)
+	}
+	if b := grow(make([]byte, 3000), 100, 3050); cap(b) != 3050 || len(b) != 3000 {
+		t.Fatalf("grow near the limit: len %d cap %d, want 3000 and 3050", len(b), cap(b))
+	}
+	if b := grow(make([]byte, 10, 20), 10, 100); cap(b) != 20 {
+		t.Fatalf("grow with room: cap %d, want 20 (kept)", cap(b))
+	}
+	if b := grow(nil, 10000, 1<<20); cap(b) != 10000 {
+		t.Fatalf("grow(nil, 10000): cap %d, want 10000", cap(b))
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// A line over several reads comes back whole, in a buffer that never grew
+// past the limit; one over the limit is refused before its bytes past the
+// limit are held.
+func TestReadLineBigLines(t *testing.T) {
+	const limit = 3 << 20
+	big := bytes.Repeat([]byte("y"), 2<<20+5)
+	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(big), strings.NewReader("\n"), bytes.NewReader(big), strings.NewReader("\nsmall\n"), bytes.NewReader(bytes.Repeat([]byte("z"), limit+1))), 64<<10)
+	line, err := readLine(r, limit)
+	if err != nil || !bytes.Equal(line, big) || cap(line) != limit {
+		t.Fatalf("readLine = %d bytes (cap %d), %v; want %d bytes in a buffer of the limit", len(line), cap(line), err, len(big))
+	}
+	// With the limit four times the line, the line is copied to its size.
+	r2 := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(big), strings.NewReader("\n")), 64<<10)
+	if line, err := readLine(r2, 4*len(big)+4); err != nil || !bytes.Equal(line, big) || cap(line) > len(big)+8<<10 {
+		t.Fatalf("readLine = %d bytes (cap %d), %v; want %d bytes at about their size", len(line), cap(line), err, len(big))
+	}
+	if line, err = readLine(r, limit); err != nil || !bytes.Equal(line, big) {
+		t.Fatalf("second big line = %d bytes, %v", len(line), err)
+	}
+	if line, err = readLine(r, limit); err != nil || string(line) != "small" || cap(line) > 8 {
+		t.Fatalf("readLine = %q (cap %d), %v; want \"small\" in a buffer of its size class", line, cap(line), err)
+	}
+	var tooLong *MessageTooLongError
+	if _, err := readLine(r, limit); !errors.As(err, &tooLong) {
+		t.Fatalf("readLine over the limit = %v, want *MessageTooLongError", err)
+	}
+}
+
+// A JSON body is read whole up to the limit, refused one byte past it.
+func TestReadAllLimit(t *testing.T) {
+	body := bytes.Repeat([]byte("j"), 2<<20)
+	got, err := readAll(bytes.NewReader(body), len(body))
+	if err != nil || !bytes.Equal(got, body) || cap(got) > len(body)+1 {
+		t.Fatalf("readAll = %d bytes (cap %d), %v; want %d bytes, cap at most the limit + 1", len(got), cap(got), err, len(body))
+	}
+	var tooLong *MessageTooLongError
+	if _, err := readAll(bytes.NewReader(body), len(body)-1); !errors.As(err, &tooLong) || tooLong.What != "JSON response body" {
+		t.Fatalf("readAll over the limit = %v, want *MessageTooLongError", err)
+	}
+}
+
+// A big event's data is handed over without a copy, and what follows it in
+// the same read (the next event, a CRLF's LF) is parsed from a buffer of
+// the parser's own.
+func TestSSEBigEventDetached(t *testing.T) {
+	big := strings.Repeat("d", bigMessage+10)
+	stream := "data: " + big + "\r\n\r\ndata: next\r\n\r\n: comment\ndata: " + big + "\n\n" +
+		"data: " + big + "\ndata: second line\n\n"
+	p := newSSEParser(4 << 20)
+	p.reset(strings.NewReader(stream))
+	for i, want := range []string{big, "next", big, big + "\nsecond line"} {
+		got, err := p.next()
+		if err != nil || string(got) != want {
+			t.Fatalf("event %d: %d bytes, %v; want %d bytes", i, len(got), err, len(want))
+		}
+	}
+	if _, err := p.next(); err != io.EOF {
+		t.Fatalf("at the end: %v, want io.EOF", err)
+	}
+}
+
+// responseKey finds a response's id without decoding its members, and
+// agrees with the map decoding it replaced on escaped keys, duplicates and
+// what is not a response.
+func TestResponseKey(t *testing.T) {
+	for _, tc := range []struct {
+		msg  string
+		key  string
+		resp bool
+	}{
+		{`{"jsonrpc":"2.0","id":7,"result":{"big":"x"}}`, "7", true},
+		{`{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"m"}}`, `"a"`, true},
+		{`{"jsonrpc":"2.0","id":1,"id":2,"result":{}}`, "2", true},
+		{`{"jsonrpc":"2.0","\u0069d":3,"r\u0065sult":{}}`, "3", true},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, "", false},
+		{`{"jsonrpc":"2.0","method":"notifications/message"}`, "", false},
+		{`{"jsonrpc":"2.0","id":1}`, "", false},
+		{`[{"jsonrpc":"2.0","id":1,"result":{}}]`, "", false},
+		{`{"id":1,"result":`, "", false},
+	} {
+		key, ok := responseKey([]byte(tc.msg))
+		want, _ := idKey([]byte(tc.key))
+		if ok != tc.resp || ok && key != want {
+			t.Errorf("responseKey(%s) = %q, %v; want %q, %v", tc.msg, key, ok, want, tc.resp)
+		}
+	}
+}
