@@ -481,3 +481,32 @@ func TestIntIDIsANumber(t *testing.T) {
 	require.NoError(t, decoded.UnmarshalJSON([]byte("9223372036854775807")))
 	assert.Equal(t, IntID(1<<63-1), decoded)
 }
+
+// ResponseTo finds a response's id in place, as decoding would read it:
+// the last of a repeated key, an escaped key; a request, a notification,
+// a batch and a cut message name no call.
+func TestResponseToReadsAsDecodingDoes(t *testing.T) {
+	for _, tc := range []struct {
+		msg string
+		id  string // "" when it names no call
+	}{
+		{`{"jsonrpc":"2.0","id":7,"result":{"big":"x"}}`, "7"},
+		{`{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"m"}}`, `"a"`},
+		{`{"jsonrpc":"2.0","id":1,"id":2,"result":{}}`, "2"},
+		{`{"jsonrpc":"2.0","\u0069d":3,"r\u0065sult":{}}`, "3"},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, ""},
+		{`{"jsonrpc":"2.0","method":"notifications/message"}`, ""},
+		{`[{"jsonrpc":"2.0","id":1,"result":{}}]`, ""},
+		{`{"id":1,"result":`, ""},
+	} {
+		id, ok := ResponseTo([]byte(tc.msg))
+		got := ""
+		if ok {
+			b, _ := id.MarshalJSON()
+			got = string(b)
+		}
+		if got != tc.id {
+			t.Errorf("ResponseTo(%s) = %s; want %s", tc.msg, got, tc.id)
+		}
+	}
+}

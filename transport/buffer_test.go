@@ -105,30 +105,3 @@ func TestSSEBigEventDetached(t *testing.T) {
 		t.Fatalf("at the end: %v, want io.EOF", err)
 	}
 }
-
-// responseKey finds a response's id without decoding its members, and
-// agrees with the map decoding it replaced on escaped keys, duplicates and
-// what is not a response.
-func TestResponseKey(t *testing.T) {
-	for _, tc := range []struct {
-		msg  string
-		key  string
-		resp bool
-	}{
-		{`{"jsonrpc":"2.0","id":7,"result":{"big":"x"}}`, "7", true},
-		{`{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"m"}}`, `"a"`, true},
-		{`{"jsonrpc":"2.0","id":1,"id":2,"result":{}}`, "2", true},
-		{`{"jsonrpc":"2.0","\u0069d":3,"r\u0065sult":{}}`, "3", true},
-		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, "", false},
-		{`{"jsonrpc":"2.0","method":"notifications/message"}`, "", false},
-		{`{"jsonrpc":"2.0","id":1}`, "", false},
-		{`[{"jsonrpc":"2.0","id":1,"result":{}}]`, "", false},
-		{`{"id":1,"result":`, "", false},
-	} {
-		key, ok := responseKey([]byte(tc.msg))
-		want, _ := idKey([]byte(tc.key))
-		if ok != tc.resp || ok && key != want {
-			t.Errorf("responseKey(%s) = %q, %v; want %q, %v", tc.msg, key, ok, want, tc.resp)
-		}
-	}
-}
