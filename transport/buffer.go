@@ -39,8 +39,21 @@ func grow(buf []byte, need, limit int) []byte {
 // the capacity may be resident (see grow). One copy of a message under a
 // quarter of the limit is cheaper than holding the limit for it.
 func fit(b []byte) []byte {
+	msg, _ := keep(b)
+	return msg
+}
+
+// keep splits b, a message read into a buffer, into the message to hand
+// over and the buffer to read the next one into (empty, nil when none is
+// kept). A message that fills a quarter of a big buffer or more is handed
+// over with it, with no second copy, and the reader starts a new buffer; a
+// smaller one is copied to its size and the buffer kept, so that a reader
+// of many messages over 1 MiB reuses the memory its buffer made resident
+// instead of taking the limit's capacity anew for each (the heap clears a
+// reused span whole: a flood of 3 MB log entries held 270 MB that way).
+func keep(b []byte) (msg, buf []byte) {
 	if cap(b) > bigMessage && len(b) < cap(b)/4 {
-		return append(make([]byte, 0, len(b)), b...)
+		return append(make([]byte, 0, len(b)), b...), b[:0]
 	}
-	return b
+	return b, nil
 }

@@ -47,28 +47,44 @@ func equalInts(a, b []int) bool {
 
 // A line over several reads comes back whole, in a buffer that never grew
 // past the limit; one over the limit is refused before its bytes past the
-// limit are held.
+// limit are held. A big line that fills a quarter of the limit or more is
+// handed over with its buffer; a smaller one is copied to its size and the
+// buffer kept for the next big line, which is read into it.
 func TestReadLineBigLines(t *testing.T) {
 	const limit = 3 << 20
 	big := bytes.Repeat([]byte("y"), 2<<20+5)
 	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(big), strings.NewReader("\n"), bytes.NewReader(big), strings.NewReader("\nsmall\n"), bytes.NewReader(bytes.Repeat([]byte("z"), limit+1))), 64<<10)
-	line, err := readLine(r, limit)
-	if err != nil || !bytes.Equal(line, big) || cap(line) != limit {
-		t.Fatalf("readLine = %d bytes (cap %d), %v; want %d bytes in a buffer of the limit", len(line), cap(line), err, len(big))
+	line, spare, err := readLine(r, limit, nil)
+	if err != nil || !bytes.Equal(line, big) || cap(line) != limit || spare != nil {
+		t.Fatalf("readLine = %d bytes (cap %d, spare %d), %v; want %d bytes in a buffer of the limit, handed over", len(line), cap(line), cap(spare), err, len(big))
 	}
-	// With the limit four times the line, the line is copied to its size.
-	r2 := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(big), strings.NewReader("\n")), 64<<10)
-	if line, err := readLine(r2, 4*len(big)+4); err != nil || !bytes.Equal(line, big) || cap(line) > len(big)+8<<10 {
-		t.Fatalf("readLine = %d bytes (cap %d), %v; want %d bytes at about their size", len(line), cap(line), err, len(big))
+	// With the limit four times the line, the line is copied to its size,
+	// and the buffer is kept: the next big line is read into it.
+	mid := append(bytes.Repeat([]byte("m"), 2<<20), '\n')
+	r2 := bufio.NewReaderSize(bytes.NewReader(bytes.Repeat(mid, 3)), 64<<10)
+	var first []byte
+	for i := range 3 {
+		line, spare, err = readLine(r2, 4*len(big)+4, spare)
+		if err != nil || !bytes.Equal(line, mid[:len(mid)-1]) || cap(line) > len(mid)+8<<10 {
+			t.Fatalf("line %d = %d bytes (cap %d), %v; want %d bytes at about their size", i, len(line), cap(line), err, len(mid)-1)
+		}
+		if cap(spare) != 4*len(big)+4 || len(spare) != 0 {
+			t.Fatalf("line %d: spare of cap %d, len %d; want the limit's buffer, empty", i, cap(spare), len(spare))
+		}
+		if i == 0 {
+			first = spare[:1]
+		} else if &spare[:1][0] != &first[0] {
+			t.Fatalf("line %d was read into a new buffer, not the one kept", i)
+		}
 	}
-	if line, err = readLine(r, limit); err != nil || !bytes.Equal(line, big) {
+	if line, _, err = readLine(r, limit, nil); err != nil || !bytes.Equal(line, big) {
 		t.Fatalf("second big line = %d bytes, %v", len(line), err)
 	}
-	if line, err = readLine(r, limit); err != nil || string(line) != "small" || cap(line) > 8 {
+	if line, _, err = readLine(r, limit, nil); err != nil || string(line) != "small" || cap(line) > 8 {
 		t.Fatalf("readLine = %q (cap %d), %v; want \"small\" in a buffer of its size class", line, cap(line), err)
 	}
 	var tooLong *MessageTooLongError
-	if _, err := readLine(r, limit); !errors.As(err, &tooLong) {
+	if _, _, err := readLine(r, limit, nil); !errors.As(err, &tooLong) {
 		t.Fatalf("readLine over the limit = %v, want *MessageTooLongError", err)
 	}
 }

@@ -143,8 +143,14 @@ func (p *sseParser) next() ([]byte, error) {
 // detach hands over value, the end of the line just returned, and the
 // buffer it is in: the parser goes on in a buffer of its own, holding what
 // it has read past the line. So a big event is held once, not in the
-// buffer and again in its data.
+// buffer and again in its data. A value under a quarter of a big buffer is
+// copied instead, and the buffer kept for the lines after it (keep): a
+// stream of 3 MB events reuses one buffer rather than taking the limit's
+// capacity for each.
 func (p *sseParser) detach(value []byte) []byte {
+	if cap(p.buf) > bigMessage && len(value) < cap(p.buf)/4 {
+		return append(make([]byte, 0, len(value)), value...)
+	}
 	rest := p.buf[p.off:]
 	buf := make([]byte, len(rest), max(len(rest), 4<<10))
 	copy(buf, rest)

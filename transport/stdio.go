@@ -360,8 +360,10 @@ func (c *stdioConn) readLoop(limit int) {
 }
 
 func (c *stdioConn) deliver(r *bufio.Reader, limit int) error {
+	var spare []byte // the big buffer lines over 1 MiB are read into (keep)
 	for {
-		line, err := readLine(r, limit)
+		line, next, err := readLine(r, limit, spare)
+		spare = next
 		switch {
 		case errors.Is(err, io.EOF):
 			return c.eofError()
@@ -438,29 +440,33 @@ func (c *stdioConn) keep(line []byte) {
 // readLine returns the next line without its '\n' (a final line without one
 // counts). It holds at most limit bytes of a line: past that it stops with
 // *MessageTooLongError rather than buffering the rest. A line is copied
-// once out of r's buffer, into one that grows as grow says.
-func readLine(r *bufio.Reader, limit int) ([]byte, error) {
-	var line []byte
+// once out of r's buffer, into one that grows as grow says, or into spare,
+// the big buffer a line before it left (keep); the big buffer to pass to
+// the next call is returned with the line.
+func readLine(r *bufio.Reader, limit int, spare []byte) (line, next []byte, err error) {
+	line = spare[:0]
 	for {
 		chunk, err := r.ReadSlice('\n')
 		if err == nil {
 			chunk = chunk[:len(chunk)-1]
 		}
 		if len(line)+len(chunk) > limit {
-			return nil, &MessageTooLongError{What: "stdio message", Limit: limit, Setting: "transport.Command.MaxMessageBytes"}
+			return nil, spare, &MessageTooLongError{What: "stdio message", Limit: limit, Setting: "transport.Command.MaxMessageBytes"}
 		}
-		if line == nil && err == nil {
-			return append([]byte(nil), chunk...), nil // the whole line in one read: its exact size
+		if len(line) == 0 && err == nil {
+			return append([]byte(nil), chunk...), spare, nil // the whole line in one read: its exact size
 		}
 		line = append(grow(line, len(chunk), limit), chunk...)
 		switch {
 		case err == nil:
-			return fit(line), nil
+			line, next = keep(line)
+			return line, next, nil
 		case errors.Is(err, bufio.ErrBufferFull):
 		case errors.Is(err, io.EOF) && len(line) > 0:
-			return fit(line), nil // the next call reports EOF
+			line, next = keep(line)
+			return line, next, nil // the next call reports EOF
 		default:
-			return nil, err
+			return nil, spare, err
 		}
 	}
 }

@@ -520,18 +520,18 @@ func TestReadLine(t *testing.T) {
 	// A buffer smaller than a line exercises the multi-chunk path.
 	r := bufio.NewReaderSize(strings.NewReader(in), 16)
 	for _, want := range []string{"short", strings.Repeat("a", limit), "", "tail without newline"} {
-		got, err := readLine(r, limit)
+		got, _, err := readLine(r, limit, nil)
 		if err != nil || string(got) != want {
 			t.Fatalf("readLine = %q, %v; want %q", got, err, want)
 		}
 	}
-	if _, err := readLine(r, limit); err != io.EOF {
+	if _, _, err := readLine(r, limit, nil); err != io.EOF {
 		t.Fatalf("readLine at end = %v, want io.EOF", err)
 	}
 
 	r = bufio.NewReaderSize(strings.NewReader(strings.Repeat("a", limit+1)+"\n"), 16)
 	var tooLong *MessageTooLongError
-	if _, err := readLine(r, limit); !errors.As(err, &tooLong) || tooLong.Limit != limit {
+	if _, _, err := readLine(r, limit, nil); !errors.As(err, &tooLong) || tooLong.Limit != limit {
 		t.Fatalf("readLine over the limit = %v, want *MessageTooLongError{%d}", err, limit)
 	}
 }

@@ -66,6 +66,23 @@ var memoryServers = map[string]memoryCall{
 		out.WriteString(`"}]}}` + "\n")
 		return true
 	},
+	// logFlood N SIZE: tools/call sends N log entries (notifications/message)
+	// of SIZE bytes of "x" each, written as fast as the pipe takes them,
+	// then answers "done".
+	"logFlood": func(args []string, id json.RawMessage, _ *bufio.Scanner, out *bufio.Writer) bool {
+		n, _ := strconv.Atoi(args[0])
+		size, _ := strconv.Atoi(args[1])
+		chunk := strings.Repeat("x", 64<<10)
+		for range n {
+			out.WriteString(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"flood","data":"`)
+			for left := size; left > 0; left -= len(chunk) {
+				out.WriteString(chunk[:min(left, len(chunk))])
+			}
+			out.WriteString(`"}}` + "\n")
+		}
+		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"done"}]}}`+"\n", id)
+		return true
+	},
 	// deafPinger N: on tools/call the server stops reading its stdin and
 	// sends N pings; then it reads (and drops) what the client wrote, and
 	// answers the call "done" once its stdin ends or all N answers came.
@@ -341,4 +358,29 @@ func TestMemoryDeafServerStdio(t *testing.T) {
 	r = measure(t, env, &out, append([]string{"call", "--era", "legacy", "--max-write-queue-bytes", "1MiB", "deaf"}, server...)...)
 	assert.Equal(t, exitFailed, r.code)
 	assert.Regexp(t, `^conduit: tools/call: transport: the server stopped reading its input: [0-9]+ KiB unsent in [0-9]+ messages, over the limit of 1 MiB\n$`, r.stderr)
+}
+
+// Item 1: a log flood of 900 MB (300 entries of 3 MB, written as fast as
+// the pipe takes them) holds no more than 300 MB: the reader stops reading
+// past its budget, and entries past the rate limit or the queue's bounds
+// are dropped and counted, never all buffered.
+func TestMemoryLogFloodStdio(t *testing.T) {
+	env, server := stdioServer(t, "logFlood", "300", "3000000")
+	var out bytes.Buffer
+	r := measure(t, env, &out, append([]string{"call", "--era", "legacy", "flood"}, server...)...)
+	require.Equal(t, exitOK, r.code, r.stderr[max(0, len(r.stderr)-500):])
+	assert.Equal(t, "done\n", out.String())
+	// Every entry is shown (cut, sanitised) or counted as dropped: nothing
+	// is lost in silence.
+	shown, dropped := 0, 0
+	for line := range strings.Lines(r.stderr) {
+		var n int
+		if strings.HasPrefix(line, "[info] flood: xxx") {
+			shown++
+		} else if _, err := fmt.Sscanf(line, "conduit: dropped %d ", &n); err == nil {
+			dropped += n
+		}
+	}
+	assert.Equal(t, 300, shown+dropped, "shown %d, dropped %d", shown, dropped)
+	assertCeiling(t, r, 300e6)
 }
