@@ -319,26 +319,23 @@ func TestMemoryRefusedMessageStdio(t *testing.T) {
 	assertCeiling(t, r, 100e6)
 }
 
-// Item 4: a 100 MB SSE event is refused likewise.
-func TestMemoryRefusedEventHTTP(t *testing.T) {
+// Item 4: a 100 MB SSE event, and a 100 MB JSON body, are refused
+// likewise.
+func TestMemoryRefusedHTTP(t *testing.T) {
 	srv := bigHTTPServer(t)
-	var out xs
-	r := measure(t, nil, &out, "call", "--era", "legacy", "--url", srv.URL+"/mcp?sse=1&n=100000000", "big")
-	assert.Equal(t, exitFailed, r.code)
-	assert.Equal(t, "conduit: tools/call: transport: the request failed: transport: SSE event exceeds the limit of 64 MiB; raise it with --max-message-bytes\n", r.stderr)
-	assert.Zero(t, out.n)
-	assertCeiling(t, r, 100e6)
-}
-
-// Item 4: a 100 MB JSON body is refused likewise.
-func TestMemoryRefusedBodyHTTP(t *testing.T) {
-	srv := bigHTTPServer(t)
-	var out xs
-	r := measure(t, nil, &out, "call", "--era", "legacy", "--url", srv.URL+"/mcp?n=100000000", "big")
-	assert.Equal(t, exitFailed, r.code)
-	assert.Equal(t, "conduit: tools/call: transport: the request failed: transport: JSON response body exceeds the limit of 64 MiB; raise it with --max-message-bytes\n", r.stderr)
-	assert.Zero(t, out.n)
-	assertCeiling(t, r, 100e6)
+	for _, tc := range []struct{ query, what string }{
+		{"sse=1&n=100000000", "SSE event"},
+		{"n=100000000", "JSON response body"},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			var out xs
+			r := measure(t, nil, &out, "call", "--era", "legacy", "--url", srv.URL+"/mcp?"+tc.query, "big")
+			assert.Equal(t, exitFailed, r.code)
+			assert.Equal(t, "conduit: tools/call: transport: the request failed: transport: "+tc.what+" exceeds the limit of 64 MiB; raise it with --max-message-bytes\n", r.stderr)
+			assert.Zero(t, out.n)
+			assertCeiling(t, r, 100e6)
+		})
+	}
 }
 
 // Item 2: a server that stops reading while it sends 1 000 000 pings
