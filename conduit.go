@@ -255,7 +255,7 @@ type Options struct {
 	// fails Connect; a modern one is used on every modern request (default
 	// 2026-07-28).
 	ProtocolVersion string
-	// DiscoverTimeout bounds the server/discover probe (3 s); no answer
+	// DiscoverTimeout bounds the server/discover probe (10 s); no answer
 	// means a legacy server.
 	DiscoverTimeout time.Duration
 	// Tasks lets tool calls run as tasks (see CallTool, AwaitTask): the

@@ -14,8 +14,12 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// DefaultDiscoverTimeout bounds the server/discover probe.
-const DefaultDiscoverTimeout = 3 * time.Second
+// DefaultDiscoverTimeout bounds the server/discover probe. A legacy server
+// almost always refuses the probe at once (-32601); the wait is for one that
+// ignores unknown methods, and it must not misfire on a loaded machine (six
+// servers starting at once on two cores took over 3 s to answer, and fell
+// back to initialize).
+const DefaultDiscoverTimeout = 10 * time.Second
 
 // negotiate picks the era: pinned legacy → initialize; else probe
 // server/discover: a mutual modern version → modern; -32022 with a version

@@ -296,7 +296,10 @@ func (c *connection) response(ctx actor.Context, f *messages.Frame) {
 	p, ok := c.pending[f.ID]
 	if !ok {
 		c.shared.counters.unknownResponses.Add(1)
-		c.shared.logger.Warn("response to an unknown id dropped", "id", f.ID.String())
+		// Counted (Stats.UnknownResponses) and so shown, not warned of: it
+		// is most often a late answer, to a call that timed out (a probe
+		// on a loaded machine), which the caller has already heard of.
+		c.shared.logger.Debug("response to an unknown id dropped", "id", f.ID.String())
 		return
 	}
 	c.forget(f.ID)

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -509,7 +511,7 @@ func TestProbeFallsBackToInitializeOnAnyNonModernAnswer(t *testing.T) {
 		{"-32602 with unrelated data", func(srv *fakeServer, id any) {
 			srv.send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32602, "message": "x", "data": map[string]any{"supported": []any{"2025-06-18"}}}})
 		}, 0},
-		{"silence", func(*fakeServer, any) {}, 3 * time.Second},
+		{"silence", func(*fakeServer, any) {}, 10 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -531,6 +533,42 @@ func TestProbeFallsBackToInitializeOnAnyNonModernAnswer(t *testing.T) {
 		})
 	}
 }
+
+// A modern server slow to answer the probe (a loaded machine: 5 s) is
+// still found modern: the probe waits DefaultDiscoverTimeout (10 s); it
+// waited 3 s, then fell back to initialize, and the late answer was
+// warned of as a response to an unknown id.
+func TestSlowProbeAnswerIsStillModern(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var warned atomic.Int64
+		logger := slog.New(levelCounter{level: slog.LevelWarn, n: &warned})
+		cc, ec, srv, serverSide := startClient(t, conduit.Options{Logger: logger})
+		probe := srv.next()
+		require.Equal(t, "server/discover", probe["method"])
+		time.Sleep(5 * time.Second)
+		srv.reply(probe["id"], discoverResult)
+		c := <-cc
+		require.NoError(t, <-ec)
+		assert.Equal(t, conduit.EraModern, c.Era())
+		assert.Zero(t, warned.Load(), "nothing to warn of")
+		finish(t, c, srv, serverSide)
+	})
+	assert.Equal(t, 10*time.Second, conduit.DefaultDiscoverTimeout)
+}
+
+// levelCounter is a slog.Handler that counts the records at level or above.
+type levelCounter struct {
+	level slog.Level
+	n     *atomic.Int64
+}
+
+func (h levelCounter) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level }
+func (h levelCounter) Handle(context.Context, slog.Record) error {
+	h.n.Add(1)
+	return nil
+}
+func (h levelCounter) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h levelCounter) WithGroup(string) slog.Handler      { return h }
 
 func TestProbeRetriesAfterUnsupportedVersion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
