@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"text/tabwriter"
 
@@ -263,6 +264,24 @@ func (a *app) runPrompt(cmd *cobra.Command, args, server []string) error {
 // printCallResult prints a tool result: with --json the whole result;
 // otherwise each text block's text on its own line, other blocks as compact
 // JSON, then the structured content as compact JSON.
+// textRepeats reports whether a text block of res is its structured
+// content as JSON (the specification asks a tool that returns structured
+// content to return it serialised in a text block too, for older
+// clients): printed once, not twice.
+func textRepeats(res *conduit.CallToolResult) bool {
+	var structured any
+	if json.Unmarshal(res.StructuredContent, &structured) != nil {
+		return false
+	}
+	for _, block := range res.Content {
+		var v any
+		if block.Type == "text" && json.Unmarshal([]byte(block.Text), &v) == nil && reflect.DeepEqual(v, structured) {
+			return true
+		}
+	}
+	return false
+}
+
 func (a *app) printCallResult(res *conduit.CallToolResult) error {
 	if a.opts.json {
 		if res.Content == nil {
@@ -291,7 +310,7 @@ func (a *app) printCallResult(res *conduit.CallToolResult) error {
 			return err
 		}
 	}
-	if len(res.StructuredContent) > 0 && string(res.StructuredContent) != "null" {
+	if len(res.StructuredContent) > 0 && string(res.StructuredContent) != "null" && !textRepeats(res) {
 		var c bytes.Buffer
 		if err := json.Compact(&c, res.StructuredContent); err != nil {
 			return fmt.Errorf("structuredContent: %w", err)

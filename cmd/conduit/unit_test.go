@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -586,4 +587,25 @@ func TestScriptedElicitationNumbersAsWritten(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"id":9007199254740993`)
 	assert.Contains(t, string(b), `"ratio":0.10000000000000000001`)
+}
+
+// A result whose text block is its structured content as JSON (as the
+// specification asks a tool to send it) is printed once; structured
+// content that no text repeats is printed after the text.
+func TestPrintCallResultStructuredOnce(t *testing.T) {
+	print := func(res *conduit.CallToolResult) string {
+		var out bytes.Buffer
+		require.NoError(t, newApp(streams{out: &out, err: io.Discard}).printCallResult(res))
+		return out.String()
+	}
+	same := &conduit.CallToolResult{
+		Content:           []conduit.ContentBlock{{Type: "text", Text: "{\n  \"temperature\": 22.5,\n  \"unit\": \"C\"\n}"}},
+		StructuredContent: json.RawMessage(`{"unit":"C","temperature":22.5}`),
+	}
+	assert.Equal(t, "{\n  \"temperature\": 22.5,\n  \"unit\": \"C\"\n}\n", print(same))
+	other := &conduit.CallToolResult{
+		Content:           []conduit.ContentBlock{{Type: "text", Text: "It is 22.5 °C"}},
+		StructuredContent: json.RawMessage(`{"unit":"C","temperature":22.5}`),
+	}
+	assert.Equal(t, "It is 22.5 °C\n{\"unit\":\"C\",\"temperature\":22.5}\n", print(other))
 }
