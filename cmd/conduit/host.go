@@ -296,8 +296,7 @@ func listed(args []string) func(host.Config) (host.Config, error) {
 
 // hostable completes a listing that also runs against the servers of
 // --config (in place of --url or -- COMMAND), or against the one its
-// argument names: viaHost then gets a host whose servers are each ready,
-// parked (at their first failure) or disabled.
+// argument names (onHost).
 func (a *app) hostable(c *cobra.Command, direct func(cmd *cobra.Command, args, server []string) error, viaHost func(ctx context.Context, args []string, h *host.Host) error) *cobra.Command {
 	c = a.command(c, func(cmd *cobra.Command, args, server []string) error {
 		if a.opts.config == "" {
@@ -306,32 +305,74 @@ func (a *app) hostable(c *cobra.Command, direct func(cmd *cobra.Command, args, s
 		if err := a.configOnly(server); err != nil {
 			return err
 		}
-		return a.withHost(listed(args), func(h *host.Host, events <-chan host.Event, audit *auditor) error {
-			ctx := cmd.Context()
-			if err := settle(ctx, h, events); err != nil {
-				return err
-			}
-			// Before the host closes, which leaves no counters (what its
-			// clients discard as they close is not counted).
-			defer a.watchDrops(hostDrops(h, audit))()
-			logger := newLogger(a.stderr, a.opts.verbose, a.opts.json)
-			for _, st := range h.Status() {
-				if st.State == host.StateParked {
-					logger.Warn(fmt.Sprintf("server %q is parked: %s", st.Server, plain(st.Err)))
-				}
-			}
-			if err := viaHost(ctx, args, h); err != nil {
-				var ee *exitError
-				if errors.As(err, &ee) {
-					return err
-				}
-				return callFailed(ctx, err)
-			}
-			return nil
-		})
+		return a.onHost(cmd.Context(), listed(args), func(ctx context.Context, h *host.Host) error { return viaHost(ctx, args, h) })
 	})
 	a.configFlag(c, "use the servers of the configuration `FILE` (mcpServers or VS Code servers) in place of --url or -- COMMAND; tools and prompts are named SERVER__NAME")
 	return c
+}
+
+// onHost runs do with a host of the servers of --config that pick keeps,
+// once each is ready, parked (at its first failure: a warning) or
+// disabled, and says what its servers dropped.
+func (a *app) onHost(ctx context.Context, pick func(host.Config) (host.Config, error), do func(ctx context.Context, h *host.Host) error) error {
+	return a.withHost(pick, func(h *host.Host, events <-chan host.Event, audit *auditor) error {
+		if err := settle(ctx, h, events); err != nil {
+			return err
+		}
+		// Before the host closes, which leaves no counters (what its
+		// clients discard as they close is not counted).
+		defer a.watchDrops(hostDrops(h, audit))()
+		logger := newLogger(a.stderr, a.opts.verbose, a.opts.json)
+		for _, st := range h.Status() {
+			if st.State == host.StateParked {
+				logger.Warn(fmt.Sprintf("server %q is parked: %s", st.Server, plain(st.Err)))
+			}
+		}
+		if err := do(ctx, h); err != nil {
+			var ee *exitError
+			if errors.As(err, &ee) {
+				return err
+			}
+			return callFailed(ctx, err)
+		}
+		return nil
+	})
+}
+
+// callAnywhere calls TOOL, named without its server, on the one server of
+// --config that offers it: every server is started to find it (name one,
+// SERVER/TOOL, to start only that one). Two servers offering it is a usage
+// error that names them; none, a failed call.
+func (a *app) callAnywhere(ctx context.Context, args []string) error {
+	if len(args) > 2 {
+		return usagef("too many arguments: %q", args[2:])
+	}
+	tool := args[0]
+	var toolArgs json.RawMessage
+	if len(args) == 2 {
+		var err error
+		if toolArgs, err = objectArg("ARGS_JSON", args[1]); err != nil {
+			return err
+		}
+	}
+	return a.onHost(ctx, listed(nil), func(ctx context.Context, h *host.Host) error {
+		var servers []string
+		for _, t := range h.Tools() {
+			if t.ServerTool == tool {
+				servers = append(servers, t.Server)
+			}
+		}
+		switch len(servers) {
+		case 0:
+			return &exitError{code: exitFailed, err: fmt.Errorf("no tool %q among the ready servers' tools: give SERVER/TOOL, or a name that conduit tools --config lists", tool)}
+		case 1:
+		default:
+			return usagef("tool %q is offered by %s: give SERVER/%s", tool, strings.Join(servers, " and "), tool)
+		}
+		return a.callTool(ctx, tool, toolArgs, func(ctx context.Context, tool string, args any, opts ...conduit.CallOption) (*conduit.CallToolResult, error) {
+			return h.CallTool(ctx, servers[0], tool, args, opts...)
+		})
+	})
 }
 
 // hostDrops reads the drop counters of the host's servers, summed, whose

@@ -227,12 +227,20 @@ func TestConfigOnServerCommands(t *testing.T) {
 	assert.Equal(t, exitConnect, r.code)
 	assert.Regexp(t, `(?m)^conduit: could not connect: server/discover: transport: .*exit status 1\); its last stderr: boom$`, r.stderr)
 
-	for _, name := range []string{"nope", "nope/tool", "off/tool"} {
+	for _, name := range []string{"nope/tool", "off/tool"} {
 		r = runInProcess(t, "call", "--config", config, name)
 		assert.Equal(t, exitUsage, r.code, name)
 	}
-	assert.Contains(t, runInProcess(t, "call", "--config", config, "nope").stderr,
-		`conduit: "nope": want SERVER/TOOL or SERVER__TOOL, with SERVER one of `+config+"'s servers: every, loop, off\n")
+	assert.Contains(t, runInProcess(t, "call", "--config", config, "nope/tool").stderr,
+		`conduit: "nope/tool": want SERVER/TOOL or SERVER__TOOL, with SERVER one of `+config+"'s servers: every, loop, off\n")
+
+	// A tool named without its server is looked for on every server.
+	r = runInProcess(t, "call", "--config", config, "test_simple_text")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, "This is a simple text response for testing.\n", r.stdout)
+	r = runInProcess(t, "call", "--config", config, "nope")
+	assert.Equal(t, exitFailed, r.code)
+	assert.Contains(t, r.stderr, `conduit: no tool "nope" among the ready servers' tools: give SERVER/TOOL, or a name that conduit tools --config lists`+"\n")
 	assert.Contains(t, runInProcess(t, "call", "--config", config, "off/tool").stderr, `conduit: server "off" is disabled in `+config+"\n")
 
 	r = runInProcess(t, "read", "--config", config, "every/test://static-text")
@@ -368,4 +376,16 @@ func TestConfigStartsOnlyWhatItNeeds(t *testing.T) {
 	require.Equal(t, exitOK, r.code, r)
 	assert.Equal(t, 1, starts(), "a listing tries a failing server once, not through its backoff")
 	assert.Contains(t, r.stderr, `conduit: warning: server "crashy" is parked: `)
+}
+
+// A tool two servers offer, named without its server, is a usage error that
+// names both.
+func TestCallOfAToolTwoServersOffer(t *testing.T) {
+	_, server := binaries(t)
+	config := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers": {"a": {"command": %q, "conduit": {"era": "legacy"}}, "b": {"command": %q, "conduit": {"era": "legacy"}}}}`, server, server))
+	r := runInProcess(t, "call", "--config", config, "test_simple_text")
+	assert.Equal(t, exitUsage, r.code, r)
+	assert.Equal(t, "conduit: tool \"test_simple_text\" is offered by a and b: give SERVER/test_simple_text\nRun 'conduit call --help' for usage.\n", r.stderr)
+	r = runInProcess(t, "call", "--config", config, "b/test_simple_text")
+	require.Equal(t, exitOK, r.code, r)
 }

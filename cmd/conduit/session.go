@@ -500,6 +500,9 @@ func (a *app) oneServer(c *cobra.Command, what string, direct func(cmd *cobra.Co
 		}
 		target, local, err := a.configServer(cfg, what, args[0])
 		if err != nil {
+			if _, _, named := serverTool(args[0], func(n string) (string, string, bool) { return cfg.Split(n, host.DefaultSeparator) }); what == "TOOL" && !named {
+				return a.callAnywhere(cmd.Context(), args) // no server named: find the one that offers it
+			}
 			return err
 		}
 		a.target = target
