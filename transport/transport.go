@@ -64,6 +64,8 @@ type Conn interface {
 	// Read blocks until the next message, ctx ends, or the connection ends.
 	// At the end of the stream it returns io.EOF (or an error wrapping it).
 	// A Message with Err set is the failure of one request, not the end.
+	// The returned Data is the caller's for good: the Conn never writes to
+	// it again (results, params and big strings share its bytes).
 	Read(ctx context.Context) (Message, error)
 	// Write sends one message. data holds no newline.
 	Write(ctx context.Context, data []byte) error

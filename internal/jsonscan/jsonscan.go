@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // maxDepth is encoding/json's nesting limit: Valid refuses deeper text, as
@@ -256,12 +257,24 @@ func Array(data []byte, fn func(elem []byte) bool) bool {
 	return true
 }
 
+// aliasMin is the size from which a plain string is not copied out of the
+// message it is in (String).
+const aliasMin = 1 << 20
+
 // String decodes the JSON value raw as json.Unmarshal into a string does: a
 // plain string (printable ASCII, no escape) by slicing, any other string by
 // unquoting it into one buffer, the string returned (json.Unmarshal copies
 // twice: a big text with escapes was held three times), anything else
 // (null, space around a string) through encoding/json. It reports false
 // when raw is not a string.
+//
+// A plain string of aliasMin bytes or more is not copied at all: the string
+// shares raw's bytes (a 50 MB tool result is then held once, not in the
+// message and again in its text). That is safe because a message is never
+// written to once read: a transport hands each one over for good
+// (transport.Conn.Read), and the json.RawMessage of results and params
+// already share its bytes the same way. It keeps the message's buffer
+// alive as long as the string.
 func String(raw []byte) (string, bool) {
 	n := len(raw)
 	if n < 2 || raw[0] != '"' || raw[n-1] != '"' {
@@ -277,7 +290,10 @@ func String(raw []byte) (string, bool) {
 		c := raw[i]
 		plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\'
 	}
-	if plain {
+	switch {
+	case plain && n-2 >= aliasMin:
+		return unsafe.String(&raw[1], n-2), true
+	case plain:
 		return string(raw[1 : n-1]), true
 	}
 	return unquote(raw[1 : n-1])

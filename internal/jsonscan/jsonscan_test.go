@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // texts are JSON texts and near misses: every grammar rule, broken once.
@@ -215,5 +216,23 @@ func TestStringUnquotesInOneAllocation(t *testing.T) {
 	})
 	if allocs != 1 {
 		t.Errorf("%v allocations, want 1", allocs)
+	}
+}
+
+// A plain string of a MiB or more shares the message's bytes: a big tool
+// result is held once. A smaller one, and one with escapes, is a copy.
+func TestStringSharesABigPlainString(t *testing.T) {
+	big := []byte(`"` + strings.Repeat("x", aliasMin) + `"`)
+	s, ok := String(big)
+	if !ok || len(s) != aliasMin || unsafe.StringData(s) != &big[1] {
+		t.Fatalf("a %d-byte plain string was copied (or misread: %v)", aliasMin, ok)
+	}
+	small := []byte(`"` + strings.Repeat("x", aliasMin-1) + `"`)
+	if s, _ := String(small); unsafe.StringData(s) == &small[1] {
+		t.Fatal("a string under aliasMin shares the message")
+	}
+	escaped := []byte(`"` + strings.Repeat("x", aliasMin) + `\n"`)
+	if s, _ := String(escaped); unsafe.StringData(s) == &escaped[1] || !strings.HasSuffix(s, "x\n") {
+		t.Fatal("an escaped string shares the message, or is misread")
 	}
 }
