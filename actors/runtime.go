@@ -6,7 +6,8 @@
 // the one input pipeline of input.go. The Runtime is the only thing the
 // public package sees; no actor type or PID leaves here.
 //
-// Only the root package conduit imports it: a host never does.
+// It also holds the supervision tree of a host of many servers (Tree, in
+// host.go), which package host uses; the root package uses the runtime.
 package actors
 
 import (
