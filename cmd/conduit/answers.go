@@ -1,6 +1,8 @@
 package main
 
 import (
+	"slices"
+	"maps"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -26,6 +28,45 @@ type answers struct {
 	Roots []conduit.Root
 	// rootEntries are the roots as written in the file.
 	rootEntries []string
+	// Servers are the answers for one server each (by its id: its name in
+	// a --config file, or --server-id), over the file's own: a kind a
+	// server's entry gives replaces the file's for that server.
+	Servers map[string]*answers
+}
+
+// forServer is the answers for the server id: its entry's kinds, the
+// file's for the others.
+func (a *answers) forServer(id string) *answers {
+	s := a.Servers[id]
+	if s == nil {
+		return a
+	}
+	merged := *a
+	merged.Servers = nil
+	if s.Sampling != nil {
+		merged.Sampling = s.Sampling
+	}
+	if s.Elicitation != nil {
+		merged.Elicitation = s.Elicitation
+	}
+	if s.Roots != nil {
+		merged.Roots, merged.rootEntries = s.Roots, s.rootEntries
+	}
+	return &merged
+}
+
+// anyScope reports whether the file or one of its servers' entries gives
+// the kind has says.
+func (a *answers) anyScope(has func(*answers) bool) bool {
+	if has(a) {
+		return true
+	}
+	for _, s := range a.Servers {
+		if has(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // samplingAnswer is the file's "sampling": a result or a refusal.
@@ -64,6 +105,8 @@ type answersFile struct {
 		Delay   json.RawMessage `json:"delay"`
 	} `json:"elicitation"`
 	Roots *[]string `json:"roots"`
+	// Servers: per server id, an object of the same keys (but "servers").
+	Servers map[string]json.RawMessage `json:"servers"`
 }
 
 type refusalJSON struct {
@@ -179,6 +222,22 @@ func parseAnswers(data []byte) (*answers, error) {
 			return nil, fmt.Errorf("roots: %v", err)
 		}
 		a.Roots, a.rootEntries = roots, *f.Roots
+	}
+	for _, id := range slices.Sorted(maps.Keys(f.Servers)) {
+		if id == "" {
+			return nil, errors.New(`servers: a server's id cannot be ""`)
+		}
+		s, err := parseAnswers(f.Servers[id])
+		if err != nil {
+			return nil, fmt.Errorf("servers.%s: %v", id, err)
+		}
+		if s.Servers != nil {
+			return nil, fmt.Errorf(`servers.%s: "servers" only at the top of the file`, id)
+		}
+		if a.Servers == nil {
+			a.Servers = map[string]*answers{}
+		}
+		a.Servers[id] = s
 	}
 	return &a, nil
 }

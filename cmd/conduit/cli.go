@@ -93,7 +93,9 @@ const answersHelp = `Answering the server's input requests:
   ["form"]; "content" is sent with a form-mode accept only. "delay" waits before
   answering: a Go duration, or a distribution (see 'conduit load --help'). A
   root that is not a URI is a directory, relative to the current directory,
-  offered as a file:// URI; --roots come first.
+  offered as a file:// URI; --roots come first. "servers": {"ID": {...}}
+  gives one server (its --config name, or --server-id) answers of its own,
+  with the same keys, over the file's.
 
 Diagnostics go to stderr: warnings and errors by default; -v adds Conduit's
 info logs and the server's own stderr, -vv debug logs. What the client dropped

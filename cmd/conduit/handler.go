@@ -25,65 +25,97 @@ func newHandlers(n *notifier, a *answers, flagRoots []conduit.Root, cmd sampling
 	if a == nil {
 		a = &answers{}
 	}
-	if a.Sampling != nil {
-		h.Sampling = (&sampler{answer: a.Sampling}).HandleSampling
+	// A kind is declared when the file or one server's entry gives it; each
+	// request is answered from the asking server's answers (forServer).
+	if a.anyScope(func(s *answers) bool { return s.Sampling != nil }) {
+		h.Sampling = (&sampler{answers: a}).HandleSampling
 	}
 	if cmd.command != "" { // --sampling-command answers sampling instead
 		h.Sampling = (&commandSampler{cmd: cmd}).HandleSampling
 	}
-	if a.Elicitation != nil {
-		h.Elicitation = (&elicitor{answer: a.Elicitation}).HandleElicitation
-		h.ElicitationModes = slices.Clone(a.Elicitation.Modes)
+	if a.anyScope(func(s *answers) bool { return s.Elicitation != nil }) {
+		h.Elicitation = (&elicitor{answers: a}).HandleElicitation
+		modes := map[string]bool{}
+		for _, s := range append([]*answers{a}, slices.Collect(maps.Values(a.Servers))...) {
+			if s.Elicitation != nil {
+				for _, m := range s.Elicitation.Modes {
+					modes[m] = true
+				}
+			}
+		}
+		h.ElicitationModes = slices.Sorted(maps.Keys(modes))
 	}
-	if flagRoots != nil || a.Roots != nil {
-		h.Roots = (&rootsLister{roots: mergeRoots(flagRoots, a.Roots)}).ListRoots
+	if flagRoots != nil || a.anyScope(func(s *answers) bool { return s.Roots != nil }) {
+		h.Roots = (&rootsLister{flag: flagRoots, answers: a}).ListRoots
 	}
 	return h
 }
 
+// noAnswer refuses a kind of input the answers file gives some servers
+// but not the asking one.
+func noAnswer(kind, server string) error {
+	return &conduit.RPCError{Code: messages.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: the answers file gives no %s answer for server %q", kind, server)}
+}
+
 // sampler answers sampling/createMessage from the answers file.
-type sampler struct{ answer *samplingAnswer }
+type sampler struct{ answers *answers }
 
 // HandleSampling waits the scripted delay, then answers or refuses.
-func (s *sampler) HandleSampling(ctx context.Context, _ *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) {
-	if err := s.answer.Delays.Wait(ctx); err != nil {
+func (s *sampler) HandleSampling(ctx context.Context, req *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) {
+	answer := s.answers.forServer(req.ServerID).Sampling
+	if answer == nil {
+		return nil, noAnswer("sampling", req.ServerID)
+	}
+	if err := answer.Delays.Wait(ctx); err != nil {
 		return nil, err
 	}
-	if s.answer.Error != nil {
-		rpc := *s.answer.Error
+	if answer.Error != nil {
+		rpc := *answer.Error
 		return nil, &rpc
 	}
-	res := *s.answer.Result
+	res := *answer.Result
 	res.Content.Blocks = slices.Clone(res.Content.Blocks)
 	return &res, nil
 }
 
 // elicitor answers elicitation/create from the answers file.
-type elicitor struct{ answer *elicitationAnswer }
+type elicitor struct{ answers *answers }
 
 // HandleElicitation waits the scripted delay, then answers or refuses. The
 // content goes with a form-mode accept only: a URL-mode accept has none.
 func (e *elicitor) HandleElicitation(ctx context.Context, req *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
-	if err := e.answer.Delays.Wait(ctx); err != nil {
+	answer := e.answers.forServer(req.ServerID).Elicitation
+	if answer == nil || !slices.Contains(answer.Modes, req.Mode) {
+		return nil, noAnswer(req.Mode+" elicitation", req.ServerID)
+	}
+	if err := answer.Delays.Wait(ctx); err != nil {
 		return nil, err
 	}
-	if e.answer.Error != nil {
-		rpc := *e.answer.Error
+	if answer.Error != nil {
+		rpc := *answer.Error
 		return nil, &rpc
 	}
-	res := &conduit.ElicitResult{Action: e.answer.Action}
-	if res.Action == "accept" && req.Mode != "url" && e.answer.Content != nil {
-		res.Content = maps.Clone(e.answer.Content)
+	res := &conduit.ElicitResult{Action: answer.Action}
+	if res.Action == "accept" && req.Mode != "url" && answer.Content != nil {
+		res.Content = maps.Clone(answer.Content)
 	}
 	return res, nil
 }
 
-// rootsLister answers roots/list.
-type rootsLister struct{ roots []conduit.Root }
+// rootsLister answers roots/list: the roots of --roots and those the
+// answers file gives the asking server.
+type rootsLister struct {
+	flag    []conduit.Root
+	answers *answers
+}
 
 // ListRoots returns the roots of --roots and the answers file.
-func (r *rootsLister) ListRoots(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
-	return &conduit.ListRootsResult{Roots: slices.Clone(r.roots)}, nil
+func (r *rootsLister) ListRoots(_ context.Context, req *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+	var server string
+	if req != nil {
+		server = req.ServerID
+	}
+	return &conduit.ListRootsResult{Roots: mergeRoots(r.flag, r.answers.forServer(server).Roots)}, nil
 }
 
 // notifier prints the server's log entries on stderr and logs its other

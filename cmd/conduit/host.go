@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -198,6 +199,7 @@ func (a *app) withHost(pick func(host.Config) (host.Config, error), do func(*hos
 		return err
 	}
 	defer closeAudit()
+	warnRootsOverride(logger, cfg, handlers)
 	// Each server's name is its ServerID.
 	h, err := host.New(cfg, host.Options{Client: a.clientOptions(handlers, audit, logger), MaxMessageBytes: int(o.maxMessageBytes)})
 	if err != nil {
@@ -638,4 +640,48 @@ func cutLines(b []byte, width int) []byte {
 		}
 	}
 	return out.Bytes()
+}
+
+// warnRootsOverride warns of a stdio server whose arguments name
+// directories (server-filesystem's allowed directories, say) when the roots
+// it would be offered do not hold them: a server that takes roots uses them
+// in place of its own, so the current directory (what a terminal or
+// --roots offers) would silently replace the configured one.
+func warnRootsOverride(logger *slog.Logger, cfg host.Config, handlers conduit.Handlers) {
+	if handlers.Roots == nil {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
+		s := cfg.Servers[name]
+		if s.Command == "" || s.Conduit.Roots != nil || s.Conduit.Disabled {
+			continue // the server's own roots answer for it
+		}
+		var dirs []string
+		for _, arg := range s.Args {
+			if fi, err := os.Stat(arg); err == nil && fi.IsDir() && filepath.IsAbs(arg) {
+				dirs = append(dirs, arg)
+			}
+		}
+		if len(dirs) == 0 {
+			continue
+		}
+		res, err := handlers.Roots(context.Background(), &conduit.RootsRequest{RequestContext: conduit.RequestContext{ServerID: name}})
+		if err != nil || res == nil {
+			continue
+		}
+		offered := map[string]bool{}
+		for _, r := range res.Roots {
+			offered[strings.TrimSuffix(r.URI, "/")] = true
+		}
+		var missing []string
+		for _, d := range dirs {
+			root, err := parseRoots([]string{d}) // as --roots would offer it
+			if err == nil && !offered[strings.TrimSuffix(root[0].URI, "/")] {
+				missing = append(missing, d)
+			}
+		}
+		if len(missing) > 0 {
+			logger.Warn(fmt.Sprintf(`server %q: its arguments name %s, but it is offered other roots, which a server that takes roots uses in their place; give it its own with "conduit": {"roots": [...]} in the file, or a "servers" entry in the answers file`, name, strings.Join(missing, ", ")))
+		}
+	}
 }

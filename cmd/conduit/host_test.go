@@ -389,3 +389,33 @@ func TestCallOfAToolTwoServersOffer(t *testing.T) {
 	r = runInProcess(t, "call", "--config", config, "b/test_simple_text")
 	require.Equal(t, exitOK, r.code, r)
 }
+
+// A stdio server whose arguments name a directory is warned of when the
+// roots it would be offered do not hold it (the current directory would
+// replace server-filesystem's); not when they do, or when its own
+// conduit.roots answer for it.
+func TestWarnRootsOverride(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	logger := newLogger(&out, 0, false)
+	cfg := host.Config{Servers: map[string]host.Server{
+		"files": {Command: "server-filesystem", Args: []string{dir}},
+		"own":   {Command: "server-filesystem", Args: []string{dir}, Conduit: host.Settings{Roots: []string{dir}}},
+		"plain": {Command: "srv", Args: []string{"--port", "1"}},
+	}}
+	cwd := conduit.Handlers{Roots: func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+		return &conduit.ListRootsResult{Roots: []conduit.Root{{URI: "file:///somewhere/else"}}}, nil
+	}}
+	warnRootsOverride(logger, cfg, cwd)
+	assert.Equal(t, `conduit: warning: server "files": its arguments name `+dir+`, but it is offered other roots, which a server that takes roots uses in their place; give it its own with "conduit": {"roots": [...]} in the file, or a "servers" entry in the answers file`+"\n", out.String())
+
+	out.Reset()
+	roots, err := parseRoots([]string{dir})
+	require.NoError(t, err)
+	same := conduit.Handlers{Roots: func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+		return &conduit.ListRootsResult{Roots: roots}, nil
+	}}
+	warnRootsOverride(logger, cfg, same)
+	warnRootsOverride(logger, cfg, conduit.Handlers{})
+	assert.Empty(t, out.String(), "offered its directory, or no roots at all")
+}

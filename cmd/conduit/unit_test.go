@@ -202,7 +202,7 @@ func TestScriptedSampling(t *testing.T) {
 	ctx := context.Background()
 	a, err := parseAnswers([]byte(`{"sampling": {"result": {"content": {"type": "text", "text": "hi"}, "model": "m", "stopReason": "endTurn"}}}`))
 	require.NoError(t, err)
-	s := &sampler{answer: a.Sampling}
+	s := &sampler{answers: a}
 	res, err := s.HandleSampling(ctx, &conduit.SamplingRequest{})
 	require.NoError(t, err)
 	assert.Equal(t, "hi", res.Content.Blocks[0].Text)
@@ -213,7 +213,7 @@ func TestScriptedSampling(t *testing.T) {
 
 	a, err = parseAnswers([]byte(`{"sampling": {"error": {"code": -1, "message": "user said no"}}}`))
 	require.NoError(t, err)
-	_, err = (&sampler{answer: a.Sampling}).HandleSampling(ctx, &conduit.SamplingRequest{})
+	_, err = (&sampler{answers: a}).HandleSampling(ctx, &conduit.SamplingRequest{})
 	var rpc *conduit.RPCError
 	require.ErrorAs(t, err, &rpc)
 	assert.Equal(t, -1, rpc.Code)
@@ -226,14 +226,14 @@ func TestScriptedDelayHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = (&sampler{answer: a.Sampling}).HandleSampling(ctx, &conduit.SamplingRequest{})
+	_, err = (&sampler{answers: a}).HandleSampling(ctx, &conduit.SamplingRequest{})
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), 5*time.Second)
 
 	a, err = parseAnswers([]byte(`{"elicitation": {"action": "cancel", "delay": "30ms"}}`))
 	require.NoError(t, err)
 	start = time.Now()
-	res, err := (&elicitor{answer: a.Elicitation}).HandleElicitation(context.Background(), &conduit.ElicitationRequest{Mode: "form"})
+	res, err := (&elicitor{answers: a}).HandleElicitation(context.Background(), &conduit.ElicitationRequest{Mode: "form"})
 	require.NoError(t, err)
 	assert.Equal(t, "cancel", res.Action)
 	assert.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond)
@@ -243,7 +243,7 @@ func TestScriptedElicitation(t *testing.T) {
 	ctx := context.Background()
 	a, err := parseAnswers([]byte(contractAnswers))
 	require.NoError(t, err)
-	e := &elicitor{answer: a.Elicitation}
+	e := &elicitor{answers: a}
 	assert.Equal(t, []string{"form", "url"}, newHandlers(&notifier{}, a, nil, samplingCommand{}).ElicitationModes)
 
 	res, err := e.HandleElicitation(ctx, &conduit.ElicitationRequest{Mode: "form"})
@@ -261,7 +261,7 @@ func TestScriptedElicitation(t *testing.T) {
 
 	a, err = parseAnswers([]byte(`{"elicitation": {"error": {"code": -32602, "message": "not now"}}}`))
 	require.NoError(t, err)
-	_, err = (&elicitor{answer: a.Elicitation}).HandleElicitation(ctx, &conduit.ElicitationRequest{Mode: "form"})
+	_, err = (&elicitor{answers: a}).HandleElicitation(ctx, &conduit.ElicitationRequest{Mode: "form"})
 	var rpc *conduit.RPCError
 	require.ErrorAs(t, err, &rpc)
 	assert.Equal(t, conduit.RPCError{Code: -32602, Message: "not now"}, *rpc)
@@ -581,7 +581,7 @@ func TestNeedsTasks(t *testing.T) {
 func TestScriptedElicitationNumbersAsWritten(t *testing.T) {
 	a, err := parseAnswers([]byte(`{"elicitation": {"action": "accept", "content": {"id": 9007199254740993, "ratio": 0.10000000000000000001}}}`))
 	require.NoError(t, err)
-	res, err := (&elicitor{answer: a.Elicitation}).HandleElicitation(context.Background(), &conduit.ElicitationRequest{Mode: "form"})
+	res, err := (&elicitor{answers: a}).HandleElicitation(context.Background(), &conduit.ElicitationRequest{Mode: "form"})
 	require.NoError(t, err)
 	b, err := json.Marshal(res.Content)
 	require.NoError(t, err)
@@ -608,4 +608,54 @@ func TestPrintCallResultStructuredOnce(t *testing.T) {
 		StructuredContent: json.RawMessage(`{"unit":"C","temperature":22.5}`),
 	}
 	assert.Equal(t, "It is 22.5 °C\n{\"unit\":\"C\",\"temperature\":22.5}\n", print(other))
+}
+
+// An answers file's "servers" entries answer for one server each (by its
+// id, its name under --config): a kind an entry gives replaces the file's;
+// a kind only some entries give is declared, and refused -32601 to a
+// server without it.
+func TestAnswersScopedByServer(t *testing.T) {
+	a, err := parseAnswers([]byte(`{
+		"elicitation": {"action": "accept", "content": {"name": "Ada"}},
+		"roots": ["file:///shared"],
+		"servers": {
+			"files": {"roots": ["file:///srv/files"], "elicitation": {"action": "decline"}},
+			"llm": {"sampling": {"result": {"content": {"type": "text", "text": "from llm's entry"}}}}
+		}}`))
+	require.NoError(t, err)
+	h := newHandlers(&notifier{}, a, nil, samplingCommand{})
+	require.NotNil(t, h.Sampling, "declared: one server's entry gives it")
+	ctx := context.Background()
+	rc := func(server string) conduit.RequestContext { return conduit.RequestContext{ServerID: server} }
+
+	res, err := h.Roots(ctx, &conduit.RootsRequest{RequestContext: rc("files")})
+	require.NoError(t, err)
+	assert.Equal(t, []conduit.Root{{URI: "file:///srv/files"}}, res.Roots, "the server's own roots replace the file's")
+	res, err = h.Roots(ctx, &conduit.RootsRequest{RequestContext: rc("other")})
+	require.NoError(t, err)
+	assert.Equal(t, []conduit.Root{{URI: "file:///shared"}}, res.Roots)
+
+	el, err := h.Elicitation(ctx, &conduit.ElicitationRequest{RequestContext: rc("files"), Mode: "form"})
+	require.NoError(t, err)
+	assert.Equal(t, "decline", el.Action)
+	el, err = h.Elicitation(ctx, &conduit.ElicitationRequest{RequestContext: rc("llm"), Mode: "form"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"name": "Ada"}, el.Content, "an entry without elicitation takes the file's")
+
+	sr, err := h.Sampling(ctx, &conduit.SamplingRequest{RequestContext: rc("llm")})
+	require.NoError(t, err)
+	assert.Equal(t, "from llm's entry", sr.Content.Blocks[0].Text)
+	_, err = h.Sampling(ctx, &conduit.SamplingRequest{RequestContext: rc("files")})
+	var rpc *conduit.RPCError
+	require.ErrorAs(t, err, &rpc)
+	assert.Equal(t, conduit.RPCError{Code: -32601, Message: `Method not found: the answers file gives no sampling answer for server "files"`}, *rpc)
+
+	for _, bad := range []struct{ file, want string }{
+		{`{"servers": {"a": {"servers": {"b": {}}}}}`, `servers.a: "servers" only at the top of the file`},
+		{`{"servers": {"a": {"colour": 1}}}`, `servers.a: invalid JSON: json: unknown field "colour"`},
+		{`{"servers": {"": {}}}`, `servers: a server's id cannot be ""`},
+	} {
+		_, err := parseAnswers([]byte(bad.file))
+		assert.EqualError(t, err, bad.want)
+	}
 }
