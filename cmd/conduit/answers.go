@@ -1,16 +1,16 @@
 package main
 
 import (
-	"slices"
-	"maps"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
