@@ -61,6 +61,10 @@ type Settings struct {
 	Timeout           time.Duration
 	MaxTotalTimeout   time.Duration
 	HandlerTimeout    time.Duration
+	// StartTimeout bounds a start: the process or session, the handshake
+	// and the first tools/list (DefaultStartTimeout). A server that misses
+	// it has failed, and is restarted under its policy.
+	StartTimeout time.Duration
 	MaxServerRequests int
 	// Roots, when set, are the roots offered to this server (URIs, or
 	// directories made file:// URIs) in place of the host's handler.
@@ -121,6 +125,9 @@ const (
 	DefaultPeriod         = 60 * time.Second
 	DefaultResetAfter     = 60 * time.Second
 	DefaultRevive         = 5 * time.Minute
+	// DefaultStartTimeout bounds a start; generous, for `npx -y` fetching
+	// a package on its first run.
+	DefaultStartTimeout = time.Minute
 	DefaultPingFailures   = 3
 )
 
@@ -564,6 +571,8 @@ func (p *parser) parseSettings(raw json.RawMessage) (Settings, error) {
 			s.MaxTotalTimeout, err = p.duration(key, v)
 		case "handlerTimeout":
 			s.HandlerTimeout, err = p.duration(key, v)
+		case "startTimeout":
+			s.StartTimeout, err = p.duration(key, v)
 		case "maxServerRequests":
 			s.MaxServerRequests, err = p.count(key, v)
 		case "roots":

@@ -26,8 +26,9 @@ type fakeTransport struct {
 	asks string
 	// answered receives the client's answers to asks.
 	answered chan json.RawMessage
-	// deaf servers stop answering requests once initialized.
-	deaf bool
+	// deaf servers stop answering requests once initialized; mute ones
+	// answer nothing, not even initialize.
+	deaf, mute bool
 	// listDelay delays each answer to tools/list; lists counts them.
 	listDelay time.Duration
 	lists     int
@@ -129,9 +130,9 @@ func (s *fakeServer) serve() {
 			continue
 		}
 		s.t.mu.Lock()
-		deaf := s.t.deaf
+		deaf, mute := s.t.deaf, s.t.mute
 		s.t.mu.Unlock()
-		if deaf && m.ID != nil {
+		if mute || deaf && m.ID != nil {
 			continue
 		}
 		var result any

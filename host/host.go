@@ -568,6 +568,7 @@ type server struct {
 	name    string
 	policy  RestartPolicy
 	ping    PingPolicy
+	start   time.Duration // the start's bound (0: DefaultStartTimeout)
 	t       transport.Transport
 	opts    conduit.Options
 	tail    *stderrTail   // nil when the transport keeps no stderr
@@ -581,6 +582,7 @@ func (h *Host) newServer(name string, cfg Server) (*server, error) {
 		h: h, name: name,
 		policy:  cfg.Conduit.Restart.withDefaults(),
 		ping:    cfg.Conduit.Ping,
+		start:   cfg.Conduit.StartTimeout,
 		refresh: make(chan struct{}, 1),
 	}
 	if s.ping.Interval == 0 && cfg.URL != "" {
@@ -783,17 +785,28 @@ type session struct {
 
 // Connect connects and lists the tools; the server is then ready.
 func (s *server) Connect(ctx context.Context) (actors.ServerSession, error) {
+	limit := cmp.Or(s.start, DefaultStartTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("did not finish its handshake and first tools/list within %s (startTimeout)", limit))
+	defer cancel()
 	pt := &pidTransport{Transport: s.t}
 	c, err := conduit.Connect(ctx, pt, s.opts)
 	if err != nil {
-		return nil, err
+		return nil, startErr(ctx, err)
 	}
 	tools, err := listTools(ctx, c)
 	if err != nil {
 		_ = c.Close()
-		return nil, err
+		return nil, startErr(ctx, err)
 	}
 	return &session{s: s, c: c, pid: int(pt.pid.Load()), tools: tools}, nil
+}
+
+// startErr is err, or, when the start's deadline is what ended it, that.
+func startErr(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return fmt.Errorf("%w: %w", cause, err)
+	}
+	return err
 }
 
 // Close closes the session's client.

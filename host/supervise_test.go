@@ -620,3 +620,27 @@ func TestARequestThatFailsAloneIsNotHeld(t *testing.T) {
 		assert.Equal(t, "1000", res.Content[0].Text)
 	})
 }
+
+// A start has a deadline: a server whose handshake never completes fails
+// once StartTimeout has passed, and is restarted under its policy (it held
+// a call to a healthy neighbour for over 200 s before).
+func TestStartTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mute := &fakeTransport{mute: true}
+		cfg := stdio(RestartPolicy{})
+		cfg.Conduit.StartTimeout = 5 * time.Second
+		h := fakeHost(t, Config{}, map[string]*fakeTransport{"a": mute}, Options{})
+		r := record(h)
+		h.Apply(legacy(Config{Servers: map[string]Server{"a": cfg}}))
+		time.Sleep(5200 * time.Millisecond)
+		synctest.Wait()
+		assert.Equal(t, []step{
+			{At: 0, Server: "a", State: StateStarting},
+			{At: 5 * time.Second, Server: "a", State: StateRestarting, Attempt: 1, Retry: 500 * ms},
+		}, r.steps())
+		assert.ErrorContains(t, h.Status()[0].Err, "did not finish its handshake and first tools/list within 5s (startTimeout)")
+		time.Sleep(time.Second)
+		synctest.Wait()
+		assert.Equal(t, 2, mute.count(), "restarted under its policy")
+	})
+}
