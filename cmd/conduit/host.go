@@ -34,7 +34,8 @@ const hostHelp = `The configuration file is the one most hosts read (Claude Desk
 ${VAR} and ${env:VAR} are replaced by environment variables. Conduit's own
 settings of a server live under its "conduit" key (era, protocolVersion,
 timeout, maxTotalTimeout, handlerTimeout, maxServerRequests, startTimeout,
-roots, restart, ping, disabled, inheritEnv); other hosts ignore it. docs/supervision.md has the details.
+roots, restart, ping, disabled, inheritEnv); other hosts ignore it.
+docs/supervision.md has the details.
 
 A server that exits or loses its connection is restarted after 0.5s, then
 1s, 2s... up to 30s; a failure after 5 starts within 60s parks it (stopped,
