@@ -402,6 +402,20 @@ func (h *Host) CallTool(ctx context.Context, server, tool string, args any, opts
 	return res, nil
 }
 
+// ReadResource reads uri on server, waiting for it as CallTool does.
+func (h *Host) ReadResource(ctx context.Context, server, uri string, opts ...conduit.CallOption) (*conduit.ReadResourceResult, error) {
+	const method = "resources/read"
+	e, c, err := h.ready(ctx, server, method)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.ReadResource(ctx, uri, opts...)
+	if err != nil {
+		return nil, h.explain(ctx, server, e, c, method, err)
+	}
+	return res, nil
+}
+
 // ready waits until server is ready and returns its client.
 func (h *Host) ready(ctx context.Context, server, method string) (*entry, *conduit.Client, error) {
 	for {

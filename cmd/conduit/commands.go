@@ -187,25 +187,32 @@ func (a *app) runRead(cmd *cobra.Command, args, server []string) error {
 		if err != nil {
 			return err
 		}
-		if a.opts.json {
-			return a.printJSON(res)
-		}
-		var b bytes.Buffer
-		for _, item := range res.Contents {
-			if item.Blob == "" {
-				text := a.serverText(item.Text)
-				b.WriteString(text)
-				if !strings.HasSuffix(text, "\n") {
-					b.WriteByte('\n')
-				}
-				continue
-			}
-			if err := appendCompact(&b, item); err != nil {
-				return err
-			}
-		}
-		return a.write(b.Bytes())
+		return a.printReadResult(res)
 	})
+}
+
+// printReadResult prints what conduit read read: text as is (sanitised at
+// a terminal), anything else as compact JSON; with --json, the whole
+// result.
+func (a *app) printReadResult(res *conduit.ReadResourceResult) error {
+	if a.opts.json {
+		return a.printJSON(res)
+	}
+	var b bytes.Buffer
+	for _, item := range res.Contents {
+		if item.Blob == "" {
+			text := a.serverText(item.Text)
+			b.WriteString(text)
+			if !strings.HasSuffix(text, "\n") {
+				b.WriteByte('\n')
+			}
+			continue
+		}
+		if err := appendCompact(&b, item); err != nil {
+			return err
+		}
+	}
+	return a.write(b.Bytes())
 }
 
 func (a *app) runPrompt(cmd *cobra.Command, args, server []string) error {

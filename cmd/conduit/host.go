@@ -342,6 +342,41 @@ func (a *app) onHost(ctx context.Context, pick func(host.Config) (host.Config, e
 	})
 }
 
+// readAnywhere reads URI, named without its server, on the one server of
+// --config that lists it among its resources: every server is started to
+// find it (SERVER/URI starts only that one). Two servers listing it is a
+// usage error that names them; none, a failed read.
+func (a *app) readAnywhere(ctx context.Context, args []string) error {
+	if len(args) > 1 {
+		return usagef("too many arguments: %q", args[1:])
+	}
+	uri := args[0]
+	return a.onHost(ctx, listed(nil), func(ctx context.Context, h *host.Host) error {
+		resources, err := h.Resources(ctx)
+		var servers []string
+		for _, r := range resources {
+			if r.URI == uri && !slices.Contains(servers, r.Server) {
+				servers = append(servers, r.Server)
+			}
+		}
+		switch len(servers) {
+		case 0:
+			if err != nil {
+				return err
+			}
+			return &exitError{code: exitFailed, err: fmt.Errorf("no resource %q among the ready servers' resources: give SERVER/URI, or a URI that conduit resources --config lists", uri)}
+		case 1:
+		default:
+			return usagef("resource %q is offered by %s: give SERVER/%s", uri, strings.Join(servers, " and "), uri)
+		}
+		res, err := h.ReadResource(ctx, servers[0], uri)
+		if err != nil {
+			return err
+		}
+		return a.printReadResult(res)
+	})
+}
+
 // callAnywhere calls TOOL, named without its server, on the one server of
 // --config that offers it: every server is started to find it (name one,
 // SERVER/TOOL, to start only that one). Two servers offering it is a usage

@@ -246,6 +246,13 @@ func TestConfigOnServerCommands(t *testing.T) {
 	r = runInProcess(t, "read", "--config", config, "every/test://static-text")
 	require.Equal(t, exitOK, r.code, r)
 	assert.Equal(t, "This is the content of the static text resource.\n", r.stdout)
+	// By its URI alone, when one server lists it.
+	r = runInProcess(t, "read", "--config", config, "test://static-text")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, "This is the content of the static text resource.\n", r.stdout)
+	r = runInProcess(t, "read", "--config", config, "test://nothing-here")
+	assert.Equal(t, exitFailed, r.code)
+	assert.Contains(t, r.stderr, `conduit: no resource "test://nothing-here" among the ready servers' resources: give SERVER/URI, or a URI that conduit resources --config lists`+"\n")
 	for _, name := range []string{"every/test_simple_prompt", "every__test_simple_prompt"} {
 		r = runInProcess(t, "prompt", "--config", config, name)
 		require.Equal(t, exitOK, r.code, r)
@@ -388,6 +395,9 @@ func TestCallOfAToolTwoServersOffer(t *testing.T) {
 	assert.Equal(t, "conduit: tool \"test_simple_text\" is offered by a and b: give SERVER/test_simple_text\nRun 'conduit call --help' for usage.\n", r.stderr)
 	r = runInProcess(t, "call", "--config", config, "b/test_simple_text")
 	require.Equal(t, exitOK, r.code, r)
+	r = runInProcess(t, "read", "--config", config, "test://static-text")
+	assert.Equal(t, exitUsage, r.code, r)
+	assert.Equal(t, "conduit: resource \"test://static-text\" is offered by a and b: give SERVER/test://static-text\nRun 'conduit read --help' for usage.\n", r.stderr)
 }
 
 // A stdio server whose arguments name a directory is warned of when the

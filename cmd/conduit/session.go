@@ -500,8 +500,15 @@ func (a *app) oneServer(c *cobra.Command, what string, direct func(cmd *cobra.Co
 		}
 		target, local, err := a.configServer(cfg, what, args[0])
 		if err != nil {
-			if _, _, named := serverTool(args[0], func(n string) (string, string, bool) { return cfg.Split(n, host.DefaultSeparator) }); what == "TOOL" && !named {
-				return a.callAnywhere(cmd.Context(), args) // no server named: find the one that offers it
+			// No server named: find the one that offers it. A URI holds
+			// "/" of its own: its first segment is a server or not one.
+			server, _, named := serverTool(args[0], func(n string) (string, string, bool) { return cfg.Split(n, host.DefaultSeparator) })
+			_, known := cfg.Servers[server]
+			switch {
+			case what == "TOOL" && !named:
+				return a.callAnywhere(cmd.Context(), args)
+			case what == "URI" && !known:
+				return a.readAnywhere(cmd.Context(), args)
 			}
 			return err
 		}
