@@ -56,15 +56,15 @@ type Server struct {
 
 // Settings are Conduit's per-server settings. Zero values take defaults.
 type Settings struct {
-	Era               conduit.Era
-	ProtocolVersion   string
-	Timeout           time.Duration
-	MaxTotalTimeout   time.Duration
-	HandlerTimeout    time.Duration
+	Era             conduit.Era
+	ProtocolVersion string
+	Timeout         time.Duration
+	MaxTotalTimeout time.Duration
+	HandlerTimeout  time.Duration
 	// StartTimeout bounds a start: the process or session, the handshake
 	// and the first tools/list (DefaultStartTimeout). A server that misses
 	// it has failed, and is restarted under its policy.
-	StartTimeout time.Duration
+	StartTimeout      time.Duration
 	MaxServerRequests int
 	// Roots, when set, are the roots offered to this server (URIs, or
 	// directories made file:// URIs) in place of the host's handler.
@@ -128,7 +128,7 @@ const (
 	// DefaultStartTimeout bounds a start; generous, for `npx -y` fetching
 	// a package on its first run.
 	DefaultStartTimeout = time.Minute
-	DefaultPingFailures   = 3
+	DefaultPingFailures = 3
 )
 
 // withDefaults fills the zero values.
