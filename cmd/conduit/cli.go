@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/era"
 	"github.com/conduitmcp/conduit/sanitize"
 	"github.com/conduitmcp/conduit/transport"
@@ -29,6 +30,9 @@ type app struct {
 	// target is the server of --config that the command's arguments name,
 	// once oneServer has found it; session connects to it.
 	target *configTarget
+	// declared is the handler set the client was given (clientOptions):
+	// what it declares.
+	declared conduit.Handlers
 }
 
 // run executes the CLI with args (without the program name) and returns the

@@ -102,6 +102,7 @@ func (a *app) runTools(cmd *cobra.Command, args, server []string) error {
 		if a.opts.json {
 			return a.printJSON(nonNil(tools))
 		}
+		a.noteDeclared()
 		return a.table(toolRows(tools))
 	})
 }

@@ -430,6 +430,7 @@ func (a *app) hostTools(_ context.Context, args []string, h *host.Host) error {
 	if a.opts.json {
 		return a.printJSON(nonNil(tools))
 	}
+	a.noteDeclared()
 	plainTools := make([]conduit.Tool, len(tools))
 	for i, t := range tools {
 		plainTools[i] = t.Tool

@@ -315,7 +315,8 @@ func TestConfigWarnsAboutTheFlagsItIgnores(t *testing.T) {
 	require.Equal(t, exitOK, r.code, r)
 	assert.Equal(t, "conduit: warning: --header is not used with --config (a server's headers are in the file); ignored\n"+
 		"conduit: warning: --server-id is not used with --config (each server's name is its id); ignored\n"+
-		"conduit: warning: --log-level is not used with --config; ignored\n", r.stderr)
+		"conduit: warning: --log-level is not used with --config; ignored\n"+
+		"conduit: note: this client declared no sampling, elicitation or roots: a server may list only the tools it can run with what a client declares (answer at a terminal, or give --answers FILE or --roots)\n", r.stderr)
 }
 
 // A tool named SERVER/TOOL or SERVER__TOOL: a namespaced name as conduit

@@ -221,6 +221,7 @@ func (a *app) setup(server []string, target *configTarget, interactive bool) (*c
 // flags, with handlers and the audit hook.
 func (a *app) clientOptions(handlers conduit.Handlers, audit *auditor, logger *slog.Logger) conduit.Options {
 	o := &a.opts
+	a.declared = handlers
 	return conduit.Options{
 		ServerID:          o.serverID,
 		Handlers:          handlers,
@@ -517,4 +518,34 @@ func (a *app) oneServer(c *cobra.Command, what string, direct func(cmd *cobra.Co
 	})
 	a.configFlag(c, fmt.Sprintf("use a server of the configuration `FILE` (mcpServers or VS Code servers), named in %s as SERVER/%s or SERVER__%s, in place of --url or -- COMMAND; only that server is started", what, what, what))
 	return c
+}
+
+// noteDeclared says on stderr, for a listing of tools, which kinds of input
+// the client declared when it did not declare them all: a server may list
+// only the tools it can run with what a client declares (npm
+// server-everything lists 13 of its 17 tools to a client with none).
+func (a *app) noteDeclared() {
+	if a.opts.json {
+		return
+	}
+	h := a.declared
+	var yes, no []string
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{{"sampling", h.Sampling != nil}, {"elicitation", h.Elicitation != nil}, {"roots", h.Roots != nil}} {
+		if k.set {
+			yes = append(yes, k.name)
+		} else {
+			no = append(no, k.name)
+		}
+	}
+	if len(no) == 0 {
+		return
+	}
+	declared := "no sampling, elicitation or roots"
+	if len(yes) > 0 {
+		declared = strings.Join(yes, " and ") + ", not " + strings.Join(no, " or ")
+	}
+	fmt.Fprintf(a.stderr, "conduit: note: this client declared %s: a server may list only the tools it can run with what a client declares (answer at a terminal, or give --answers FILE or --roots)\n", declared)
 }

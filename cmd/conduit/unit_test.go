@@ -659,3 +659,22 @@ func TestAnswersScopedByServer(t *testing.T) {
 		assert.EqualError(t, err, bad.want)
 	}
 }
+
+// conduit tools says which kinds of input the client declared when it did
+// not declare them all, and nothing when it did, or with --json.
+func TestNoteDeclared(t *testing.T) {
+	note := func(h conduit.Handlers, json bool) string {
+		var errOut bytes.Buffer
+		a := newApp(streams{err: &errOut})
+		a.opts.json, a.declared = json, h
+		a.noteDeclared()
+		return errOut.String()
+	}
+	roots := func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) { return nil, nil }
+	sampling := func(context.Context, *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) { return nil, nil }
+	elicit := func(context.Context, *conduit.ElicitationRequest) (*conduit.ElicitResult, error) { return nil, nil }
+	assert.Equal(t, "conduit: note: this client declared roots, not sampling or elicitation: a server may list only the tools it can run with what a client declares (answer at a terminal, or give --answers FILE or --roots)\n",
+		note(conduit.Handlers{Roots: roots}, false))
+	assert.Empty(t, note(conduit.Handlers{Roots: roots, Sampling: sampling, Elicitation: elicit}, false))
+	assert.Empty(t, note(conduit.Handlers{}, true))
+}
