@@ -333,7 +333,11 @@ func (r *runner) call(ctx context.Context, c *conduit.Client, j job) {
 		took, input = ce.Active, ce.Paused
 	}
 	input = min(input, took)
-	r.rec.record(result{tool: tool, outcome: outcomeOf(res, err), latency: end.Sub(from), active: took - input, input: input, end: end})
+	outcome, message := outcomeOf(res, err), ""
+	if outcome != OutcomeOK {
+		message = messageOf(res, err)
+	}
+	r.rec.record(result{tool: tool, outcome: outcome, message: message, latency: end.Sub(from), active: took - input, input: input, end: end})
 }
 
 // reportProgress calls cfg.Progress every interval until the returned stop

@@ -1,8 +1,10 @@
 package load_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -205,6 +207,15 @@ func TestMixAndOutcomes(t *testing.T) {
 		assert.Equal(t, map[string]int64{"ok": rep.OK, "rpc -32602": rep.Failed}, rep.Outcomes)
 		assert.Positive(t, rep.OK)
 		assert.Positive(t, rep.Failed)
+		// What the failures said, not only how many there were.
+		require.Len(t, rep.Messages, 1)
+		require.Len(t, rep.Messages["rpc -32602"], 1)
+		msg := rep.Messages["rpc -32602"][0]
+		assert.Equal(t, rep.Failed, msg.Count)
+		assert.Contains(t, msg.Message, "tools/call: rpc: jsonrpc error -32602: ")
+		var text bytes.Buffer
+		require.NoError(t, rep.WriteText(&text))
+		assert.Contains(t, text.String(), fmt.Sprintf("            rpc -32602 %d × %s\n", rep.Failed, msg.Message))
 	})
 }
 

@@ -2,10 +2,17 @@ package load
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit"
 )
 
 func TestArgsTemplate(t *testing.T) {
@@ -49,5 +56,40 @@ func TestParseMix(t *testing.T) {
 	} {
 		_, err := ParseMix([]byte(in))
 		assert.ErrorContains(t, err, msg, in)
+	}
+}
+
+// A report keeps each outcome's most frequent messages, and bounds the
+// distinct ones it counts: past maxKeptMessages, a new one counts as
+// "(other messages)".
+func TestRecorderKeepsTheMostFrequentMessages(t *testing.T) {
+	r := newRecorder(time.Now())
+	for range 10 {
+		r.record(result{tool: "nosuch", outcome: OutcomeIsError, message: "Tool nosuch not found"})
+	}
+	for i := range 150 {
+		r.record(result{tool: "x", outcome: OutcomeIsError, message: fmt.Sprintf("failure %03d", i)})
+	}
+	r.record(result{tool: "x", outcome: OutcomeOK})
+	var rep Report
+	r.fill(&rep)
+	if got, want := fmt.Sprint(rep.Messages), "map[is_error:[{(other messages) 51} {Tool nosuch not found 10} {failure 000 1}]]"; got != want {
+		t.Fatalf("messages = %s, want %s", got, want)
+	}
+}
+
+// A failed call's message is its error, or an is_error result's first
+// text, on one line, sanitised and cut to 200 runes.
+func TestMessageOf(t *testing.T) {
+	res := &conduit.CallToolResult{IsError: true, Content: []conduit.ContentBlock{{Type: "image"}, {Type: "text", Text: "Tool \x1b]52;c;eA==\x07nosuch\nnot found"}}}
+	if got := messageOf(res, nil); got != "Tool nosuch not found" {
+		t.Errorf("messageOf(is_error) = %q", got)
+	}
+	if got := messageOf(nil, &conduit.Error{Kind: conduit.KindTimeout, Method: "tools/call", Message: "deadline"}); got != "tools/call: timeout: deadline" {
+		t.Errorf("messageOf(err) = %q", got)
+	}
+	long := messageOf(nil, errors.New(strings.Repeat("é", 300)))
+	if n := utf8.RuneCountInString(long); n != 200 || !strings.HasSuffix(long, "…") {
+		t.Errorf("a long message is %d runes: %q", n, long)
 	}
 }

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/sanitize"
 )
 
 // Report is what a run measured. Only the calls started after the warm-up
@@ -56,6 +58,10 @@ type Report struct {
 	// code when the error carries one ("protocol -1": a modern input
 	// request refused by a guard with -1).
 	Outcomes map[string]int64 `json:"outcomes"`
+	// Messages are, for each outcome but "ok", its most frequent messages
+	// (the text of an is_error result, the error of a failed call), most
+	// frequent first: what a failure said, not only how many there were.
+	Messages map[string][]MessageCount `json:"messages,omitempty"`
 	// Tools counts the calls by tool.
 	Tools map[string]int64 `json:"tools"`
 	// Input counts the input requests answered, refused… (the audit
@@ -175,6 +181,7 @@ type recorder struct {
 	calls    int64
 	ok       int64
 	outcomes map[string]int64
+	messages map[string]map[string]int64 // outcome → message → calls
 	tools    map[string]int64
 	active   time.Duration
 	paused   time.Duration
@@ -183,19 +190,36 @@ type recorder struct {
 	min, max time.Duration
 }
 
+// MessageCount is one message of an outcome and how many calls ended
+// with it.
+type MessageCount struct {
+	Message string `json:"message"`
+	Count   int64  `json:"count"`
+}
+
+// Bounds on the messages a report keeps: a server that words every failure
+// differently (an id, a time in it) cannot grow the report without end.
+const (
+	maxMessageRunes   = 200 // a message is cut to this many runes
+	maxKeptMessages   = 100 // distinct messages counted per outcome; later ones count as otherMessages
+	reportedMessages  = 3   // messages per outcome in the report
+	otherMessagesText = "(other messages)"
+)
+
 type secondRec struct {
 	calls, errors int64
 	hist          *hdrhistogram.Histogram
 }
 
 func newRecorder(origin time.Time) *recorder {
-	return &recorder{origin: origin, hist: newHist(3), outcomes: map[string]int64{}, tools: map[string]int64{}}
+	return &recorder{origin: origin, hist: newHist(3), outcomes: map[string]int64{}, messages: map[string]map[string]int64{}, tools: map[string]int64{}}
 }
 
 // result is one call as measured.
 type result struct {
 	tool          string
 	outcome       string
+	message       string        // what a failed call said (messageOf); "" for ok
 	latency       time.Duration // from intended (open loop) or actual send
 	active, input time.Duration
 	end           time.Time
@@ -214,6 +238,18 @@ func (r *recorder) record(res result) {
 		r.ok++
 	}
 	r.outcomes[res.outcome]++
+	if res.outcome != OutcomeOK {
+		m := r.messages[res.outcome]
+		if m == nil {
+			m = map[string]int64{}
+			r.messages[res.outcome] = m
+		}
+		key := res.message
+		if _, seen := m[key]; !seen && len(m) >= maxKeptMessages {
+			key = otherMessagesText
+		}
+		m[key]++
+	}
 	r.tools[res.tool]++
 	r.active += res.active
 	r.paused += res.input
@@ -271,6 +307,19 @@ func (r *recorder) fill(rep *Report) {
 	defer r.mu.Unlock()
 	rep.Calls, rep.OK, rep.Failed = r.calls, r.ok, r.calls-r.ok
 	rep.Outcomes, rep.Tools = maps.Clone(r.outcomes), maps.Clone(r.tools)
+	for outcome, m := range r.messages {
+		var top []MessageCount
+		for msg, n := range m {
+			top = append(top, MessageCount{Message: msg, Count: n})
+		}
+		slices.SortFunc(top, func(a, b MessageCount) int {
+			return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Message, b.Message))
+		})
+		if rep.Messages == nil {
+			rep.Messages = map[string][]MessageCount{}
+		}
+		rep.Messages[outcome] = top[:min(len(top), reportedMessages)]
+	}
 	rep.Time.Active, rep.Time.PausedForInput = Millis(r.active), Millis(r.paused)
 	if r.lastEnd.After(r.origin) {
 		rep.Elapsed = Millis(r.lastEnd.Sub(r.origin))
@@ -321,6 +370,24 @@ const (
 	OutcomeOK      = "ok"
 	OutcomeIsError = "is_error"
 )
+
+// messageOf is what a call that did not succeed said: the first text of an
+// is_error result, or the error, on one line, sanitised and cut.
+func messageOf(res *conduit.CallToolResult, err error) string {
+	var msg string
+	switch {
+	case err != nil:
+		msg = strings.TrimPrefix(err.Error(), "conduit: ")
+	case res != nil && res.IsError:
+		for _, c := range res.Content {
+			if c.Type == "text" {
+				msg = c.Text
+				break
+			}
+		}
+	}
+	return sanitize.Text(strings.Join(strings.Fields(msg), " "), maxMessageRunes)
+}
 
 // outcomeOf classifies how a call ended.
 func outcomeOf(res *conduit.CallToolResult, err error) string {
@@ -376,6 +443,11 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	b.WriteString(" (summed over calls)\n")
 	fmt.Fprintf(&b, "outcomes:   %s\n", counts(rep.Outcomes))
+	for _, outcome := range slices.Sorted(maps.Keys(rep.Messages)) {
+		for _, m := range rep.Messages[outcome] {
+			fmt.Fprintf(&b, "            %s %d × %s\n", outcome, m.Count, cmp.Or(m.Message, "(no message)"))
+		}
+	}
 	if len(rep.Tools) > 1 {
 		fmt.Fprintf(&b, "tools:      %s\n", counts(rep.Tools))
 	}
