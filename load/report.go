@@ -419,7 +419,7 @@ func outcomeOf(res *conduit.CallToolResult, err error) string {
 func (rep *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	s := rep.Shape
-	fmt.Fprintf(&b, "load: %d sessions × %d callers, %s", s.Sessions, s.Concurrency, s.Mode)
+	fmt.Fprintf(&b, "load: %s × %s, %s", plural(s.Sessions, "session"), plural(s.Concurrency, "caller"), s.Mode)
 	if s.Rate > 0 {
 		fmt.Fprintf(&b, " at %g calls/s", s.Rate)
 	}
@@ -499,4 +499,12 @@ func counts(m map[string]int64) string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// plural is "1 session", "4 sessions".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
