@@ -17,8 +17,9 @@ import (
 )
 
 // WriteHTML writes rep as one self-contained HTML page: the text report,
-// and three SVG plots drawn inline (the latency histogram, calls per second
-// and p99 over time). It loads nothing: no script, style sheet, font or
+// and SVG plots drawn inline (the latency histogram; for a run of 3 s or
+// more, calls per second and p99 over time, one above the other on one time
+// axis). It loads nothing: no script, style sheet, font or
 // image from anywhere, so it opens offline and can be attached to a CI run.
 func WriteHTML(w io.Writer, rep *Report) error {
 	var text bytes.Buffer
@@ -29,18 +30,19 @@ func WriteHTML(w io.Writer, rep *Report) error {
 	if err != nil {
 		return err
 	}
-	rate, err := svgPlot(timelinePlot(rep, "Calls per second", "calls/s", func(s Second) float64 { return float64(s.Calls) }))
+	plots := []template.HTML{hist}
+	timeline, err := timelineSVG(rep)
 	if err != nil {
 		return err
 	}
-	p99, err := svgPlot(timelinePlot(rep, "p99 latency per second", "p99 (ms)", func(s Second) float64 { return ms(s.P99) }))
-	if err != nil {
-		return err
+	if timeline != "" {
+		plots = append(plots, timeline)
 	}
 	return page.Execute(w, map[string]any{
 		"Title": fmt.Sprintf("conduit load: %d calls, %.1f calls/s, p99 %s", rep.Calls, rep.Throughput, rep.Latency.P99),
 		"Text":  text.String(),
-		"Plots": []template.HTML{hist, rate, p99},
+		"Plots": plots,
+		"Short": timeline == "",
 	})
 }
 
@@ -59,6 +61,7 @@ figure { margin: 1em 0; }
 <h1>{{.Title}}</h1>
 <pre>{{.Text}}</pre>
 {{range .Plots}}<figure>{{.}}</figure>
+{{end}}{{if .Short}}<p>The run is too short for a plot over time: calls per second and p99 are plotted for runs of 3 seconds or more.</p>
 {{end}}</body>
 </html>
 `))
@@ -87,23 +90,66 @@ func histogramPlot(rep *Report) *plot.Plot {
 	return p
 }
 
-// timelinePlot draws one value per second of the measured phase.
+// minTimeline is the shortest run drawn over time: under it, a plot per
+// second is a dot or two that says nothing.
+const minTimeline = 3 * time.Second
+
+// timelineSVG draws calls per second and p99 per second, one above the
+// other on one time axis (plot.Align lines their plot areas up), or ""
+// for a run under minTimeline.
+func timelineSVG(rep *Report) (template.HTML, error) {
+	elapsed := time.Duration(rep.Elapsed).Seconds()
+	if time.Duration(rep.Elapsed) < minTimeline {
+		return "", nil
+	}
+	axis := "seconds since the start"
+	if rep.Shape.Warmup > 0 {
+		axis = "seconds since the warm-up"
+	}
+	// The last, partial second is not a dive towards zero (callRate).
+	rate := timelinePlot(rep, "Calls per second", "calls/s", callRate(elapsed))
+	p99 := timelinePlot(rep, "p99 latency per second", "p99 (ms)", func(s Second) float64 { return ms(s.P99) })
+	for _, p := range []*plot.Plot{rate, p99} {
+		p.X.Label.Text = axis
+		p.X.Min, p.X.Max = 0, elapsed
+	}
+	c := vgsvg.NewWith(vgsvg.UseWH(18*vg.Centimeter, 18*vg.Centimeter), vgsvg.EmbedFonts(false))
+	dc := draw.New(c)
+	canvases := plot.Align([][]*plot.Plot{{rate}, {p99}}, draw.Tiles{Rows: 2, Cols: 1, PadY: vg.Centimeter}, dc)
+	rate.Draw(canvases[0][0])
+	p99.Draw(canvases[1][0])
+	return svgOf(c)
+}
+
+// callRate is the calls per second of a second of a run of elapsed
+// seconds: its calls over the part of it the run covered.
+func callRate(elapsed float64) func(Second) float64 {
+	return func(s Second) float64 { return float64(s.Calls) / min(1, elapsed-float64(s.At)) }
+}
+
+// timelinePlot draws one value per second of the measured phase, at the
+// middle of each second.
 func timelinePlot(rep *Report, title, ylabel string, value func(Second) float64) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = "seconds since the warm-up"
 	p.Y.Label.Text = ylabel
-	pts := make(plotter.XYs, 0, len(rep.Timeline))
-	for _, s := range rep.Timeline {
-		if s.Calls > 0 {
-			pts = append(pts, plotter.XY{X: float64(s.At), Y: value(s)})
-		}
-	}
-	if len(pts) > 0 {
+	if pts := timelinePoints(rep, value); len(pts) > 0 {
 		addLine(p, pts)
 	}
 	p.Y.Min = 0
 	return p
+}
+
+// timelinePoints are the points of a plot over time: value of each second
+// that saw calls, at the middle of the second.
+func timelinePoints(rep *Report, value func(Second) float64) plotter.XYs {
+	pts := make(plotter.XYs, 0, len(rep.Timeline))
+	for _, s := range rep.Timeline {
+		if s.Calls > 0 {
+			pts = append(pts, plotter.XY{X: float64(s.At) + 0.5, Y: value(s)})
+		}
+	}
+	return pts
 }
 
 func addLine(p *plot.Plot, pts plotter.XYs) {
@@ -115,11 +161,16 @@ func addLine(p *plot.Plot, pts plotter.XYs) {
 	p.Add(line, points, plotter.NewGrid())
 }
 
-// svgPlot renders p as an inline <svg> element: the fonts are named, not
-// embedded or linked, so the browser's own sans-serif draws the text.
+// svgPlot renders p as an inline <svg> element.
 func svgPlot(p *plot.Plot) (template.HTML, error) {
 	c := vgsvg.NewWith(vgsvg.UseWH(18*vg.Centimeter, 9*vg.Centimeter), vgsvg.EmbedFonts(false))
 	p.Draw(draw.New(c))
+	return svgOf(c)
+}
+
+// svgOf is c as an inline <svg> element: the fonts are named, not
+// embedded or linked, so the browser's own sans-serif draws the text.
+func svgOf(c *vgsvg.Canvas) (template.HTML, error) {
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {
 		return "", err

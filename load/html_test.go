@@ -30,11 +30,13 @@ func TestWriteHTML(t *testing.T) {
 		var b bytes.Buffer
 		require.NoError(t, load.WriteHTML(&b, rep))
 		page := b.String()
-		assert.Equal(t, 3, strings.Count(page, "<svg"))
-		assert.Equal(t, 3, strings.Count(page, "</svg>"))
+		assert.Equal(t, 2, strings.Count(page, "<svg"), "the histogram, and the two plots over time in one")
+		assert.Equal(t, 2, strings.Count(page, "</svg>"))
 		assert.Contains(t, page, "Latency distribution")
 		assert.Contains(t, page, "Calls per second")
 		assert.Contains(t, page, "p99 latency per second")
+		assert.Contains(t, page, "seconds since the start", "no warm-up: the axis does not name one")
+		assert.NotContains(t, page, "too short")
 		assert.Contains(t, page, "latency:    min ")
 		assert.Contains(t, page, "server peak RSS: unknown\n") // in process: no server process
 		assert.NotContains(t, page, "<?xml")
@@ -48,4 +50,19 @@ func TestLoadsFromNetworkMatches(t *testing.T) {
 		assert.True(t, loadsFromNetwork.MatchString(s), s)
 	}
 	assert.False(t, loadsFromNetwork.MatchString(`<svg xmlns="http://www.w3.org/2000/svg">`))
+}
+
+// A run under 3 s draws no plot over time (it was one dot), and says so.
+func TestWriteHTMLShortRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rep, _ := runDemo(t, load.Config{
+			Options: conduit.Options{Era: conduit.EraModern, Handlers: sampler(load.Fixed(time.Second))},
+			Calls:   2, Mix: []load.Call{{Tool: "summarise"}},
+		})
+		var b bytes.Buffer
+		require.NoError(t, load.WriteHTML(&b, rep))
+		page := b.String()
+		assert.Equal(t, 1, strings.Count(page, "<svg"), "the histogram only")
+		assert.Contains(t, page, "The run is too short for a plot over time")
+	})
 }

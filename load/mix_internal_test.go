@@ -93,3 +93,14 @@ func TestMessageOf(t *testing.T) {
 		t.Errorf("a long message is %d runes: %q", n, long)
 	}
 }
+
+// The last second of a run that ends 0.5 s into it plots its calls over
+// that half second: 5 calls in it are 10 calls/s, as in the seconds
+// before, not a dive to 5. Points sit at the middle of their second.
+func TestCallRateOfThePartialLastSecond(t *testing.T) {
+	rep := &Report{Elapsed: Millis(3500 * time.Millisecond), Timeline: []Second{{At: 0, Calls: 10}, {At: 1, Calls: 10}, {At: 2, Calls: 0}, {At: 3, Calls: 5}}}
+	pts := timelinePoints(rep, callRate(3.5))
+	if got := fmt.Sprint(pts); got != "[{0.5 10} {1.5 10} {3.5 10}]" {
+		t.Fatalf("points = %s", got)
+	}
+}
