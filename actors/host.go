@@ -60,20 +60,12 @@ type Report struct {
 	Session           ServerSession
 }
 
-// ServerSpec is how a server is supervised. Its durations and Intensity
-// must be positive.
+// ServerSpec is how a server is supervised.
 type ServerSpec struct {
 	// Name names the server in the logs.
-	Name                       string
-	InitialBackoff, MaxBackoff time.Duration
-	Intensity                  int
-	Period                     time.Duration
-	// ResetAfter is how long the server must stay ready for its backoff to
-	// start again from InitialBackoff.
-	ResetAfter time.Duration
-	// Revive, when positive, is how long a parked server waits before it
-	// is started again with a fresh restart history.
-	Revive time.Duration
+	Name string
+	// Policy is its restart policy (zero fields take their defaults).
+	Policy supervisor.Policy
 	// Jitter returns a number in [0, 1); it is called from the actor.
 	Jitter func() float64
 	// After, when not nil, is closed when whatever ran this server before
@@ -119,10 +111,7 @@ func (t *Tree) Start(srv Server, spec ServerSpec) *Supervised {
 	s := &Supervised{tree: t, done: make(chan struct{})}
 	a := &serverActor{
 		srv: srv, spec: spec, prev: spec.After, wg: &t.wg, done: s.done,
-		restarts: supervisor.NewRestarts(supervisor.Policy{
-			InitialBackoff: spec.InitialBackoff, MaxBackoff: spec.MaxBackoff,
-			Intensity: spec.Intensity, Period: spec.Period, Jitter: spec.Jitter,
-		}),
+		restarts: supervisor.NewRestarts(spec.Policy, spec.Jitter),
 	}
 	t.sys.Root.Send(t.pid, &spawnServer{s: s, a: a})
 	return s
@@ -263,7 +252,7 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		if m.gen != a.gen {
 			return
 		}
-		a.arm(ctx, a.spec.ResetAfter, func(gen int) any { return &resetTick{gen: gen} })
+		a.arm(ctx, a.restarts.Policy().ResetAfter, func(gen int) any { return &resetTick{gen: gen} })
 		a.srv.Report(Report{State: ServerReady, Restarts: a.count, Session: m.session})
 	case *ended:
 		if m.gen != a.gen {
@@ -329,9 +318,9 @@ func (a *serverActor) fail(ctx actor.Context, err error) {
 	wait, park := a.restarts.Failed(now)
 	if park {
 		r := Report{State: ServerParked, Restarts: a.count, Attempt: a.restarts.Attempt(), Err: err}
-		if a.spec.Revive > 0 {
-			r.NextRetry = now.Add(a.spec.Revive)
-			a.arm(ctx, a.spec.Revive, func(gen int) any { return &retryTick{gen: gen, revive: true} })
+		if revive := a.restarts.Policy().Revive; revive > 0 {
+			r.NextRetry = now.Add(revive)
+			a.arm(ctx, revive, func(gen int) any { return &retryTick{gen: gen, revive: true} })
 		}
 		a.srv.Report(r)
 		return

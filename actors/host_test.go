@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit/supervisor"
 )
 
 const ms = time.Millisecond
@@ -74,8 +76,8 @@ func (s *fakeSession) Close() error {
 
 func spec(name string) ServerSpec {
 	return ServerSpec{
-		Name: name, InitialBackoff: 500 * ms, MaxBackoff: 30 * time.Second,
-		Intensity: 5, Period: time.Minute, ResetAfter: time.Minute,
+		Name: name, Policy: supervisor.Policy{InitialBackoff: 500 * ms, MaxBackoff: 30 * time.Second,
+			Intensity: 5, Period: time.Minute, ResetAfter: time.Minute, Revive: -1},
 		Jitter: func() float64 { return 0.5 },
 	}
 }
@@ -182,7 +184,7 @@ func TestServerEndedRestartsThenParks(t *testing.T) {
 		defer tree.Close()
 		f := &failingServer{t0: time.Now()}
 		sp := spec("a")
-		sp.Intensity = 3
+		sp.Policy.Intensity = 3
 		tree.Start(f, sp)
 		time.Sleep(time.Minute)
 		synctest.Wait()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/era"
+	"github.com/conduitmcp/conduit/supervisor"
 )
 
 // Config is a set of MCP servers, by name.
@@ -79,28 +80,10 @@ type Settings struct {
 	InheritEnv bool
 }
 
-// RestartPolicy says when a failed server is started again. Zero values
-// take the defaults.
-type RestartPolicy struct {
-	// InitialBackoff is the wait before the first restart (0.5 s); each
-	// further one doubles it, up to MaxBackoff (30 s). Each wait is
-	// jittered by ±20 %.
-	InitialBackoff, MaxBackoff time.Duration
-	// Intensity is the most starts (the first one included) within any
-	// Period (5 in 60 s): a failure when the last Period saw Intensity
-	// starts parks the server.
-	Intensity int
-	Period    time.Duration
-	// ResetAfter is how long a server must stay ready for its backoff to
-	// start again from InitialBackoff (60 s).
-	ResetAfter time.Duration
-	// Revive is how long a parked server waits before it is started again
-	// with a fresh restart history (5 min), so that the outage of a remote
-	// service heals by itself; a negative Revive ("never" in the file)
-	// leaves it parked until Restart, a reload or a change of its
-	// configuration.
-	Revive time.Duration
-}
+// RestartPolicy says when a failed server is started again: backoff,
+// intensity, reset and revival (see supervisor.Policy, which it is). Zero
+// values take the defaults.
+type RestartPolicy = supervisor.Policy
 
 // PingPolicy is the keep-alive: every Interval, a ping that must be
 // answered within half the interval; Failures failed pings in a row (3)
@@ -113,44 +96,19 @@ type PingPolicy struct {
 	Failures int
 }
 
-// DefaultRemotePing is the keep-alive interval of an HTTP server whose
-// configuration sets none.
-const DefaultRemotePing = 5 * time.Second
-
-// Default restart policy.
+// Defaults of a server's settings (the restart policy's are
+// supervisor.Policy's).
 const (
-	DefaultInitialBackoff = 500 * time.Millisecond
-	DefaultMaxBackoff     = 30 * time.Second
-	DefaultIntensity      = 5
-	DefaultPeriod         = 60 * time.Second
-	DefaultResetAfter     = 60 * time.Second
-	DefaultRevive         = 5 * time.Minute
+	// DefaultRemotePing is the keep-alive interval of an HTTP server whose
+	// configuration sets none.
+	DefaultRemotePing = 5 * time.Second
+	// DefaultPingFailures is how many failed pings in a row count as the
+	// server lost.
+	DefaultPingFailures = 3
 	// DefaultStartTimeout bounds a start; generous, for `npx -y` fetching
 	// a package on its first run.
 	DefaultStartTimeout = time.Minute
-	DefaultPingFailures = 3
 )
-
-// withDefaults fills the zero values.
-func (p RestartPolicy) withDefaults() RestartPolicy {
-	set := func(d *time.Duration, def time.Duration) {
-		if *d <= 0 {
-			*d = def
-		}
-	}
-	set(&p.InitialBackoff, DefaultInitialBackoff)
-	set(&p.MaxBackoff, DefaultMaxBackoff)
-	set(&p.Period, DefaultPeriod)
-	set(&p.ResetAfter, DefaultResetAfter)
-	if p.Revive == 0 {
-		p.Revive = DefaultRevive
-	}
-	if p.Intensity <= 0 {
-		p.Intensity = DefaultIntensity
-	}
-	p.MaxBackoff = max(p.MaxBackoff, p.InitialBackoff)
-	return p
-}
 
 // ConfigError is a configuration the host cannot use. Server and Key are
 // empty when the fault is not in one server or key.

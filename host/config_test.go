@@ -175,12 +175,6 @@ func TestLoad(t *testing.T) {
 	assert.EqualError(t, err, missing+": cannot read it: no such file or directory")
 }
 
-func TestRestartPolicyDefaults(t *testing.T) {
-	assert.Equal(t, RestartPolicy{InitialBackoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second, Intensity: 5, Period: time.Minute, ResetAfter: time.Minute, Revive: 5 * time.Minute},
-		RestartPolicy{}.withDefaults())
-	// A max below the initial backoff is raised to it.
-	assert.Equal(t, 2*time.Second, RestartPolicy{InitialBackoff: 2 * time.Second, MaxBackoff: time.Second}.withDefaults().MaxBackoff)
-}
 
 // Split finds the server of a namespaced name among the configured ones,
 // and refuses a name no server, or more than one, prefixes.

@@ -284,12 +284,7 @@ func (h *Host) launch(name string, e *entry, prev <-chan struct{}) {
 	}
 	e.sup = s
 	h.set(name, e, Status{State: StateStarting})
-	p := s.policy
-	s.actor = h.tree.Start(s, actors.ServerSpec{
-		Name: name, InitialBackoff: p.InitialBackoff, MaxBackoff: p.MaxBackoff,
-		Intensity: p.Intensity, Period: p.Period, ResetAfter: p.ResetAfter,
-		Revive: p.Revive, Jitter: h.opts.Jitter, After: prev,
-	})
+	s.actor = h.tree.Start(s, actors.ServerSpec{Name: name, Policy: s.policy, Jitter: h.opts.Jitter, After: prev})
 }
 
 // update applies change to the entry of s, if s is still its supervisor;
@@ -594,7 +589,7 @@ type server struct {
 func (h *Host) newServer(name string, cfg Server) (*server, error) {
 	s := &server{
 		h: h, name: name,
-		policy:  cfg.Conduit.Restart.withDefaults(),
+		policy:  cfg.Conduit.Restart,
 		ping:    cfg.Conduit.Ping,
 		start:   cfg.Conduit.StartTimeout,
 		refresh: make(chan struct{}, 1),

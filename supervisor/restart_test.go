@@ -14,7 +14,7 @@ const ms = time.Millisecond
 // Period parks.
 func TestRestartsBackoffDoublesCapsAndParks(t *testing.T) {
 	jitter := 0.5
-	r := NewRestarts(Policy{InitialBackoff: 500 * ms, MaxBackoff: 1500 * ms, Intensity: 4, Period: time.Minute, Jitter: func() float64 { return jitter }})
+	r := NewRestarts(Policy{InitialBackoff: 500 * ms, MaxBackoff: 1500 * ms, Intensity: 4, Period: time.Minute}, func() float64 { return jitter })
 	t0 := time.Unix(0, 0)
 	type got struct {
 		Wait    time.Duration
@@ -39,4 +39,16 @@ func TestRestartsBackoffDoublesCapsAndParks(t *testing.T) {
 	assert.Equal(t, 400*ms, w)
 	assert.False(t, p)
 	assert.Equal(t, 1, r.Attempt())
+}
+
+func TestPolicyDefaults(t *testing.T) {
+	if got, want := (Policy{}).WithDefaults(), (Policy{InitialBackoff: 500 * ms, MaxBackoff: 30 * time.Second, Intensity: 5, Period: time.Minute, ResetAfter: time.Minute, Revive: 5 * time.Minute}); got != want {
+		t.Errorf("defaults = %+v, want %+v", got, want)
+	}
+	// A max below the initial backoff is raised to it; a negative Revive
+	// (never) is kept.
+	p := Policy{InitialBackoff: 2 * time.Second, MaxBackoff: time.Second, Revive: -1}.WithDefaults()
+	if p.MaxBackoff != 2*time.Second || p.Revive != -1 {
+		t.Errorf("WithDefaults = %+v", p)
+	}
 }
