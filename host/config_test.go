@@ -175,7 +175,6 @@ func TestLoad(t *testing.T) {
 	assert.EqualError(t, err, missing+": cannot read it: no such file or directory")
 }
 
-
 // Split finds the server of a namespaced name among the configured ones,
 // and refuses a name no server, or more than one, prefixes.
 func TestConfigSplit(t *testing.T) {
