@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,4 +45,63 @@ func TestHTTPServerComingUpLater(t *testing.T) {
 	assert.Equal(t, "hello", res.Content[0].Text)
 	assert.Equal(t, "web__hello", h.Tools()[0].Name)
 	assert.Positive(t, h.Status()[0].Restarts)
+}
+
+// serveHello serves a go-sdk Streamable HTTP server (sessions kept, as a
+// real remote service does) with one tool on l, until the returned stop.
+func serveHello(t *testing.T, l net.Listener) (stop func()) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "hello", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello"}}}, nil
+	})
+	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = srv.Close()
+			for ss := range server.Sessions() { // the HTTP server's close leaves them
+				_ = ss.Close()
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// A remote server that dies is seen (the default keep-alive of an HTTP
+// server, here every 200 ms), restarted under the backoff and parked; once
+// it is back, a reload (Apply with the same configuration) revives it. It
+// used to stay ready for over 80 s after it died, and parked for good.
+func TestRemoteServerDiesAndComesBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("binds a local port")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	stop := serveHello(t, l)
+
+	settings := fast(2)
+	settings.Ping = PingPolicy{Interval: 200 * time.Millisecond, Failures: 2}
+	cfg := Config{Servers: map[string]Server{"web": {URL: "http://" + addr + "/mcp", Conduit: settings}}}
+	h, events := newHost(t, cfg, Options{})
+	waitFor(t, events, map[string]State{"web": StateReady})
+
+	stop()
+	waitFor(t, events, map[string]State{"web": StateParked})
+	st := h.Status()[0]
+	assert.Equal(t, StateParked, st.State)
+	assert.False(t, st.NextRetry.IsZero(), "a parked server says when it revives")
+
+	l, err = net.Listen("tcp", addr)
+	require.NoError(t, err)
+	serveHello(t, l)
+	h.Apply(cfg) // a reload, the same configuration
+	waitFor(t, events, map[string]State{"web": StateReady})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := h.CallTool(ctx, "web", "hello", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "hello", res.Content[0].Text)
 }
