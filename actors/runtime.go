@@ -6,8 +6,8 @@
 // the one input pipeline of input.go. The Runtime is the only thing the
 // public package sees; no actor type or PID leaves here.
 //
-// It also holds the supervision tree of a host of many servers (Tree, in
-// host.go), which package host uses; the root package uses the runtime.
+// Only the root package conduit uses it; a host's supervision tree is
+// package restart.
 package actors
 
 import (

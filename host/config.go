@@ -17,7 +17,7 @@ import (
 
 	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/era"
-	"github.com/conduitmcp/conduit/supervisor"
+	"github.com/conduitmcp/conduit/restart"
 )
 
 // Config is a set of MCP servers, by name.
@@ -81,9 +81,9 @@ type Settings struct {
 }
 
 // RestartPolicy says when a failed server is started again: backoff,
-// intensity, reset and revival (see supervisor.Policy, which it is). Zero
+// intensity, reset and revival (see restart.Policy, which it is). Zero
 // values take the defaults.
-type RestartPolicy = supervisor.Policy
+type RestartPolicy = restart.Policy
 
 // PingPolicy is the keep-alive: every Interval, a ping that must be
 // answered within half the interval; Failures failed pings in a row (3)
@@ -97,7 +97,7 @@ type PingPolicy struct {
 }
 
 // Defaults of a server's settings (the restart policy's are
-// supervisor.Policy's).
+// restart.Policy's).
 const (
 	// DefaultRemotePing is the keep-alive interval of an HTTP server whose
 	// configuration sets none.

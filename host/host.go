@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit"
-	"github.com/conduitmcp/conduit/actors"
+	"github.com/conduitmcp/conduit/restart"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -141,7 +141,7 @@ var (
 // for concurrent use.
 //
 // Concurrency: each server has one supervisor actor, a child of the host
-// supervisor actor (actors.Tree, in an actor system of the Host's own);
+// supervisor actor (restart.Tree, in an actor system of the Host's own);
 // only the goroutines it owns connect, watch and close that server's
 // clients. It publishes what changes under mu, which is only ever held
 // briefly (never across a dial, a call or a Close). So a server that hangs
@@ -150,7 +150,7 @@ var (
 // closed and replaced at each change.
 type Host struct {
 	opts Options
-	tree *actors.Tree
+	tree *restart.Tree
 	wg   sync.WaitGroup // the supervisors' helpers (tools/list, ping)
 
 	mu      sync.Mutex
@@ -188,7 +188,7 @@ func New(cfg Config, opts Options) (*Host, error) {
 	if opts.Client, err = withHandlers(opts.Client); err != nil {
 		return nil, err
 	}
-	h := &Host{opts: opts, tree: actors.NewTree(opts.Client.Logger), servers: map[string]*entry{}, retiring: map[string]<-chan struct{}{}, subs: map[*subscriber]struct{}{}}
+	h := &Host{opts: opts, tree: restart.NewTree(opts.Client.Logger), servers: map[string]*entry{}, retiring: map[string]<-chan struct{}{}, subs: map[*subscriber]struct{}{}}
 	h.Apply(cfg)
 	return h, nil
 }
@@ -284,7 +284,7 @@ func (h *Host) launch(name string, e *entry, prev <-chan struct{}) {
 	}
 	e.sup = s
 	h.set(name, e, Status{State: StateStarting})
-	s.actor = h.tree.Start(s, actors.ServerSpec{Name: name, Policy: s.policy, Jitter: h.opts.Jitter, After: prev})
+	s.actor = h.tree.Start(s, restart.ServerSpec{Name: name, Policy: s.policy, Jitter: h.opts.Jitter, After: prev})
 }
 
 // update applies change to the entry of s, if s is still its supervisor;
@@ -570,7 +570,7 @@ func (h *Host) Close() error {
 }
 
 // server is one supervised server: the work its supervisor actor (an
-// actors.Tree child) has done. The actor calls Connect and Serve in a
+// restart.Tree child) has done. The actor calls Connect and Serve in a
 // goroutine it owns, and Report from its Receive.
 type server struct {
 	h       *Host
@@ -582,7 +582,7 @@ type server struct {
 	opts    conduit.Options
 	tail    *stderrTail   // nil when the transport keeps no stderr
 	refresh chan struct{} // a tools/list_changed arrived
-	actor   *actors.Supervised
+	actor   *restart.Supervised
 	stopped bool // set under Host.mu when it is stopped: it publishes nothing more
 }
 
@@ -771,7 +771,7 @@ func (s *server) stop() {
 
 // Report publishes a state of the server, with the stderr tail; a ready
 // one's session is its client.
-func (s *server) Report(r actors.Report) {
+func (s *server) Report(r restart.Report) {
 	st := Status{State: State(r.State), Restarts: r.Restarts, Attempt: r.Attempt, NextRetry: r.NextRetry, Err: r.Err, Stderr: s.tail.lines()}
 	var c *conduit.Client
 	var tools []conduit.Tool
@@ -793,7 +793,7 @@ type session struct {
 }
 
 // Connect connects and lists the tools; the server is then ready.
-func (s *server) Connect(ctx context.Context) (actors.ServerSession, error) {
+func (s *server) Connect(ctx context.Context) (restart.ServerSession, error) {
 	limit := cmp.Or(s.start, DefaultStartTimeout)
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("did not finish its handshake and first tools/list within %s (startTimeout)", limit))
 	defer cancel()

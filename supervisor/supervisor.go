@@ -2,10 +2,8 @@
 // children are stopped, never restarted; a handler runs in a goroutine its
 // child owns, with its panic recovered there (the actor library does not
 // recover panics in goroutines it did not start); a callback that ignores
-// its context is abandoned and counted, never waited for. It also holds the
-// restart numbers of a host's servers (Restarts: backoff, jitter,
-// intensity, parking) as plain code, which the server supervisor actors
-// call.
+// its context is abandoned and counted, never waited for. (A host's
+// servers are restarted by package restart.)
 //
 // Only the actors import it.
 package supervisor

@@ -1,4 +1,4 @@
-package actors
+package restart
 
 import (
 	"bytes"
@@ -12,8 +12,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/conduitmcp/conduit/supervisor"
 )
 
 const ms = time.Millisecond
@@ -76,7 +74,7 @@ func (s *fakeSession) Close() error {
 
 func spec(name string) ServerSpec {
 	return ServerSpec{
-		Name: name, Policy: supervisor.Policy{InitialBackoff: 500 * ms, MaxBackoff: 30 * time.Second,
+		Name: name, Policy: Policy{InitialBackoff: 500 * ms, MaxBackoff: 30 * time.Second,
 			Intensity: 5, Period: time.Minute, ResetAfter: time.Minute, Revive: -1},
 		Jitter: func() float64 { return 0.5 },
 	}

@@ -1,4 +1,4 @@
-package supervisor
+package restart
 
 import (
 	"testing"
@@ -6,8 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 )
-
-const ms = time.Millisecond
 
 // The policy's numbers, without actors or timers: the backoff doubles up to
 // its cap, jittered by ±20 %, and the failure after Intensity starts within

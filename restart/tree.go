@@ -1,4 +1,9 @@
-package actors
+// Package restart supervises a host's MCP servers: one supervisor actor
+// per server under one host supervisor actor (Tree), each following a
+// restart policy (Policy) whose numbers are a plain history (Restarts):
+// backoff, jitter, intensity, parking, revival. Package host is its user;
+// the connection runtime of each server lives in package actors.
+package restart
 
 import (
 	"context"
@@ -9,14 +14,14 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/conduitmcp/conduit/supervisor"
+	"github.com/conduitmcp/conduit/actors"
 )
 
 // The supervision tree of a host of many servers: one host supervisor
 // actor, and under it one server supervisor actor per server. A server
 // actor is a state machine, starting → ready → restarting(attempt, next
 // retry) → … or parked, until it is stopped; its restart numbers are a
-// supervisor.Restarts. It never blocks: connecting, watching and closing a
+// Restarts. It never blocks: connecting, watching and closing a
 // server run in one goroutine per start that the actor owns, reporting by
 // message; backoff and reset timers are time.AfterFunc callbacks that send
 // the actor a tick with the generation they were armed in, so a stale tick
@@ -65,7 +70,7 @@ type ServerSpec struct {
 	// Name names the server in the logs.
 	Name string
 	// Policy is its restart policy (zero fields take their defaults).
-	Policy supervisor.Policy
+	Policy Policy
 	// Jitter returns a number in [0, 1); it is called from the actor.
 	Jitter func() float64
 	// After, when not nil, is closed when whatever ran this server before
@@ -95,7 +100,7 @@ func NewTree(logger *slog.Logger) *Tree {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	t := &Tree{sys: NewSystem(logger)}
+	t := &Tree{sys: actors.NewSystem(logger)}
 	h := &hostActor{logger: logger, names: map[*actor.PID]string{}, pids: map[*Supervised]*actor.PID{}}
 	t.pid = t.sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return h }))
 	return t
@@ -111,7 +116,7 @@ func (t *Tree) Start(srv Server, spec ServerSpec) *Supervised {
 	s := &Supervised{tree: t, done: make(chan struct{})}
 	a := &serverActor{
 		srv: srv, spec: spec, prev: spec.After, wg: &t.wg, done: s.done,
-		restarts: supervisor.NewRestarts(spec.Policy, spec.Jitter),
+		restarts: NewRestarts(spec.Policy, spec.Jitter),
 	}
 	t.sys.Root.Send(t.pid, &spawnServer{s: s, a: a})
 	return s
@@ -133,6 +138,12 @@ func (t *Tree) Close() {
 	})
 	t.wg.Wait()
 }
+
+// quiet marks the tree's own messages: one sent to an actor already
+// stopped is expected (a late tick or result), not worth a dead-letter log.
+type quiet struct{}
+
+func (quiet) IgnoreDeadLetterLogging() {}
 
 // Host supervisor ← its owner.
 type (
@@ -209,7 +220,7 @@ type (
 type serverActor struct {
 	srv      Server
 	spec     ServerSpec
-	restarts *supervisor.Restarts
+	restarts *Restarts
 	wg       *sync.WaitGroup
 	done     chan struct{} // closed once stopped and its goroutine returned
 
