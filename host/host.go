@@ -23,26 +23,17 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// State is where a server is in its life under the host.
-type State string
+// State is where a server is in its life under the host: the supervision
+// tree's states (restart.State), and Stopped.
+type State = restart.State
 
-// States of a server.
+// States of a server (see restart.State for each).
 const (
-	// StateStarting: its process is being started, or its connection
-	// opened, and the handshake and first tools/list are under way.
-	StateStarting State = "starting"
-	// StateReady: it answers calls and its tools are in the catalog.
-	StateReady State = "ready"
-	// StateRestarting: it failed and waits for its next try
-	// (Status.NextRetry).
-	StateRestarting State = "restarting"
-	// StateParked: it failed more often than its restart policy allows. It
-	// stays stopped, with its last error, until Restart or a change of its
-	// configuration.
-	StateParked State = "parked"
-	// StateStopped: disabled in the configuration, removed, or the host
-	// closed.
-	StateStopped State = "stopped"
+	StateStarting   = restart.Starting
+	StateReady      = restart.Ready
+	StateRestarting = restart.Restarting
+	StateParked     = restart.Parked
+	StateStopped    = restart.Stopped
 )
 
 // DefaultSeparator joins a server's name and its tool's name in the
@@ -772,7 +763,7 @@ func (s *server) stop() {
 // Report publishes a state of the server, with the stderr tail; a ready
 // one's session is its client.
 func (s *server) Report(r restart.Report) {
-	st := Status{State: State(r.State), Restarts: r.Restarts, Attempt: r.Attempt, NextRetry: r.NextRetry, Err: r.Err, Stderr: s.tail.lines()}
+	st := Status{State: r.State, Restarts: r.Restarts, Attempt: r.Attempt, NextRetry: r.NextRetry, Err: r.Err, Stderr: s.tail.lines()}
 	var c *conduit.Client
 	var tools []conduit.Tool
 	if ss, ok := r.Session.(*session); ok {

@@ -27,12 +27,26 @@ import (
 // the actor a tick with the generation they were armed in, so a stale tick
 // (or a late result after a restart or a stop) is ignored.
 
-// Server states a server supervisor reports.
+// State is where a server is in its life under supervision (host.State is
+// this type).
+type State string
+
+// States of a server.
 const (
-	ServerStarting   = "starting"
-	ServerReady      = "ready"
-	ServerRestarting = "restarting"
-	ServerParked     = "parked"
+	// Starting: its process is being started, or its connection opened,
+	// and the handshake and first tools/list are under way.
+	Starting State = "starting"
+	// Ready: it answers calls.
+	Ready State = "ready"
+	// Restarting: it failed and waits for its next try (Report.NextRetry).
+	Restarting State = "restarting"
+	// Parked: it failed more often than its policy allows. It stays
+	// stopped, with its last error, until its Revive has passed or it is
+	// started again by hand or by a change of its configuration.
+	Parked State = "parked"
+	// Stopped: not supervised: disabled, removed, or its host closed. The
+	// owner of the tree says so; a supervisor never reports it.
+	Stopped State = "stopped"
 )
 
 // Server is the work a server supervisor actor has done, by its owner.
@@ -56,7 +70,7 @@ type ServerSession interface {
 
 // Report is a state of a server.
 type Report struct {
-	State string
+	State State
 	// Restarts counts restarts since the supervisor started; Attempt the
 	// failures since its backoff was last reset.
 	Restarts, Attempt int
@@ -264,7 +278,7 @@ func (a *serverActor) Receive(ctx actor.Context) {
 			return
 		}
 		a.arm(ctx, a.restarts.Policy().ResetAfter, func(gen int) any { return &resetTick{gen: gen} })
-		a.srv.Report(Report{State: ServerReady, Restarts: a.count, Session: m.session})
+		a.srv.Report(Report{State: Ready, Restarts: a.count, Session: m.session})
 	case *ended:
 		if m.gen != a.gen {
 			return
@@ -278,7 +292,7 @@ func (a *serverActor) Receive(ctx actor.Context) {
 			a.restarts.Reset()
 		}
 		a.count++
-		a.srv.Report(Report{State: ServerStarting, Restarts: a.count})
+		a.srv.Report(Report{State: Starting, Restarts: a.count})
 		a.start(ctx)
 	case *resetTick:
 		if m.gen == a.gen {
@@ -328,7 +342,7 @@ func (a *serverActor) fail(ctx actor.Context, err error) {
 	now := time.Now()
 	wait, park := a.restarts.Failed(now)
 	if park {
-		r := Report{State: ServerParked, Restarts: a.count, Attempt: a.restarts.Attempt(), Err: err}
+		r := Report{State: Parked, Restarts: a.count, Attempt: a.restarts.Attempt(), Err: err}
 		if revive := a.restarts.Policy().Revive; revive > 0 {
 			r.NextRetry = now.Add(revive)
 			a.arm(ctx, revive, func(gen int) any { return &retryTick{gen: gen, revive: true} })
@@ -337,7 +351,7 @@ func (a *serverActor) fail(ctx actor.Context, err error) {
 		return
 	}
 	a.arm(ctx, wait, func(gen int) any { return &retryTick{gen: gen} })
-	a.srv.Report(Report{State: ServerRestarting, Restarts: a.count, Attempt: a.restarts.Attempt(), NextRetry: now.Add(wait), Err: err})
+	a.srv.Report(Report{State: Restarting, Restarts: a.count, Attempt: a.restarts.Attempt(), NextRetry: now.Add(wait), Err: err})
 }
 
 // halt ends the running start and the timer, and makes their late

@@ -24,7 +24,7 @@ type fakeServer struct {
 	reports  []Report
 	connects int
 	closes   int
-	panicOn  string // Report panics once on this state
+	panicOn  State // Report panics once on this state
 	hold     chan struct{}
 	t0       time.Time
 }
@@ -44,7 +44,7 @@ func (f *fakeServer) Report(r Report) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reports = append(f.reports, r)
-	f.log = append(f.log, time.Since(f.t0).String()+" "+r.State)
+	f.log = append(f.log, time.Since(f.t0).String()+" "+string(r.State))
 	if r.State == f.panicOn {
 		f.panicOn = ""
 		panic("boom")
@@ -87,7 +87,7 @@ func TestServerSupervisorPanicRestartsOnlyThatServer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var logs bytes.Buffer
 		tree := NewTree(slog.New(slog.NewTextHandler(&logs, nil)))
-		a := &fakeServer{panicOn: ServerReady, t0: time.Now()}
+		a := &fakeServer{panicOn: Ready, t0: time.Now()}
 		b := &fakeServer{t0: time.Now()}
 		tree.Start(a, spec("a"))
 		tree.Start(b, spec("b"))
@@ -190,7 +190,7 @@ func TestServerEndedRestartsThenParks(t *testing.T) {
 		defer f.mu.Unlock()
 		assert.Equal(t, []string{"0s restarting", "500ms starting", "500ms restarting", "1.5s starting", "1.5s parked"}, f.log)
 		require.Len(t, f.reports, 5)
-		assert.Equal(t, Report{State: ServerParked, Restarts: 2, Attempt: 3, Err: errDial}, f.reports[4])
+		assert.Equal(t, Report{State: Parked, Restarts: 2, Attempt: 3, Err: errDial}, f.reports[4])
 	})
 }
 
@@ -209,7 +209,7 @@ func (f *failingServer) Report(r Report) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reports = append(f.reports, r)
-	f.log = append(f.log, time.Since(f.t0).String()+" "+r.State)
+	f.log = append(f.log, time.Since(f.t0).String()+" "+string(r.State))
 }
 
 // A supervisor stopped while its first start still waits for the one it
