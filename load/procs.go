@@ -57,10 +57,10 @@ func (p *processes) Connect(ctx context.Context) (transport.Conn, error) {
 // peaks reads the peak RSS of every server still running and of its
 // descendants: a server started through a launcher (go tool, npx, a shell)
 // is the launcher's child.
-func (p *processes) peaks() []Server {
+func (p *processes) peaks() []ServerProcess {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []Server
+	var out []ServerProcess
 	seen := map[int]bool{}
 	var visit func(pid int)
 	visit = func(pid int) {
@@ -69,7 +69,7 @@ func (p *processes) peaks() []Server {
 		}
 		seen[pid] = true
 		if rss, ok := peakRSS(pid); ok {
-			out = append(out, Server{PID: pid, Name: comm(pid), PeakRSSBytes: rss})
+			out = append(out, ServerProcess{PID: pid, Name: comm(pid), PeakRSSBytes: rss})
 		}
 		for child := range childrenOf(strconv.Itoa(pid)) {
 			visit(child)

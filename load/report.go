@@ -77,7 +77,7 @@ type Report struct {
 	RateLimited int64 `json:"rate_limited"`
 	// Servers are the server processes Run started, with their peak RSS;
 	// empty when unknown (not a stdio server, or not Linux).
-	Servers []Server `json:"servers,omitempty"`
+	Servers []ServerProcess `json:"servers,omitempty"`
 	// Histogram is the latency distribution, for plots.
 	Histogram []Bucket `json:"histogram"`
 	// Timeline has one entry per second of the measured phase.
@@ -135,8 +135,9 @@ type TimeSplit struct {
 	UnattributedInput Millis `json:"unattributed_input_ms"`
 }
 
-// Server is a server process and its peak resident set size (VmHWM).
-type Server struct {
+// ServerProcess is a server process and its peak resident set size
+// (VmHWM).
+type ServerProcess struct {
 	PID          int    `json:"pid"`
 	Name         string `json:"name"`
 	PeakRSSBytes int64  `json:"peak_rss_bytes"`

@@ -49,8 +49,9 @@ const (
 	Stopped State = "stopped"
 )
 
-// Server is the work a server supervisor actor has done, by its owner.
-type Server interface {
+// Supervisee is the work a server supervisor actor has done, by its owner
+// (the host's per-server value): start the server, and publish its state.
+type Supervisee interface {
 	// Connect starts the server and readies it (handshake, first tools
 	// list). It blocks: the actor calls it in a goroutine it owns, with a
 	// ctx that ends when the actor stops or restarts.
@@ -126,7 +127,7 @@ func NewTree(logger *slog.Logger) *Tree {
 func (t *Tree) System() *actor.ActorSystem { return t.sys }
 
 // Start supervises srv under spec, at once, in the background.
-func (t *Tree) Start(srv Server, spec ServerSpec) *Supervised {
+func (t *Tree) Start(srv Supervisee, spec ServerSpec) *Supervised {
 	s := &Supervised{tree: t, done: make(chan struct{})}
 	a := &serverActor{
 		srv: srv, spec: spec, prev: spec.After, wg: &t.wg, done: s.done,
@@ -232,7 +233,7 @@ type (
 // at a restart, so that its history (restarts, backoff, intensity) carries
 // over a panic.
 type serverActor struct {
-	srv      Server
+	srv      Supervisee
 	spec     ServerSpec
 	restarts *Restarts
 	wg       *sync.WaitGroup
