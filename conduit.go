@@ -273,7 +273,9 @@ type Options struct {
 	// passes whatever its size.
 	MaxWriteQueueBytes int
 	// Logger receives Conduit's own logs, and the server's stderr when the
-	// transport is a *transport.Command without a Logger of its own.
+	// transport is a *transport.Command without a Logger of its own: each
+	// stderr line with the attribute "server" = ServerID when ServerID is
+	// set.
 	Logger *slog.Logger
 	// Audit, when set, is called for every input request after the guards,
 	// with its outcome. It runs on an actor: it must not block.
@@ -377,8 +379,12 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 	if cmd, ok := t.(*transport.Command); ok && cmd.Logger == nil && opts.Logger.Enabled(ctx, slog.LevelInfo) {
 		// The server's stderr goes to the client's logger unless the
 		// command says otherwise.
+		// Its lines carry "server" = ServerID (when set), as under a host.
 		withLogger := *cmd
 		withLogger.Logger = opts.Logger
+		if opts.ServerID != "" {
+			withLogger.Logger = opts.Logger.With("server", opts.ServerID)
+		}
 		t = &withLogger
 	}
 	h, err := opts.handlers()
