@@ -262,7 +262,13 @@ type Options struct {
 	// client declares the tasks extension (modern) or the tasks capability
 	// (2025-11-25).
 	Tasks bool
-	// MaxRounds caps the input_required rounds of one modern call (10).
+	// MaxRounds caps the rounds of one modern call that ask for input
+	// (DefaultMaxRounds, 10, for 0 or less): the call's first request and
+	// each retry with answers count, and a server still asking for input
+	// at the cap fails the call with KindProtocol (its InputRequests set).
+	// A modern task's input_required statuses count under the same cap
+	// (its creating call, then each tasks/update), and the task is then
+	// cancelled.
 	MaxRounds int
 	// MaxWriteQueueBytes bounds the bytes of messages queued for the server
 	// and not yet written (16 MiB for 0 or less). A server that stops
