@@ -83,3 +83,23 @@ func TestRootsChangedWithoutRootsOrAfterClose(t *testing.T) {
 		assert.Equal(t, conduit.KindCancelled, ce.Kind)
 	})
 }
+
+// TestRootsChangedInvitesOneRootsListPastTheBudget: the roots/list a
+// RootsChanged asks for is answered even when the input budget is spent
+// (the client invited it); the one after it is charged, and refused.
+func TestRootsChangedInvitesOneRootsListPastTheBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, srv := connect(t, conduit.Options{Handler: &handler{}, InputRateLimit: 0.001, InputBurst: 1}, "2025-11-25")
+		srv.request(1, "roots/list", nil) // spends the budget
+		srv.expectResponse(1)
+		srv.request(2, "roots/list", nil)
+		srv.expectError(2, -32000)
+
+		require.NoError(t, c.RootsChanged(context.Background()))
+		assert.Equal(t, "notifications/roots/list_changed", srv.next()["method"])
+		srv.request(3, "roots/list", nil)
+		assert.Contains(t, srv.expectResponse(3), "result", "the invited roots/list is answered")
+		srv.request(4, "roots/list", nil)
+		srv.expectError(4, -32000)
+	})
+}
