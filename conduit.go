@@ -303,7 +303,7 @@ func (o Options) handlers() (Handlers, error) {
 		return o.Handlers, nil
 	}
 	h := o.Handlers
-	if h.Sampling != nil || h.Elicitation != nil || h.Roots != nil || h.Notification != nil || h.Log != nil || h.SamplingTools || h.ElicitationModes != nil {
+	if h.Sampling != nil || h.Elicitation != nil || h.Roots != nil || h.Notification != nil || h.Log != nil || h.Progress != nil || h.SamplingTools || h.ElicitationModes != nil {
 		return Handlers{}, fmt.Errorf("%w: set Options.Handler or Options.Handlers, not both", ErrHandler)
 	}
 	return HandlersOf(o.Handler)
@@ -711,7 +711,10 @@ func WithMaxTotalTimeout(d time.Duration) CallOption { return func(o *callOption
 func WithAssigns(a map[string]any) CallOption { return func(o *callOptions) { o.assigns = a } }
 
 // WithProgressToken asks the server for progress notifications of this call
-// under token (a string or an integer); they reach HandleNotification.
+// under token (a string or an integer); they reach Handlers.Progress
+// (ProgressHandler) decoded, with Progress.Token the token, or, when that
+// hook is not set, Handlers.Notification (NotificationHandler) as
+// notifications/progress.
 func WithProgressToken(token any) CallOption { return func(o *callOptions) { o.progressToken = token } }
 
 // WithAwaitTask makes CallTool wait for a task the call became

@@ -399,7 +399,7 @@ func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame, si
 	if f.Method == messages.MethodTaskStatus {
 		c.shared.taskWatch.notified(f.Params) // wakes the task's poller; the host gets it too
 	}
-	if h := &c.shared.handlers; f.Method == messages.MethodLog && h.Log == nil || f.Method != messages.MethodLog && h.Notification == nil {
+	if !c.shared.handlers.Listens(f.Method) {
 		return false // nobody listens
 	}
 	if c.mailbox == nil {
