@@ -252,6 +252,7 @@ func TestGoSDKServerInProcessListsRoots(t *testing.T) {
 func TestGoSDKServerHearsRootsChanged(t *testing.T) {
 	listed := make(chan string, 1)
 	server := mcp.NewServer(&mcp.Implementation{Name: "roots-server", Version: "1"}, &mcp.ServerOptions{
+		//lint:ignore SA1019 roots in the legacy era are what is tested: deprecated in 2026-07-28, not gone
 		RootsListChangedHandler: func(ctx context.Context, req *mcp.RootsListChangedRequest) {
 			//lint:ignore SA1019 roots in the legacy era are what is tested: deprecated in 2026-07-28, not gone
 			res, err := req.Session.ListRoots(ctx, nil)
