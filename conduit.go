@@ -262,7 +262,13 @@ type Options struct {
 	// client declares the tasks extension (modern) or the tasks capability
 	// (2025-11-25).
 	Tasks bool
-	// MaxRounds caps the input_required rounds of one modern call (10).
+	// MaxRounds caps the rounds of one modern call that ask for input
+	// (DefaultMaxRounds, 10, for 0 or less): the call's first request and
+	// each retry with answers count, and a server still asking for input
+	// at the cap fails the call with KindProtocol (its InputRequests set).
+	// A modern task's input_required statuses count under the same cap
+	// (its creating call, then each tasks/update), and the task is then
+	// cancelled.
 	MaxRounds int
 	// MaxWriteQueueBytes bounds the bytes of messages queued for the server
 	// and not yet written (16 MiB for 0 or less). A server that stops
@@ -273,7 +279,9 @@ type Options struct {
 	// passes whatever its size.
 	MaxWriteQueueBytes int
 	// Logger receives Conduit's own logs, and the server's stderr when the
-	// transport is a *transport.Command without a Logger of its own.
+	// transport is a *transport.Command without a Logger of its own: each
+	// stderr line with the attribute "server" = ServerID when ServerID is
+	// set.
 	Logger *slog.Logger
 	// Audit, when set, is called for every input request after the guards,
 	// with its outcome. It runs on an actor: it must not block.
@@ -295,7 +303,7 @@ func (o Options) handlers() (Handlers, error) {
 		return o.Handlers, nil
 	}
 	h := o.Handlers
-	if h.Sampling != nil || h.Elicitation != nil || h.Roots != nil || h.Notification != nil || h.Log != nil || h.SamplingTools || h.ElicitationModes != nil {
+	if h.Sampling != nil || h.Elicitation != nil || h.Roots != nil || h.Notification != nil || h.Log != nil || h.Progress != nil || h.SamplingTools || h.ElicitationModes != nil {
 		return Handlers{}, fmt.Errorf("%w: set Options.Handler or Options.Handlers, not both", ErrHandler)
 	}
 	return HandlersOf(o.Handler)
@@ -377,8 +385,12 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 	if cmd, ok := t.(*transport.Command); ok && cmd.Logger == nil && opts.Logger.Enabled(ctx, slog.LevelInfo) {
 		// The server's stderr goes to the client's logger unless the
 		// command says otherwise.
+		// Its lines carry "server" = ServerID (when set), as under a host.
 		withLogger := *cmd
 		withLogger.Logger = opts.Logger
+		if opts.ServerID != "" {
+			withLogger.Logger = opts.Logger.With("server", opts.ServerID)
+		}
 		t = &withLogger
 	}
 	h, err := opts.handlers()
@@ -699,7 +711,10 @@ func WithMaxTotalTimeout(d time.Duration) CallOption { return func(o *callOption
 func WithAssigns(a map[string]any) CallOption { return func(o *callOptions) { o.assigns = a } }
 
 // WithProgressToken asks the server for progress notifications of this call
-// under token (a string or an integer); they reach HandleNotification.
+// under token (a string or an integer); they reach Handlers.Progress
+// (ProgressHandler) decoded, with Progress.Token the token, or, when that
+// hook is not set, Handlers.Notification (NotificationHandler) as
+// notifications/progress.
 func WithProgressToken(token any) CallOption { return func(o *callOptions) { o.progressToken = token } }
 
 // WithAwaitTask makes CallTool wait for a task the call became

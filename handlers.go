@@ -83,11 +83,13 @@ var handlerInterfaces = []struct {
 	{"RootsLister", "ListRoots", reflect.TypeFor[RootsLister]()},
 	{"NotificationHandler", "HandleNotification", reflect.TypeFor[NotificationHandler]()},
 	{"LogHandler", "HandleLog", reflect.TypeFor[LogHandler]()},
+	{"ProgressHandler", "HandleProgress", reflect.TypeFor[ProgressHandler]()},
 }
 
 // HandlersOf adapts v, a value implementing any of SamplingHandler
 // (+ SamplingToolUser), ElicitationHandler (+ ElicitationModer),
-// RootsLister, NotificationHandler and LogHandler, to a handler set. A nil v
+// RootsLister, NotificationHandler, LogHandler and ProgressHandler, to a
+// handler set. A nil v
 // is the empty set. The error (matching ErrHandler) names every method that
 // looks meant as a handler method but is not one, so a typo or a pointer
 // receiver never silently advertises less.
@@ -116,6 +118,9 @@ func HandlersOf(v any) (Handlers, error) {
 	}
 	if l, ok := v.(LogHandler); ok {
 		h.Log = l.HandleLog
+	}
+	if p, ok := v.(ProgressHandler); ok {
+		h.Progress = p.HandleProgress
 	}
 	if problems := diagnose(reflect.TypeOf(v)); len(problems) > 0 {
 		return h, fmt.Errorf("%w of type %s: %s", ErrHandler, reflect.TypeOf(v), strings.Join(problems, "; "))

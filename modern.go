@@ -21,6 +21,9 @@ import (
 // back to initialize).
 const DefaultDiscoverTimeout = 10 * time.Second
 
+// DefaultMaxRounds is Options.MaxRounds's default.
+const DefaultMaxRounds = actors.DefaultMaxRounds
+
 // negotiate picks the era: pinned legacy → initialize; else probe
 // server/discover: a mutual modern version → modern; -32022 with a version
 // list → modern, once more with a listed version (and no fallback when that

@@ -404,7 +404,7 @@ func (c *Client) await(ctx context.Context, s *session, l *actors.Logical, t *Ta
 				}
 			}
 			if len(fresh) > 0 {
-				answers, err := l.Answer(ctx, actors.Modern{Method: messages.MethodCallTool, Version: s.rt.Version(), Declared: c.declared, Tasks: true}, fresh)
+				answers, err := l.Answer(ctx, actors.Modern{Method: messages.MethodCallTool, Version: s.rt.Version(), Declared: c.declared, Tasks: true, MaxRounds: c.opts.MaxRounds}, fresh)
 				if err != nil {
 					return nil, c.taskEnded(ctx, t.TaskID, err)
 				}

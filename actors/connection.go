@@ -30,6 +30,10 @@ type connection struct {
 	writer  *writer
 	tracker tracker
 	mailbox *actor.PID // nil until a notification needs it
+	// rootsInvited: the client sent notifications/roots/list_changed and
+	// the server has not asked roots/list since; that roots/list spends no
+	// input budget (guards.Input.Invited).
+	rootsInvited bool
 	// mailboxGone: its Terminated has come; mailboxDone is the teardown
 	// waiting for that (stopMailbox).
 	mailboxGone bool
@@ -136,7 +140,11 @@ func (c *connection) Receive(ctx actor.Context) {
 			m.done <- &messages.Error{Kind: messages.KindClosed, Method: m.method, Message: "connection closed"}
 			return
 		}
-		m.done <- c.notify(m.method, m.params)
+		err := c.notify(m.method, m.params)
+		if err == nil && m.method == messages.MethodRootsListChanged {
+			c.rootsInvited = true
+		}
+		m.done <- err
 	case *childReply:
 		c.childDone(ctx, m.child, m.data)
 		c.settled()
@@ -391,7 +399,7 @@ func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame, si
 	if f.Method == messages.MethodTaskStatus {
 		c.shared.taskWatch.notified(f.Params) // wakes the task's poller; the host gets it too
 	}
-	if h := &c.shared.handlers; f.Method == messages.MethodLog && h.Log == nil || f.Method != messages.MethodLog && h.Notification == nil {
+	if !c.shared.handlers.Listens(f.Method) {
 		return false // nobody listens
 	}
 	if c.mailbox == nil {
@@ -467,8 +475,12 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	// child starts with its grant.
 	timeout := c.cfg.handlerTimeout(f.Method)
 	r := &request{grant: c.tracker.inputStarted(inputKey{request: f.ID}, hint, relatedTask(f.Params), timeout)}
+	invited := f.Method == messages.MethodListRoots && c.rootsInvited
+	if invited {
+		c.rootsInvited = false
+	}
 	r.in.init(c.shared, guards.Input{
-		Method: f.Method, Params: f.Params, Version: sess.version, Origin: c.cfg.Origin,
+		Method: f.Method, Params: f.Params, Version: sess.version, Origin: c.cfg.Origin, Invited: invited,
 		Context: messages.RequestContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID, Era: sess.era, Assigns: c.cfg.Assigns, RequestID: f.ID},
 	}, "", timeout)
 	child := c.spawn(ctx, r)

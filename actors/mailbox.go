@@ -1,8 +1,10 @@
 package actors
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"runtime/debug"
@@ -41,9 +43,10 @@ type mailbox struct {
 }
 
 type item struct {
-	log   *messages.LoggingMessage
-	notif *messages.Notification
-	size  int64 // its weight against the queue's byte bound (entrySize)
+	log      *messages.LoggingMessage
+	progress *messages.Progress
+	notif    *messages.Notification
+	size     int64 // its weight against the queue's byte bound (entrySize)
 }
 
 // newMailbox returns the mailbox actor; its queue's exited is closed once
@@ -88,6 +91,15 @@ func (m *mailbox) admit(msg *enqueue) {
 	case m.queue.full(0):
 		c.notificationsDropped.Add(1)
 		return
+	case msg.method == messages.MethodProgress && m.shared.handlers.Progress != nil:
+		p, err := decodeProgress(msg.params)
+		if err != nil {
+			c.malformed.Add(1)
+			m.shared.logger.Warn("malformed server progress notification dropped", "err", err)
+			return
+		}
+		m.queue.admit(item{progress: p, size: int64(len(msg.params))})
+		return
 	case !isLog:
 		m.queue.admit(item{notif: &messages.Notification{Method: msg.method, Params: msg.params}, size: int64(len(msg.params))})
 		return
@@ -100,6 +112,50 @@ func (m *mailbox) admit(msg *enqueue) {
 	}
 	m.queue.admit(item{log: &messages.LoggingMessage{Level: e.Level, Logger: e.Logger, Data: e.Data},
 		size: int64(len(e.Level)+len(e.Logger)) + entrySize(e.Data)})
+}
+
+// decodeProgress decodes the params of notifications/progress for
+// Handlers.Progress: progressToken (a string or a number) and progress (a
+// number) are required, total and message optional; the message is
+// sanitised as a log entry's strings are.
+func decodeProgress(raw json.RawMessage) (*messages.Progress, error) {
+	var p struct {
+		Token    json.RawMessage `json:"progressToken"`
+		Progress *float64        `json:"progress"`
+		Total    *float64        `json:"total"`
+		Message  *string         `json:"message"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, fmt.Errorf("notifications/progress: %w", err)
+	}
+	if p.Progress == nil {
+		return nil, errors.New("notifications/progress: no numeric progress")
+	}
+	out := &messages.Progress{Progress: *p.Progress, Total: p.Total}
+	if p.Message != nil {
+		out.Message = sanitize.Text(*p.Message, sanitize.MaxString)
+	}
+	var token any
+	dec := json.NewDecoder(bytes.NewReader(p.Token))
+	dec.UseNumber()
+	if len(p.Token) == 0 || dec.Decode(&token) != nil {
+		return nil, errors.New("notifications/progress: no progressToken")
+	}
+	switch t := token.(type) {
+	case string:
+		out.Token = t
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			out.Token = i
+		} else if f, err := t.Float64(); err == nil {
+			out.Token = f
+		} else {
+			return nil, fmt.Errorf("notifications/progress: progressToken %s out of range", t)
+		}
+	default:
+		return nil, errors.New("notifications/progress: progressToken must be a string or a number")
+	}
+	return out, nil
 }
 
 // entrySize estimates the bytes a decoded JSON value holds: its strings,
@@ -388,6 +444,10 @@ func (q *notifQueue) deliver(ctx context.Context, it item) {
 	nc.Era = q.shared.session.Load().era
 	if it.log != nil {
 		q.shared.handlers.Log(ctx, nc, it.log)
+		return
+	}
+	if it.progress != nil {
+		q.shared.handlers.Progress(ctx, nc, it.progress)
 		return
 	}
 	q.shared.handlers.Notification(ctx, nc, it.notif)

@@ -27,7 +27,9 @@ type Modern struct {
 	Declared era.Declared
 	// Tasks: the tasks extension was declared (a "task" result is valid).
 	Tasks bool
-	// MaxRounds caps the input_required rounds (0: 10).
+	// MaxRounds caps the rounds of one call that are answered with input
+	// (0: DefaultMaxRounds): CallModern's input_required results and a
+	// modern task's input_required statuses alike (capRounds).
 	MaxRounds int
 	// StateBackoff is the pause before retrying a state-only result (0:
 	// 100 ms).
@@ -42,9 +44,6 @@ type Modern struct {
 // received. The call's deadline runs across rounds and is paused while input
 // is gathered, never beyond MaxTotalTimeout.
 func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (json.RawMessage, error) {
-	if m.MaxRounds <= 0 {
-		m.MaxRounds = 10
-	}
 	if m.StateBackoff <= 0 {
 		m.StateBackoff = 100 * time.Millisecond
 	}
@@ -75,11 +74,10 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 			extra = append(extra, era.Member{Key: "inputResponses", Value: b})
 		}
 		if state != nil {
-			s, err := era.RawMember("requestState", state) // as received (escaped as json.Marshal would)
-			if err != nil {
-				return nil, protocolErr("%v", err)
-			}
-			extra = append(extra, s)
+			// The bytes as received, never re-escaped: the server may
+			// sign or compare them (it was checked to be a JSON string
+			// or null below).
+			extra = append(extra, era.Member{Key: "requestState", Value: state})
 		}
 		meta, err := m.Meta()
 		if err != nil {
@@ -108,10 +106,8 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 		if ir.RequestState != nil && messages.FirstByte(ir.RequestState) != '"' && !messages.IsNull(ir.RequestState) {
 			return nil, protocolErr("requestState must be a string")
 		}
-		if round >= m.MaxRounds {
-			reqs, _ := json.Marshal(ir.InputRequests)
-			return nil, &messages.Error{Kind: messages.KindProtocol, Method: m.Method,
-				Message: fmt.Sprintf("still input_required after %d rounds", m.MaxRounds), InputRequests: reqs}
+		if err := m.capRounds(round, ir.InputRequests); err != nil {
+			return nil, err
 		}
 		state = ir.RequestState
 		if len(ir.InputRequests) == 0 {
@@ -136,18 +132,50 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 	}
 }
 
-// round sends one request of a logical call and waits for its answer.
-func (rt *Runtime) round(ctx context.Context, logical messages.ID, method string, params json.RawMessage, expired chan error) (json.RawMessage, error) {
-	return rt.roundAs(ctx, messages.IntID(rt.nextID.Add(1)), logical, method, params, expired, false)
+// DefaultMaxRounds is the default of Modern.MaxRounds.
+const DefaultMaxRounds = 10
+
+// capRounds is the one round cap of modern input: the error of a call whose
+// server still asks for input (inputRequests) after round requests, nil
+// while round is under m.MaxRounds (DefaultMaxRounds for 0 or less).
+func (m Modern) capRounds(round int, inputRequests map[string]json.RawMessage) error {
+	limit := m.MaxRounds
+	if limit <= 0 {
+		limit = DefaultMaxRounds
+	}
+	if round < limit {
+		return nil
+	}
+	reqs, _ := json.Marshal(inputRequests)
+	return &messages.Error{Kind: messages.KindProtocol, Method: m.Method,
+		Message: fmt.Sprintf("still input_required after %d rounds", limit), InputRequests: reqs}
 }
 
-// roundAs is round with the request's id given; bindsTask: see
-// callRequest.
+// round sends one request of a modern call and waits for its answer. Its
+// params are written as they are (Frame.EncodeAsIs): era.Params.With
+// made them compact and escaped as json.Marshal would, except the
+// requestState, which goes back byte for byte as the server sent it.
+func (rt *Runtime) round(ctx context.Context, logical messages.ID, method string, params json.RawMessage, expired chan error) (json.RawMessage, error) {
+	m, err := newCallEncoded(messages.IntID(rt.nextID.Add(1)), method, params, (*messages.Frame).EncodeAsIs)
+	if err != nil {
+		return nil, err
+	}
+	return rt.send(ctx, m, logical, expired, false)
+}
+
+// roundAs is round with the request's id given and its params escaped as
+// json.Marshal would; bindsTask: see callRequest.
 func (rt *Runtime) roundAs(ctx context.Context, id, logical messages.ID, method string, params json.RawMessage, expired chan error, bindsTask bool) (json.RawMessage, error) {
 	m, err := newCall(id, method, params)
 	if err != nil {
 		return nil, err
 	}
+	return rt.send(ctx, m, logical, expired, bindsTask)
+}
+
+// send sends the request m of the logical call and waits for its answer.
+func (rt *Runtime) send(ctx context.Context, m *callRequest, logical messages.ID, expired chan error, bindsTask bool) (json.RawMessage, error) {
+	id, method := m.id, m.method
 	m.logical, m.bindsTask = logical, bindsTask
 	reply := m.reply
 	rt.system.Root.Send(rt.pid, m)

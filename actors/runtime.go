@@ -419,8 +419,13 @@ func (rt *Runtime) outcome(ctx context.Context, out callOutcome) (json.RawMessag
 // connection actor, which every call and message of the connection goes
 // through, only registers it and queues the bytes.
 func newCall(id messages.ID, method string, params json.RawMessage) (*callRequest, error) {
+	return newCallEncoded(id, method, params, (*messages.Frame).Encode)
+}
+
+// newCallEncoded is newCall with the frame written by encode.
+func newCallEncoded(id messages.ID, method string, params json.RawMessage, encode func(*messages.Frame) ([]byte, error)) (*callRequest, error) {
 	f := messages.Frame{JSONRPC: messages.Version, ID: id, Method: method, Params: params}
-	data, err := f.Encode()
+	data, err := encode(&f)
 	if err != nil {
 		return nil, &messages.Error{Kind: messages.KindProtocol, Method: method, Err: err}
 	}

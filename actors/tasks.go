@@ -21,6 +21,7 @@ type Logical struct {
 	method  string
 	expired chan error // buffered 1: the deadline fired between requests
 	once    sync.Once
+	rounds  int // requests that asked for input so far, the opening one included: Answer's cap
 }
 
 // StartLogical starts a logical call for method with the call's options.
@@ -68,8 +69,15 @@ func (l *Logical) BindTask(taskID string) {
 }
 
 // Answer answers a task's input requests (modern) through the input
-// pipeline, as MRTR does, with the call's deadline paused meanwhile.
+// pipeline, as MRTR does, with the call's deadline paused meanwhile. The
+// opening request and each answered round count as rounds under
+// m.MaxRounds, the cap CallModern applies: past it Answer fails with the
+// same KindProtocol error and answers nothing.
 func (l *Logical) Answer(ctx context.Context, m Modern, reqs map[string]json.RawMessage) (map[string]any, error) {
+	l.rounds++
+	if err := m.capRounds(l.rounds, reqs); err != nil {
+		return nil, err
+	}
 	return l.rt.gather(ctx, l.id, m, reqs, l.expired)
 }
 

@@ -125,3 +125,61 @@ func TestEverythingTSResearchTaskOverStreamableHTTP(t *testing.T) {
 	c := connectHTTP(t, url, r.options())
 	r.call(t, c)
 }
+
+// TestEverythingTSSeesTheRootChange: npm server-everything caches the
+// roots it lists on connect; after RootsChanged it asks again, and its own
+// get-roots-list tool reports the new root.
+func TestEverythingTSSeesTheRootChange(t *testing.T) {
+	node, entry := everythingTS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	root := "file:///srv/conduit-root-a"
+	asked := make(chan string, 8)
+	h := conduit.Handlers{Roots: func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked <- root
+		return &conduit.ListRootsResult{Roots: []conduit.Root{{URI: root, Name: "r"}}}, nil
+	}}
+	c, err := conduit.Connect(ctx, &transport.Command{Path: node, Args: []string{entry, "stdio"}, CloseTimeout: 2 * time.Second}, conduit.Options{Handlers: h, Era: conduit.EraLegacy})
+	require.NoError(t, err)
+	defer c.Close()
+	rootsText := func() string {
+		r, err := c.CallTool(ctx, "get-roots-list", map[string]any{})
+		require.NoError(t, err)
+		var b strings.Builder
+		for _, x := range r.Content {
+			b.WriteString(x.Text)
+		}
+		return b.String()
+	}
+	// The server lists the roots once initialized.
+	for got := ""; got != "file:///srv/conduit-root-a"; {
+		select {
+		case got = <-asked:
+		case <-ctx.Done():
+			t.Fatal("the server never listed the roots")
+		}
+	}
+	assert.Contains(t, rootsText(), "conduit-root-a")
+
+	mu.Lock()
+	root = "file:///srv/conduit-root-b"
+	mu.Unlock()
+	require.NoError(t, c.RootsChanged(ctx))
+	for got := ""; got != "file:///srv/conduit-root-b"; {
+		select {
+		case got = <-asked:
+		case <-ctx.Done():
+			t.Fatal("the server did not ask for the roots again")
+		}
+	}
+	// The answer is on its way to the server ahead of the next call.
+	text := rootsText()
+	for i := 0; i < 20 && !strings.Contains(text, "conduit-root-b"); i++ {
+		text = rootsText()
+	}
+	assert.Contains(t, text, "conduit-root-b")
+	assert.NotContains(t, text, "conduit-root-a")
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -243,6 +244,42 @@ func TestGoSDKServerInProcessListsRoots(t *testing.T) {
 	r, err := c.CallTool(callCtx(t), "show_roots", nil)
 	require.NoError(t, err)
 	assert.JSONEq(t, `[{"uri":"file:///srv/repo","name":"repo"}]`, textOf(t, r))
+}
+
+// TestGoSDKServerHearsRootsChanged: a go-sdk server's
+// RootsListChangedHandler runs on Client.RootsChanged, and the roots/list
+// it sends then gets the handler's new roots.
+func TestGoSDKServerHearsRootsChanged(t *testing.T) {
+	listed := make(chan string, 1)
+	server := mcp.NewServer(&mcp.Implementation{Name: "roots-server", Version: "1"}, &mcp.ServerOptions{
+		//lint:ignore SA1019 roots in the legacy era are what is tested: deprecated in 2026-07-28, not gone
+		RootsListChangedHandler: func(ctx context.Context, req *mcp.RootsListChangedRequest) {
+			//lint:ignore SA1019 roots in the legacy era are what is tested: deprecated in 2026-07-28, not gone
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				listed <- err.Error()
+				return
+			}
+			b, _ := json.Marshal(res.Roots)
+			listed <- string(b)
+		},
+	})
+	var root atomic.Value
+	root.Store("file:///srv/a")
+	h := &handler{roots: func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+		return &conduit.ListRootsResult{Roots: []conduit.Root{{URI: root.Load().(string)}}}, nil
+	}}
+	c, err := conduit.Connect(callCtx(t), inProcessServer(t, server), conduit.Options{Handler: h, Era: conduit.EraLegacy})
+	require.NoError(t, err)
+	defer c.Close()
+	root.Store("file:///srv/b")
+	require.NoError(t, c.RootsChanged(callCtx(t)))
+	select {
+	case got := <-listed:
+		assert.JSONEq(t, `[{"uri":"file:///srv/b"}]`, got)
+	case <-callCtx(t).Done():
+		t.Fatal("the go-sdk server never asked roots/list again")
+	}
 }
 
 // The everything-server's test_elicitation_sep1330_enums cannot be used:

@@ -29,7 +29,7 @@ func TestHandlerSetDeclaresAndRefusesByItsFields(t *testing.T) {
 		}
 		_, srv := connect(t, conduit.Options{Handlers: h}, "2025-11-25")
 		params := srv.Init["params"].(map[string]any)
-		assert.Equal(t, map[string]any{"roots": map[string]any{}}, params["capabilities"])
+		assert.Equal(t, map[string]any{"roots": map[string]any{"listChanged": true}}, params["capabilities"])
 
 		srv.request(1, "sampling/createMessage", samplingParams)
 		srv.expectError(1, messages.CodeMethodNotFound)

@@ -28,7 +28,7 @@ func TestHandshakeOffersLatestAndDeclaresHandlerCapabilities(t *testing.T) {
 		assert.Equal(t, map[string]any{
 			"sampling":    map[string]any{},
 			"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
-			"roots":       map[string]any{},
+			"roots":       map[string]any{"listChanged": true}, // RootsChanged sends notifications/roots/list_changed
 		}, params["capabilities"])
 		assert.Equal(t, "acme", params["clientInfo"].(map[string]any)["name"])
 		assert.Equal(t, "2025-11-25", c.ProtocolVersion())

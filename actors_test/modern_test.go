@@ -170,6 +170,25 @@ func TestModernNoRequestStateWhenNoneCameAndStateOnlyRounds(t *testing.T) {
 	})
 }
 
+// TestModernRequestStateIsTheBytesReceived: <, >, & and a raw U+2028 or
+// U+2029 are sent back as they came, not escaped as json.Marshal would (a
+// server may sign or compare the bytes); escapes that came stay escapes.
+func TestModernRequestStateIsTheBytesReceived(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, srv := connectModernFake(t, conduit.Options{Handler: &handler{}})
+		d := callAsync(c, "x")
+		first := srv.next()
+		state := "\"<a>&b\u2028c\u2029\\u003c\u00e9\""
+		srv.sendRaw(`{"jsonrpc":"2.0","id":` + jsonOf(first["id"]) + `,"result":{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list"}},"requestState":` + state + `}}`)
+		retry := srv.nextRaw()
+		assert.Contains(t, retry, `,"requestState":`+state+`}`)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(retry), &m))
+		srv.reply(m["id"], map[string]any{"resultType": "complete", "content": []any{}})
+		require.NoError(t, (<-d).err)
+	})
+}
+
 func TestModernRoundCapCarriesTheLastInputRequests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, srv := connectModernFake(t, conduit.Options{Handler: &handler{}, MaxRounds: 3})
@@ -1019,5 +1038,44 @@ func TestModernPingAsksServerDiscover(t *testing.T) {
 		assert.Equal(t, "2026-07-28", meta(t, m)["io.modelcontextprotocol/protocolVersion"])
 		srv.reply(m["id"], discoverResult)
 		require.NoError(t, <-done)
+	})
+}
+
+// TestTasksInputRoundsShareTheCallCap: a modern task whose server asks
+// for fresh input forever is capped by Options.MaxRounds as CallModern is
+// (its creating call, then each tasks/update), with the same error, and
+// the task is cancelled.
+func TestTasksInputRoundsShareTheCallCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &handler{}
+		c, srv := connectModernFake(t, conduit.Options{Handler: h, Tasks: true, MaxRounds: 3})
+		d := callAsync(c, "long", conduit.WithAwaitTask())
+		call := srv.next()
+		srv.reply(call["id"], map[string]any{"resultType": "task", "taskId": "t-1", "status": "working"})
+		ask := func(key string) map[string]any {
+			return map[string]any{"resultType": "complete", "taskId": "t-1", "status": "input_required",
+				"inputRequests": map[string]any{key: map[string]any{"method": "roots/list"}}}
+		}
+		for i := range 2 { // rounds 2 and 3: answered
+			get := srv.next()
+			require.Equal(t, "tasks/get", get["method"])
+			srv.reply(get["id"], ask(fmt.Sprint("r", i)))
+			upd := srv.next()
+			require.Equal(t, "tasks/update", upd["method"])
+			srv.reply(upd["id"], map[string]any{"resultType": "complete"})
+		}
+		get := srv.next()
+		require.Equal(t, "tasks/get", get["method"])
+		srv.reply(get["id"], ask("r2"))
+		cancel := srv.next()
+		assert.Equal(t, "tasks/cancel", cancel["method"])
+		assert.Equal(t, "t-1", cancel["params"].(map[string]any)["taskId"])
+		srv.reply(cancel["id"], map[string]any{"resultType": "complete", "taskId": "t-1", "status": "cancelled"})
+		var ce *conduit.Error
+		require.ErrorAs(t, (<-d).err, &ce)
+		assert.Equal(t, conduit.KindProtocol, ce.Kind)
+		assert.Contains(t, ce.Error(), "still input_required after 3 rounds")
+		assert.JSONEq(t, `{"r2":{"method":"roots/list"}}`, string(ce.InputRequests))
+		assert.Equal(t, 2, h.count(), "the third round is not answered")
 	})
 }

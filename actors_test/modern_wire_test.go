@@ -47,7 +47,7 @@ func TestModernMRTRWireBytes(t *testing.T) {
 		retry := srv.nextRaw()
 		id = frameID(t, retry)
 		assert.Equal(t, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{`+meta+`,"arguments":{"n":1,"q":"a \u0026 b"},`+
-			`"inputResponses":{"who":{"action":"accept","content":{"name":"A\u0026a"}}},"name":"ask","requestState":"s \u003c1\u003e"}}`, retry)
+			`"inputResponses":{"who":{"action":"accept","content":{"name":"A\u0026a"}}},"name":"ask","requestState":"s <1>"}}`, retry) // requestState as received
 		srv.sendRaw(`{"jsonrpc":"2.0","id":` + id + `,"result":{"resultType":"complete","content":[{"type":"text","text":"hi Ada"}]}}`)
 		r := <-d
 		require.NoError(t, r.err)

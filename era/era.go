@@ -129,9 +129,14 @@ func (d Declared) Capabilities(version string) map[string]any {
 		caps["elicitation"] = e
 	}
 	if d.Roots {
-		// Conduit never sends notifications/roots/list_changed, so it
-		// does not claim listChanged.
-		caps["roots"] = map[string]any{}
+		// A legacy client tells the server with
+		// notifications/roots/list_changed (Client.RootsChanged); the
+		// modern era has no listChanged (a server asks each time).
+		r := map[string]any{}
+		if e, _ := Of(version); e == messages.EraLegacy {
+			r["listChanged"] = true
+		}
+		caps["roots"] = r
 	}
 	if d.Tasks && version == messages.Version20251125 {
 		// The client only sends task-augmented requests: it hosts no task

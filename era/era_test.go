@@ -55,8 +55,10 @@ func TestCapabilitiesPerRevision(t *testing.T) {
 		{"everything 11-25", everything, true, "2025-11-25", map[string]any{
 			"sampling":    map[string]any{"context": map[string]any{}, "tools": map[string]any{}},
 			"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
-			"roots":       map[string]any{},
+			"roots":       map[string]any{"listChanged": true},
 		}},
+		{"roots 06-18 list changes", messages.Handlers{Roots: roots}, false, "2025-06-18", map[string]any{"roots": map[string]any{"listChanged": true}}},
+		{"roots modern: listChanged is gone", messages.Handlers{Roots: roots}, false, "2026-07-28", map[string]any{"roots": map[string]any{}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, Declare(tc.handler, tc.context).Capabilities(tc.version))

@@ -90,6 +90,9 @@ type Input struct {
 	// Origin is the server's origin (scheme://host[:port]) as the transport
 	// reports it, or "" when unknown.
 	Origin string
+	// Invited marks a roots/list the client asked for: the first after
+	// its notifications/roots/list_changed. It spends no budget.
+	Invited bool
 
 	// form is the elicitation form Before parsed and compiled, reused by
 	// After (compiled once per request).
@@ -209,15 +212,19 @@ func (p *Pipeline) RootsWithheld() int64 { return p.withheld.Load() }
 //
 // The budget is checked first: a request over it is refused without being
 // decoded. A method other than the three input methods is refused with
-// -32601 and does not spend budget.
+// -32601 and does not spend budget, nor does an Invited roots/list.
 func (p *Pipeline) Before(in *Input) (any, *Refusal) {
 	switch in.Method {
 	case messages.MethodCreateMessage, messages.MethodElicit, messages.MethodListRoots:
 	default:
 		return nil, refuse(messages.CodeMethodNotFound, "Method not found: %s", in.Method)
 	}
-	if r := p.budget(in.Method); r != nil {
-		return nil, r
+	// A roots/list the client's own notifications/roots/list_changed
+	// asked for is not charged.
+	if invited := in.Invited && in.Method == messages.MethodListRoots; !invited {
+		if r := p.budget(in.Method); r != nil {
+			return nil, r
+		}
 	}
 	switch in.Method {
 	case messages.MethodCreateMessage:

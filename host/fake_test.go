@@ -40,6 +40,16 @@ type fakeTransport struct {
 	// alone, when set, names a tool whose calls fail by themselves in the
 	// transport (aloneConn).
 	alone string
+	// notified are the notifications the servers received after
+	// initialized, by method. On notifications/roots/list_changed a
+	// server sends asks again, as a server that caches the roots does.
+	notified []string
+}
+
+func (f *fakeTransport) notifications() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.notified)
 }
 
 type fakeServer struct {
@@ -174,6 +184,14 @@ func (s *fakeServer) serve() {
 			}
 			b, _ := json.Marshal(s.pid)
 			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": string(b)}}}
+		case "notifications/roots/list_changed":
+			s.t.mu.Lock()
+			s.t.notified = append(s.t.notified, m.Method)
+			s.t.mu.Unlock()
+			if s.t.asks != "" {
+				_ = s.conn.Write(context.Background(), []byte(`{"jsonrpc":"2.0","id":"ask","method":"`+s.t.asks+`"}`))
+			}
+			continue
 		case "ping":
 			result = map[string]any{}
 		case "resources/list":

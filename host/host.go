@@ -402,6 +402,35 @@ func (h *Host) ReadResource(ctx context.Context, server, uri string, opts ...con
 	return res, nil
 }
 
+// RootsChanged tells servers that the roots of the host's Roots handler
+// have changed (conduit.Client.RootsChanged): server names one, "" every
+// server that is ready. A server not ready has nothing to be told (it asks
+// for the roots anew once it starts), so it is skipped, without waiting
+// for it; an unknown server is KindUsage (ErrUnknownServer). With "", the
+// errors of the servers that failed are joined, in the order of their
+// names.
+func (h *Host) RootsChanged(ctx context.Context, server string) error {
+	h.mu.Lock()
+	clients := map[string]*conduit.Client{}
+	for name, e := range h.servers {
+		if (server == "" || name == server) && e.status.State == StateReady && e.client != nil {
+			clients[name] = e.client
+		}
+	}
+	_, known := h.servers[server]
+	h.mu.Unlock()
+	if server != "" && !known {
+		return &conduit.Error{Kind: conduit.KindUsage, Method: "notifications/roots/list_changed", Message: fmt.Sprintf("no server %q", server), Err: ErrUnknownServer}
+	}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(clients)) {
+		if err := clients[name].RootsChanged(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("server %q: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // ready waits until server is ready and returns its client.
 func (h *Host) ready(ctx context.Context, server, method string) (*entry, *conduit.Client, error) {
 	for {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -259,6 +260,49 @@ func TestInputRequestsCarryTheServerName(t *testing.T) {
 		assert.Empty(t, asked)
 		assert.JSONEq(t, `{"roots":[{"uri":"file:///shared"}]}`, string(<-a.answered))
 		assert.JSONEq(t, `{"roots":[{"uri":"file:///only/b"}]}`, string(<-b.answered))
+	})
+}
+
+// RootsChanged tells one server, or every ready one, that the roots
+// changed: each gets notifications/roots/list_changed and its roots/list
+// then gets the new roots. An unknown server is KindUsage.
+func TestRootsChangedReachesOneServerOrAll(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &fakeTransport{asks: "roots/list", answered: make(chan json.RawMessage, 4)}
+		b := &fakeTransport{asks: "roots/list", answered: make(chan json.RawMessage, 4)}
+		var mu sync.Mutex
+		root := "file:///v1"
+		opts := Options{Client: conduit.Options{Handlers: conduit.Handlers{Roots: func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return &conduit.ListRootsResult{Roots: []conduit.Root{{URI: root}}}, nil
+		}}}}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{}), "b": stdio(RestartPolicy{})}}, map[string]*fakeTransport{"a": a, "b": b}, opts)
+		synctest.Wait()
+		assert.JSONEq(t, `{"roots":[{"uri":"file:///v1"}]}`, string(<-a.answered))
+		assert.JSONEq(t, `{"roots":[{"uri":"file:///v1"}]}`, string(<-b.answered))
+
+		mu.Lock()
+		root = "file:///v2"
+		mu.Unlock()
+		require.NoError(t, h.RootsChanged(context.Background(), ""))
+		synctest.Wait()
+		assert.Equal(t, []string{"notifications/roots/list_changed"}, a.notifications())
+		assert.Equal(t, []string{"notifications/roots/list_changed"}, b.notifications())
+		assert.JSONEq(t, `{"roots":[{"uri":"file:///v2"}]}`, string(<-a.answered))
+		assert.JSONEq(t, `{"roots":[{"uri":"file:///v2"}]}`, string(<-b.answered))
+
+		require.NoError(t, h.RootsChanged(context.Background(), "b"))
+		synctest.Wait()
+		assert.Len(t, a.notifications(), 1, "only b is told")
+		assert.Len(t, b.notifications(), 2)
+		assert.JSONEq(t, `{"roots":[{"uri":"file:///v2"}]}`, string(<-b.answered))
+
+		err := h.RootsChanged(context.Background(), "zzz")
+		var ce *conduit.Error
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, conduit.KindUsage, ce.Kind)
+		assert.ErrorIs(t, err, ErrUnknownServer)
 	})
 }
 

@@ -16,7 +16,7 @@ import "context"
 // counted in Stats.AbandonedHandlers until it returns, and its late answer
 // is discarded.
 //
-// Notification and Log run one at a time, in arrival order, in one
+// Notification, Progress and Log run one at a time, in arrival order, in one
 // goroutine. Their ctx ends when the client closes: what still waits is then
 // discarded (Stats.NotificationsDiscarded), and a callback that ignores ctx
 // is abandoned and counted like an input callback; Close does not wait for
@@ -37,10 +37,30 @@ type Handlers struct {
 	ElicitationModes []string
 	// Roots answers roots/list. Set, it advertises "roots".
 	Roots func(ctx context.Context, req *RootsRequest) (*ListRootsResult, error)
-	// Notification receives server notifications other than log entries,
-	// one at a time in arrival order.
+	// Notification receives server notifications other than log entries
+	// (and other than progress when Progress is set), one at a time in
+	// arrival order.
 	Notification func(ctx context.Context, nc NotificationContext, n *Notification)
+	// Progress, when set, receives every notifications/progress decoded
+	// (the Notification hook then no longer sees them), one at a time in
+	// arrival order with the other notifications. A progress notification
+	// without a token or a numeric progress is dropped and counted in
+	// Stats.Malformed.
+	Progress func(ctx context.Context, nc NotificationContext, p *Progress)
 	// Log receives sanitised server log entries (notifications/message),
 	// one at a time in arrival order, interleaved with notifications.
 	Log func(ctx context.Context, nc NotificationContext, entry *LoggingMessage)
+}
+
+// Listens reports whether a hook of h receives a server notification of
+// method: Log the log entries, Progress (or else Notification) progress,
+// Notification the rest.
+func (h *Handlers) Listens(method string) bool {
+	switch method {
+	case MethodLog:
+		return h.Log != nil
+	case MethodProgress:
+		return h.Progress != nil || h.Notification != nil
+	}
+	return h.Notification != nil
 }

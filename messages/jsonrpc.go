@@ -393,7 +393,15 @@ func marshalParams(params any) (json.RawMessage, error) {
 // and a raw member that is already compact and needs no HTML escaping is
 // appended as is: Marshal would re-validate and compact every raw payload
 // through reflection.
-func (f *Frame) Encode() ([]byte, error) {
+func (f *Frame) Encode() ([]byte, error) { return f.encode(appendRaw) }
+
+// EncodeAsIs is Encode with Params written as they are, only compacted
+// (jsonscan.Compacted): no <, >, & or U+2028/9 in them is escaped. It is
+// for params that carry a peer's bytes to be returned exactly as received
+// (a modern retry's requestState); invalid JSON is an error.
+func (f *Frame) EncodeAsIs() ([]byte, error) { return f.encode(appendCompacted) }
+
+func (f *Frame) encode(appendParams func([]byte, json.RawMessage) ([]byte, error)) ([]byte, error) {
 	b := make([]byte, 0, 64+len(f.Method)+len(f.Params)+len(f.Result))
 	b = append(b, `{"jsonrpc":`...)
 	b = jsonscan.AppendString(b, f.JSONRPC)
@@ -406,7 +414,7 @@ func (f *Frame) Encode() ([]byte, error) {
 		b = jsonscan.AppendString(append(b, `,"method":`...), f.Method)
 	}
 	if len(f.Params) > 0 {
-		if b, err = appendRaw(append(b, `,"params":`...), f.Params); err != nil {
+		if b, err = appendParams(append(b, `,"params":`...), f.Params); err != nil {
 			return nil, err
 		}
 	}
@@ -461,6 +469,16 @@ func EncodeObject(members map[string]json.RawMessage) ([]byte, error) {
 // (jsonscan.Marshaled: null for nil); invalid JSON is an error.
 func appendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
 	v, ok := jsonscan.Marshaled(raw)
+	if !ok {
+		return nil, errors.New("jsonrpc: a raw member is not valid JSON")
+	}
+	return append(b, v...), nil
+}
+
+// appendCompacted appends raw compacted, its strings byte for byte
+// (jsonscan.Compacted); invalid JSON is an error.
+func appendCompacted(b []byte, raw json.RawMessage) ([]byte, error) {
+	v, ok := jsonscan.Compacted(raw)
 	if !ok {
 		return nil, errors.New("jsonrpc: a raw member is not valid JSON")
 	}

@@ -369,6 +369,23 @@ type LoggingMessage struct {
 	Data   any    `json:"data"`
 }
 
+// Progress is a server's notifications/progress, decoded for
+// Handlers.Progress.
+type Progress struct {
+	// Token is the progressToken of the request it reports on (the one
+	// given to WithProgressToken): a string, or an int64 for an integer
+	// (a float64 for any other number).
+	Token any
+	// Progress is how far along it is; it grows with each notification.
+	Progress float64
+	// Total is the amount Progress reaches at the end, nil when the server
+	// does not know it.
+	Total *float64
+	// Message is the server's description of the step, sanitised (as the
+	// strings of a log entry are, cut to 4 096 characters); "" when none.
+	Message string
+}
+
 // Notification is a server notification other than a log entry.
 type Notification struct {
 	Method string          `json:"method"`

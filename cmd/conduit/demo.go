@@ -361,29 +361,21 @@ func (o *demoObserver) HandleLog(ctx context.Context, nc conduit.NotificationCon
 	o.seen.Add(1)
 }
 
-func (o *demoObserver) HandleNotification(ctx context.Context, nc conduit.NotificationContext, n *conduit.Notification) {
-	if n.Method == messages.MethodProgress {
-		var p struct {
-			Progress json.Number `json:"progress"`
-			Total    json.Number `json:"total"`
-			Message  string      `json:"message"`
-		}
-		if json.Unmarshal(n.Params, &p) == nil {
-			// Unlike log entries, notifications reach the handler as
-			// the server sent them: clean what is shown.
-			line := sanitize.Text(p.Progress.String(), 20)
-			if p.Total != "" {
-				line += "/" + sanitize.Text(p.Total.String(), 20)
-			}
-			if p.Message != "" {
-				line += " " + sanitize.Text(p.Message, 200)
-			}
-			fmt.Fprintf(o.out, "  progress %s\n", line)
-			o.progress.Add(1)
-			o.seen.Add(1)
-			return
-		}
+// HandleProgress shows progress decoded (its message sanitised by Conduit).
+func (o *demoObserver) HandleProgress(_ context.Context, _ conduit.NotificationContext, p *conduit.Progress) {
+	line := fmt.Sprintf("%g", p.Progress)
+	if p.Total != nil {
+		line += fmt.Sprintf("/%g", *p.Total)
 	}
+	if p.Message != "" {
+		line += " " + sanitize.Text(p.Message, 200)
+	}
+	fmt.Fprintf(o.out, "  progress %s\n", line)
+	o.progress.Add(1)
+	o.seen.Add(1)
+}
+
+func (o *demoObserver) HandleNotification(ctx context.Context, nc conduit.NotificationContext, n *conduit.Notification) {
 	o.notifier.HandleNotification(ctx, nc, n) // logged with -v
 	o.seen.Add(1)
 }
@@ -391,7 +383,7 @@ func (o *demoObserver) HandleNotification(ctx context.Context, nc conduit.Notifi
 // observe returns inner with o's notification hooks: the client declares
 // exactly what inner declares.
 func (o *demoObserver) observe(inner conduit.Handlers) conduit.Handlers {
-	inner.Log, inner.Notification = o.HandleLog, o.HandleNotification
+	inner.Log, inner.Notification, inner.Progress = o.HandleLog, o.HandleNotification, o.HandleProgress
 	return inner
 }
 

@@ -135,7 +135,7 @@ type logLine struct {
 
 // handlers is the notifier as a handler set's notification hooks.
 func (n *notifier) handlers() conduit.Handlers {
-	return conduit.Handlers{Notification: n.HandleNotification, Log: n.HandleLog}
+	return conduit.Handlers{Notification: n.HandleNotification, Log: n.HandleLog, Progress: n.HandleProgress}
 }
 
 // HandleLog prints one sanitised log entry: a JSON object with --json,
@@ -168,15 +168,16 @@ func (n *notifier) HandleLog(_ context.Context, _ conduit.NotificationContext, e
 	_, _ = n.w.Write(line)
 }
 
-// HandleNotification shows progress as a bar on stderr (a JSON line with
-// --json) and logs every other notification (shown with -v).
-func (n *notifier) HandleNotification(_ context.Context, _ conduit.NotificationContext, note *conduit.Notification) {
-	if note.Method == messages.MethodProgress {
-		if line, ok := progressLine(note.Params, n.json); ok {
-			_, _ = n.w.Write(line)
-			return
-		}
+// HandleProgress shows progress as a bar on stderr (a JSON line with
+// --json).
+func (n *notifier) HandleProgress(_ context.Context, _ conduit.NotificationContext, p *conduit.Progress) {
+	if line, ok := progressLine(p, n.json); ok {
+		_, _ = n.w.Write(line)
 	}
+}
+
+// HandleNotification logs every notification but progress (shown with -v).
+func (n *notifier) HandleNotification(_ context.Context, _ conduit.NotificationContext, note *conduit.Notification) {
 	n.logger.Info("server notification", "method", note.Method)
 	n.logger.Debug("server notification params", "method", note.Method, "params", string(note.Params))
 }
@@ -194,26 +195,19 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 // progressLine renders notifications/progress: a bar when the total is
-// known, the count otherwise, and the server's message sanitised.
-func progressLine(params json.RawMessage, asJSON bool) ([]byte, bool) {
-	var p struct {
-		Progress *float64 `json:"progress"`
-		Total    *float64 `json:"total"`
-		Message  string   `json:"message"`
-	}
-	if json.Unmarshal(params, &p) != nil || p.Progress == nil {
-		return nil, false
-	}
+// known, the count otherwise, and the server's message (sanitised by
+// Conduit) cut to 200 characters.
+func progressLine(p *conduit.Progress, asJSON bool) ([]byte, bool) {
 	msg := sanitize.Text(p.Message, 200)
 	if asJSON {
-		b, err := json.Marshal(map[string]any{"progress": *p.Progress, "total": p.Total, "message": msg})
+		b, err := json.Marshal(map[string]any{"progress": p.Progress, "total": p.Total, "message": msg})
 		return append(b, '\n'), err == nil
 	}
 	const width = 20
 	if p.Total == nil || *p.Total <= 0 {
-		return fmt.Appendf(nil, "progress %g %s\n", *p.Progress, msg), true
+		return fmt.Appendf(nil, "progress %g %s\n", p.Progress, msg), true
 	}
-	frac := min(max(*p.Progress / *p.Total, 0), 1)
+	frac := min(max(p.Progress / *p.Total, 0), 1)
 	filled := int(frac*width + 0.5)
 	return fmt.Appendf(nil, "progress [%s%s] %3.0f%% %s\n", strings.Repeat("#", filled), strings.Repeat("-", width-filled), frac*100, msg), true
 }

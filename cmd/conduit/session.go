@@ -327,7 +327,7 @@ func (a *app) inputHandlers(logger *slog.Logger, interactive bool) (conduit.Hand
 		ih := newInteractiveHandler(a.std.in, a.std.err, roots, flagRoots != nil, o.handlerTimeout)
 		ih.samplingCommand = cmd
 		handlers = ih.handlers()
-		handlers.Notification, handlers.Log = n.HandleNotification, n.HandleLog
+		handlers.Notification, handlers.Log, handlers.Progress = n.HandleNotification, n.HandleLog, n.HandleProgress
 	}
 	warnMissingRoots(logger, o.roots)
 	if ans != nil {

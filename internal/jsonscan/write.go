@@ -30,7 +30,7 @@ func Marshaled(raw []byte) ([]byte, bool) {
 	if !Valid(raw) {
 		return nil, false
 	}
-	if plain(raw) {
+	if plain(raw, true) {
 		return raw, true
 	}
 	var compact, escaped bytes.Buffer
@@ -39,10 +39,29 @@ func Marshaled(raw []byte) ([]byte, bool) {
 	return escaped.Bytes(), true
 }
 
-// plain reports whether valid JSON raw has no space outside strings and no
-// byte json.Marshal would escape inside them (<, >, & and the first byte of
-// U+2028 and U+2029).
-func plain(raw []byte) bool {
+// Compacted returns raw compacted and otherwise as it is: every string
+// byte for byte, no escaping added (unlike Marshaled). Raw that is already
+// compact is returned as is, not copied. It reports false when raw is not
+// valid JSON, empty included; nil is null.
+func Compacted(raw []byte) ([]byte, bool) {
+	if raw == nil {
+		return []byte("null"), true
+	}
+	if !Valid(raw) {
+		return nil, false
+	}
+	if plain(raw, false) {
+		return raw, true
+	}
+	var compact bytes.Buffer
+	_ = json.Compact(&compact, raw) // valid JSON always compacts
+	return compact.Bytes(), true
+}
+
+// plain reports whether valid JSON raw has no space outside strings and,
+// when html is set, no byte json.Marshal would escape inside them (<, >, &
+// and the first byte of U+2028 and U+2029).
+func plain(raw []byte, html bool) bool {
 	inString := false
 	for i := 0; i < len(raw); i++ {
 		c := raw[i]
@@ -53,7 +72,9 @@ func plain(raw []byte) bool {
 			case '"':
 				inString = false
 			case '<', '>', '&', 0xE2:
-				return false
+				if html {
+					return false
+				}
 			}
 			continue
 		}

@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
@@ -59,4 +60,43 @@ func TestAppendString(t *testing.T) {
 			t.Errorf("%q: got %s, want %s", s, got, want)
 		}
 	}
+}
+
+// checkCompacted holds Compacted to json.Compact: the same bytes (strings
+// byte for byte, no escaping added), and false where raw is not valid.
+func checkCompacted(t *testing.T, raw json.RawMessage) {
+	t.Helper()
+	var want bytes.Buffer
+	wantErr := json.Compact(&want, raw)
+	if raw == nil {
+		want.Reset()
+		want.WriteString("null")
+		wantErr = nil
+	}
+	got, ok := Compacted(raw)
+	if ok != (wantErr == nil) {
+		t.Fatalf("%q: ok %v, json.Compact error %v", raw, ok, wantErr)
+	}
+	if ok && string(got) != want.String() {
+		t.Fatalf("%q:\n got %s\nwant %s", raw, got, want.String())
+	}
+}
+
+func TestCompactedKeepsStringsAsTheyCame(t *testing.T) {
+	for _, tc := range marshaledCases {
+		t.Run(tc.name, func(t *testing.T) { checkCompacted(t, tc.raw) })
+	}
+	raw := []byte("\"<b>&\u2028\u2029\\u0026\"")
+	got, ok := Compacted(raw)
+	if !ok || string(got) != string(raw) || &got[0] != &raw[0] {
+		t.Fatalf("compact raw: got %s (copied: %v), want it as is", got, ok && &got[0] != &raw[0])
+	}
+}
+
+// FuzzCompacted is TestCompactedKeepsStringsAsTheyCame on arbitrary values.
+func FuzzCompacted(f *testing.F) {
+	for _, tc := range marshaledCases {
+		f.Add(string(tc.raw))
+	}
+	f.Fuzz(func(t *testing.T, raw string) { checkCompacted(t, json.RawMessage(raw)) })
 }
