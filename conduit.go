@@ -76,6 +76,7 @@ type WriteQueueOverflowError = messages.WriteQueueOverflowError
 const (
 	KindTimeout      = messages.KindTimeout
 	KindCancelled    = messages.KindCancelled
+	KindRefused      = messages.KindRefused
 	KindTransport    = messages.KindTransport
 	KindProtocol     = messages.KindProtocol
 	KindRPC          = messages.KindRPC

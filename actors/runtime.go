@@ -108,7 +108,17 @@ type session struct {
 }
 
 type counters struct {
-	serverRequests, busy, notificationsDropped, notificationsDiscarded, logsDropped, malformed, unknownResponses, notificationPanics, writeQueueOverflows atomic.Int64
+	serverRequests, busy, rateLimited, refused, notificationsDropped, notificationsDiscarded, logsDropped, malformed, unknownResponses, notificationPanics, writeQueueOverflows atomic.Int64
+}
+
+// refusedBy counts a guard's refusal of an input request in Stats: over
+// the budget (RateLimited) or by another rule (Refused).
+func (s *shared) refusedBy(r *guards.Refusal) {
+	if r.Outcome == guards.OutcomeRateLimited {
+		s.counters.rateLimited.Add(1)
+	} else {
+		s.counters.refused.Add(1)
+	}
 }
 
 // audit calls the audit hook with the error filled in. A panicking hook is
@@ -385,7 +395,7 @@ func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage,
 		return rt.outcome(ctx, out)
 	case <-ctx.Done():
 		rt.system.Root.Send(rt.pid, &cancelCall{id: id, reason: "cancelled by the caller"})
-		return nil, &messages.Error{Kind: messages.KindCancelled, Method: method, Err: context.Cause(ctx)}
+		return nil, messages.ContextEnded(ctx, method)
 	case <-rt.done:
 		select {
 		case out := <-reply:
@@ -461,6 +471,8 @@ func (rt *Runtime) Stats() messages.Stats {
 	return messages.Stats{
 		ServerRequests:            c.serverRequests.Load(),
 		Busy:                      c.busy.Load(),
+		RateLimited:               c.rateLimited.Load(),
+		Refused:                   c.refused.Load(),
 		AbandonedHandlers:         rt.shared.abandoned.Load(),
 		NotificationsDropped:      c.notificationsDropped.Load(),
 		NotificationsDiscarded:    c.notificationsDiscarded.Load(),

@@ -13,6 +13,18 @@ type Stats struct {
 	// Busy counts server requests refused with -32000 because
 	// MaxServerRequests were already running.
 	Busy int64
+	// RateLimited counts input requests refused over the server's input
+	// budget (Options.InputRateLimit and InputBurst): sampling with
+	// Options.Sampling's rejection code (-1 by default), elicitation and
+	// roots with -32000 (legacy); a modern call fails with KindRefused.
+	// Audited with outcome rate_limited.
+	RateLimited int64
+	// Refused counts input requests a guard refused by one of its other
+	// rules (package guards): params that break the specification or a
+	// limit (a bound, a URL verdict, a form), an answer that does not fit
+	// its request, or a capability the client did not declare. Busy and
+	// RateLimited refusals are not in it. Audited with outcome refused.
+	Refused int64
 	// AbandonedHandlers is how many callbacks that ignored their context
 	// are still running after Conduit stopped waiting for them (a gauge):
 	// input handlers whose request ended (timeout, cancellation, close)
