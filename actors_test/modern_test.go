@@ -281,7 +281,7 @@ func TestModernGuardRefusalAndHandlerFailure(t *testing.T) {
 			"u": map[string]any{"method": "elicitation/create", "params": map[string]any{"mode": "url", "message": "m", "url": "http://evil.example/"}}}})
 		var ce *conduit.Error
 		require.ErrorAs(t, (<-d).err, &ce)
-		assert.Equal(t, conduit.KindProtocol, ce.Kind)
+		assert.Equal(t, conduit.KindRefused, ce.Kind)
 		require.NotNil(t, ce.RPC)
 		assert.Equal(t, messages.CodeInvalidParams, ce.RPC.Code)
 
