@@ -182,7 +182,7 @@ const (
 	DefaultMaxTotalTimeout    = 30 * time.Minute
 	DefaultHandlerTimeout     = actors.DefaultHandlerTimeout
 	DefaultElicitationTimeout = actors.DefaultElicitationTimeout
-	DefaultMaxServerRequests  = 8
+	DefaultMaxServerRequests  = actors.DefaultMaxServerRequests
 )
 
 // SamplingOptions configure the sampling guards. Zero values take defaults.

@@ -193,16 +193,29 @@ type Runtime struct {
 	finished bool   // teardown has taken after
 }
 
+// Defaults of the zero Config, the one place each is written (package
+// conduit re-exports DefaultMaxServerRequests; its Options take the rest
+// through Config).
+const (
+	// DefaultMaxServerRequests caps the input requests handled at once.
+	DefaultMaxServerRequests = 8
+	// DefaultLogRate and DefaultLogBurst limit the server's log entries.
+	DefaultLogRate  rate.Limit = 50
+	DefaultLogBurst            = 100
+	// DefaultFlushTimeout bounds how long Close waits for queued writes.
+	DefaultFlushTimeout = 2 * time.Second
+)
+
 // Start spawns the actors for cfg.Conn and starts reading from it.
 func Start(cfg Config) *Runtime {
 	if cfg.MaxServerRequests <= 0 {
-		cfg.MaxServerRequests = 8
+		cfg.MaxServerRequests = DefaultMaxServerRequests
 	}
 	if cfg.LogRate <= 0 {
-		cfg.LogRate = 50
+		cfg.LogRate = DefaultLogRate
 	}
 	if cfg.LogBurst <= 0 {
-		cfg.LogBurst = 100
+		cfg.LogBurst = DefaultLogBurst
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -211,7 +224,7 @@ func Start(cfg Config) *Runtime {
 		cfg.Guards = guards.New(guards.Config{})
 	}
 	if cfg.FlushTimeout <= 0 {
-		cfg.FlushTimeout = 2 * time.Second
+		cfg.FlushTimeout = DefaultFlushTimeout
 	}
 	if cfg.MaxInboundBytes <= 0 {
 		cfg.MaxInboundBytes = DefaultMaxInboundBytes
