@@ -201,7 +201,7 @@ const (
 	DefaultMaxServerRequests = 8
 	// DefaultLogRate and DefaultLogBurst limit the server's log entries.
 	DefaultLogRate  rate.Limit = 50
-	DefaultLogBurst            = 100
+	DefaultLogBurst int        = 100
 	// DefaultFlushTimeout bounds how long Close waits for queued writes.
 	DefaultFlushTimeout = 2 * time.Second
 )
