@@ -73,7 +73,8 @@ type Report struct {
 	Refusals map[string]int64 `json:"refusals,omitempty"`
 	// Stats sums the clients' counters: Busy server requests, drops…
 	Stats conduit.Stats `json:"stats"`
-	// RateLimited counts input requests over the input budget.
+	// RateLimited counts input requests over the input budget
+	// (Stats.RateLimited).
 	RateLimited int64 `json:"rate_limited"`
 	// Servers are the server processes Run started, with their peak RSS;
 	// empty when unknown (not a stdio server, or not Linux).
