@@ -447,10 +447,11 @@ func TestModernMaxTotalTimeoutEndsInputGathering(t *testing.T) {
 
 func TestModernServerRequestIsRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, srv := connectModernFake(t, conduit.Options{Handler: &handler{}})
+		c, srv := connectModernFake(t, conduit.Options{Handler: &handler{}})
 		srv.request(1, "roots/list", nil)
 		e := srv.expectError(1, messages.CodeMethodNotFound)
 		assert.Contains(t, e["message"], "there are no server requests in 2026-07-28")
+		assert.EqualValues(t, 1, c.Stats().Refused)
 	})
 }
 

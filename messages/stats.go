@@ -19,11 +19,13 @@ type Stats struct {
 	// roots with -32000 (legacy); a modern call fails with KindRefused.
 	// Audited with outcome rate_limited.
 	RateLimited int64
-	// Refused counts input requests a guard refused by one of its other
-	// rules (package guards): params that break the specification or a
-	// limit (a bound, a URL verdict, a form), an answer that does not fit
-	// its request, or a capability the client did not declare. Busy and
-	// RateLimited refusals are not in it. Audited with outcome refused.
+	// Refused counts input requests refused by a rule of the client's
+	// other than the budget: a guard's (package guards: params that break
+	// the specification or a bound, a URL verdict, sampling with no call in
+	// flight, an answer that does not fit its request), a capability the
+	// client did not declare, or a request the era or the handshake does
+	// not allow. Busy, RateLimited and a handler's own errors are not in
+	// it (all are audited refused but the first two).
 	Refused int64
 	// AbandonedHandlers is how many callbacks that ignored their context
 	// are still running after Conduit stopped waiting for them (a gauge):
