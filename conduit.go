@@ -76,6 +76,7 @@ type WriteQueueOverflowError = messages.WriteQueueOverflowError
 const (
 	KindTimeout      = messages.KindTimeout
 	KindCancelled    = messages.KindCancelled
+	KindRefused      = messages.KindRefused
 	KindTransport    = messages.KindTransport
 	KindProtocol     = messages.KindProtocol
 	KindRPC          = messages.KindRPC
@@ -181,7 +182,7 @@ const (
 	DefaultMaxTotalTimeout    = 30 * time.Minute
 	DefaultHandlerTimeout     = actors.DefaultHandlerTimeout
 	DefaultElicitationTimeout = actors.DefaultElicitationTimeout
-	DefaultMaxServerRequests  = 8
+	DefaultMaxServerRequests  = actors.DefaultMaxServerRequests
 )
 
 // SamplingOptions configure the sampling guards. Zero values take defaults.
@@ -222,8 +223,16 @@ type Options struct {
 	HandlerTimeout time.Duration
 	// MaxServerRequests caps server requests running at once (8).
 	MaxServerRequests int
-	// InputRateLimit and InputBurst budget one server's input requests
-	// (10/s, bursts of 20).
+	// InputRateLimit and InputBurst budget one server's input requests,
+	// sampling, elicitation and roots together: 10 a second, bursts of 20
+	// (the specification's numbers), for 0 or less; rate.Inf lifts the
+	// budget. A request over it is refused, not queued: sampling with
+	// Sampling.RejectionCode (-1, "Sampling rejected: rate limited"),
+	// elicitation and roots with -32000 ("rate limited"); in the modern era
+	// the call that asked fails with KindRefused and that code. Each
+	// refusal is counted in Stats.RateLimited and audited rate_limited. An
+	// agent that fans out calls that each make the server ask for input
+	// raises both (README, "Fan-out agents").
 	InputRateLimit rate.Limit
 	InputBurst     int
 	// LogRateLimit and LogBurst limit the server's log entries (50/s,

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/actors"
 	"github.com/conduitmcp/conduit/guards"
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/transport"
@@ -124,4 +125,13 @@ func refusingServer(conn transport.Conn) {
 			send(map[string]any{"jsonrpc": "2.0", "id": callID, "error": map[string]any{"code": -32601, "message": "Unknown tool: missing"}})
 		}
 	}
+}
+
+// Each default is written in one place: the root's constants are the
+// runtime's, so that what the root documents is what bites (the root's
+// DefaultMaxServerRequests was an 8 of its own that nothing read).
+func TestDefaultsHaveOneSource(t *testing.T) {
+	assert.Equal(t, actors.DefaultMaxServerRequests, conduit.DefaultMaxServerRequests)
+	assert.Equal(t, actors.DefaultHandlerTimeout, conduit.DefaultHandlerTimeout)
+	assert.Equal(t, actors.DefaultElicitationTimeout, conduit.DefaultElicitationTimeout)
 }

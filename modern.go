@@ -106,6 +106,9 @@ func (c *Client) discover(ctx context.Context, s *session, version string) (era.
 		case KindRPC:
 			return era.ReadProbe(nil, ce.RPC), nil
 		case KindTimeout:
+			if ctx.Err() != nil {
+				break // the caller's own deadline, not the probe's: no verdict
+			}
 			c.opts.Logger.Debug("server/discover unanswered: a legacy server", "timeout", timeout)
 			return era.Probe{Era: messages.EraLegacy}, nil
 		}

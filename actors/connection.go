@@ -448,11 +448,13 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 		// refused before the tracker relates it (to initialize, the one
 		// call in flight) and before any guard or callback.
 		c.shared.logger.Warn("server request before the handshake ended; refused", "method", f.Method)
+		c.shared.counters.refused.Add(1)
 		refuse(messages.CodeInvalidRequest, guards.OutcomeRefused, "Invalid Request: %s sent before the handshake ended (until then a server may send only ping and logging)", f.Method)
 		return
 	}
 	if sess.era == messages.EraModern {
 		c.shared.logger.Warn("modern server sent a request; refused", "method", f.Method)
+		c.shared.counters.refused.Add(1)
 		refuse(messages.CodeMethodNotFound, guards.OutcomeRefused, "Method not found: %s (there are no server requests in %s)", f.Method, sess.version)
 		return
 	}

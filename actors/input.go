@@ -120,6 +120,7 @@ func (in *input) start(parent context.Context, g *inputGrant, d driver) (outcome
 	}
 	req, refusal := in.shared.guards.Before(&in.guard)
 	if refusal != nil {
+		in.shared.refusedBy(refusal)
 		return in.end(outcome{ending: refused, rpc: refusal.Err, audit: refusal.Outcome}), true
 	}
 	in.req, in.parent = req, parent
@@ -149,6 +150,7 @@ func (in *input) returned(out supervisor.Outcome) (outcome, bool) {
 	}
 	result, refusal := in.shared.guards.After(&in.guard, in.req, out.Result)
 	if refusal != nil {
+		in.shared.refusedBy(refusal)
 		return in.end(outcome{ending: rejected, rpc: refusal.Err, audit: refusal.Outcome}), true
 	}
 	var raw json.RawMessage
@@ -286,6 +288,7 @@ func (in *input) logAttrs(kv ...any) []any {
 func (s *shared) undeclared(rec messages.AuditRecord) *messages.RPCError {
 	e := &messages.RPCError{Code: messages.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %s (the client did not declare this capability)", rec.Method)}
 	rec.Time, rec.Outcome = time.Now(), guards.OutcomeRefused
+	s.counters.refused.Add(1)
 	s.audit(rec, e)
 	return e
 }

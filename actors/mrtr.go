@@ -118,7 +118,7 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				return nil, &messages.Error{Kind: messages.KindCancelled, Method: m.Method, Err: context.Cause(ctx)}
+				return nil, messages.ContextEnded(ctx, m.Method)
 			case err := <-expired:
 				t.Stop()
 				return nil, err
@@ -186,7 +186,7 @@ func (rt *Runtime) send(ctx context.Context, m *callRequest, logical messages.ID
 		return nil, err
 	case <-ctx.Done():
 		rt.system.Root.Send(rt.pid, &cancelCall{id: id, reason: "cancelled by the caller"})
-		return nil, &messages.Error{Kind: messages.KindCancelled, Method: method, Err: context.Cause(ctx)}
+		return nil, messages.ContextEnded(ctx, method)
 	case <-rt.done:
 		return nil, rt.life.closedErr(method)
 	}
@@ -233,7 +233,7 @@ func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, ra
 	if len(reqs) == 1 {
 		res, err := rt.answerInput(ctx, m, reqs[0], grant, expired)
 		if ctx.Err() != nil {
-			return nil, &messages.Error{Kind: messages.KindCancelled, Method: m.Method, Err: context.Cause(ctx)}
+			return nil, messages.ContextEnded(ctx, m.Method)
 		}
 		if err != nil {
 			return nil, err
@@ -273,7 +273,7 @@ func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, ra
 		<-waited
 	}
 	if ctx.Err() != nil {
-		return nil, &messages.Error{Kind: messages.KindCancelled, Method: m.Method, Err: context.Cause(ctx)}
+		return nil, messages.ContextEnded(ctx, m.Method)
 	}
 	if err != nil {
 		return nil, err
@@ -368,7 +368,7 @@ func (rt *Runtime) answerInput(ctx context.Context, m Modern, r inputRequest, g 
 	case answered:
 		return o.raw, nil
 	case refused:
-		return nil, &messages.Error{Kind: messages.KindProtocol, Method: m.Method, RPC: o.rpc,
+		return nil, &messages.Error{Kind: messages.KindRefused, Method: m.Method, RPC: o.rpc,
 			Message: fmt.Sprintf("input request %q refused", r.key)}
 	case failed:
 		return nil, &messages.Error{Kind: messages.KindInputHandler, Method: m.Method,

@@ -108,7 +108,17 @@ type session struct {
 }
 
 type counters struct {
-	serverRequests, busy, notificationsDropped, notificationsDiscarded, logsDropped, malformed, unknownResponses, notificationPanics, writeQueueOverflows atomic.Int64
+	serverRequests, busy, rateLimited, refused, notificationsDropped, notificationsDiscarded, logsDropped, malformed, unknownResponses, notificationPanics, writeQueueOverflows atomic.Int64
+}
+
+// refusedBy counts a guard's refusal of an input request in Stats: over
+// the budget (RateLimited) or by another rule (Refused).
+func (s *shared) refusedBy(r *guards.Refusal) {
+	if r.Outcome == guards.OutcomeRateLimited {
+		s.counters.rateLimited.Add(1)
+	} else {
+		s.counters.refused.Add(1)
+	}
 }
 
 // audit calls the audit hook with the error filled in. A panicking hook is
@@ -183,16 +193,29 @@ type Runtime struct {
 	finished bool   // teardown has taken after
 }
 
+// Defaults of the zero Config, the one place each is written (package
+// conduit re-exports DefaultMaxServerRequests; its Options take the rest
+// through Config).
+const (
+	// DefaultMaxServerRequests caps the input requests handled at once.
+	DefaultMaxServerRequests = 8
+	// DefaultLogRate and DefaultLogBurst limit the server's log entries.
+	DefaultLogRate  rate.Limit = 50
+	DefaultLogBurst int        = 100
+	// DefaultFlushTimeout bounds how long Close waits for queued writes.
+	DefaultFlushTimeout = 2 * time.Second
+)
+
 // Start spawns the actors for cfg.Conn and starts reading from it.
 func Start(cfg Config) *Runtime {
 	if cfg.MaxServerRequests <= 0 {
-		cfg.MaxServerRequests = 8
+		cfg.MaxServerRequests = DefaultMaxServerRequests
 	}
 	if cfg.LogRate <= 0 {
-		cfg.LogRate = 50
+		cfg.LogRate = DefaultLogRate
 	}
 	if cfg.LogBurst <= 0 {
-		cfg.LogBurst = 100
+		cfg.LogBurst = DefaultLogBurst
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -201,7 +224,7 @@ func Start(cfg Config) *Runtime {
 		cfg.Guards = guards.New(guards.Config{})
 	}
 	if cfg.FlushTimeout <= 0 {
-		cfg.FlushTimeout = 2 * time.Second
+		cfg.FlushTimeout = DefaultFlushTimeout
 	}
 	if cfg.MaxInboundBytes <= 0 {
 		cfg.MaxInboundBytes = DefaultMaxInboundBytes
@@ -385,7 +408,7 @@ func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage,
 		return rt.outcome(ctx, out)
 	case <-ctx.Done():
 		rt.system.Root.Send(rt.pid, &cancelCall{id: id, reason: "cancelled by the caller"})
-		return nil, &messages.Error{Kind: messages.KindCancelled, Method: method, Err: context.Cause(ctx)}
+		return nil, messages.ContextEnded(ctx, method)
 	case <-rt.done:
 		select {
 		case out := <-reply:
@@ -466,6 +489,8 @@ func (rt *Runtime) Stats() messages.Stats {
 	return messages.Stats{
 		ServerRequests:            c.serverRequests.Load(),
 		Busy:                      c.busy.Load(),
+		RateLimited:               c.rateLimited.Load(),
+		Refused:                   c.refused.Load(),
 		AbandonedHandlers:         rt.shared.abandoned.Load(),
 		NotificationsDropped:      c.notificationsDropped.Load(),
 		NotificationsDiscarded:    c.notificationsDiscarded.Load(),

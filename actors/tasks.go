@@ -83,8 +83,8 @@ func (l *Logical) Answer(ctx context.Context, m Modern, reqs map[string]json.Raw
 
 // Wait waits d between two requests, or less when wake fires (then it
 // reports true). It returns the call's timeout when its deadline passes
-// meanwhile, a KindCancelled error when ctx ends, and a closed error when
-// the connection ends.
+// meanwhile, a KindCancelled or KindTimeout error when ctx ends, and a
+// closed error when the connection ends.
 func (l *Logical) Wait(ctx context.Context, d time.Duration, wake <-chan struct{}) (bool, error) {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -96,7 +96,7 @@ func (l *Logical) Wait(ctx context.Context, d time.Duration, wake <-chan struct{
 	case err := <-l.expired:
 		return false, err
 	case <-ctx.Done():
-		return false, &messages.Error{Kind: messages.KindCancelled, Method: l.method, Err: context.Cause(ctx)}
+		return false, messages.ContextEnded(ctx, l.method)
 	case <-l.rt.done:
 		return false, l.rt.life.closedErr(l.method)
 	}

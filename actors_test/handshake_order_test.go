@@ -113,6 +113,7 @@ func TestServerRequestsBeforeTheHandshakeEndsAreRefused(t *testing.T) {
 		requireRefusedBeforeHandshake(t, audits[0:3], messages.IntID(1), messages.IntID(2), messages.IntID(3))
 		requireRefusedBeforeHandshake(t, audits[3:6], messages.IntID(11), messages.IntID(12), messages.IntID(13))
 		assert.Equal(t, conduit.OutcomeAnswered, audits[6].Outcome)
+		assert.EqualValues(t, 6, c.Stats().Refused)
 		assert.EqualValues(t, 7, c.Stats().ServerRequests)
 	})
 }

@@ -221,25 +221,27 @@ func TestBusyBeyondMaxServerRequests(t *testing.T) {
 		}}
 		var audits []conduit.AuditRecord
 		c, srv := connect(t, conduit.Options{Handler: h, Audit: func(r conduit.AuditRecord) { audits = append(audits, r) }}, "2025-11-25")
-		for i := range 8 {
+		// The default is the root's constant: the one that bites.
+		const n = conduit.DefaultMaxServerRequests
+		for i := range n {
 			srv.request(i, "roots/list", nil)
 		}
 		synctest.Wait()
-		assert.Equal(t, 8, h.count())
-		srv.request(8, "roots/list", nil)
-		e := srv.expectError(8, messages.CodeBusy)
-		assert.Equal(t, "Server busy: 8 requests already running", e["message"])
-		assert.Equal(t, 8, h.count())
+		assert.Equal(t, n, h.count())
+		srv.request(n, "roots/list", nil)
+		e := srv.expectError(n, messages.CodeBusy)
+		assert.Equal(t, fmt.Sprintf("Server busy: %d requests already running", n), e["message"])
+		assert.Equal(t, n, h.count())
 		close(release)
 		seen := map[float64]bool{}
-		for range 8 {
+		for range n {
 			m := srv.next()
 			seen[m["id"].(float64)] = true
 		}
-		assert.Len(t, seen, 8)
+		assert.Len(t, seen, n)
 		// Slots are free again.
-		srv.request(9, "roots/list", nil)
-		srv.expectResponse(9)
+		srv.request(n+1, "roots/list", nil)
+		srv.expectResponse(n + 1)
 		assert.EqualValues(t, 1, c.Stats().Busy)
 		synctest.Wait()
 		require.NotEmpty(t, audits)

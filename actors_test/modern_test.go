@@ -300,7 +300,7 @@ func TestModernGuardRefusalAndHandlerFailure(t *testing.T) {
 			"u": map[string]any{"method": "elicitation/create", "params": map[string]any{"mode": "url", "message": "m", "url": "http://evil.example/"}}}})
 		var ce *conduit.Error
 		require.ErrorAs(t, (<-d).err, &ce)
-		assert.Equal(t, conduit.KindProtocol, ce.Kind)
+		assert.Equal(t, conduit.KindRefused, ce.Kind)
 		require.NotNil(t, ce.RPC)
 		assert.Equal(t, messages.CodeInvalidParams, ce.RPC.Code)
 
@@ -466,10 +466,11 @@ func TestModernMaxTotalTimeoutEndsInputGathering(t *testing.T) {
 
 func TestModernServerRequestIsRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, srv := connectModernFake(t, conduit.Options{Handler: &handler{}})
+		c, srv := connectModernFake(t, conduit.Options{Handler: &handler{}})
 		srv.request(1, "roots/list", nil)
 		e := srv.expectError(1, messages.CodeMethodNotFound)
 		assert.Contains(t, e["message"], "there are no server requests in 2026-07-28")
+		assert.EqualValues(t, 1, c.Stats().Refused)
 	})
 }
 

@@ -36,7 +36,6 @@ type inputMeter struct {
 	mu           sync.Mutex
 	outcomes     map[string]map[string]int64 // method → outcome → count
 	refusals     map[string]int64
-	rateLimited  int64
 	unattributed time.Duration
 	// from is the end of the warm-up: unattributed input that starts
 	// before it belongs to no counted call. Zero until the load starts.
@@ -113,8 +112,6 @@ func (in *inputMeter) audit(r conduit.AuditRecord) {
 			key = fmt.Sprintf("%d %s", *r.Code, r.Message)
 		}
 		in.refusals[key]++
-	case conduit.OutcomeRateLimited:
-		in.rateLimited++
 	}
 }
 
@@ -134,6 +131,5 @@ func (in *inputMeter) fill(rep *Report) {
 			rep.Refusals[k] = v
 		}
 	}
-	rep.RateLimited = in.rateLimited
 	rep.Time.UnattributedInput = Millis(in.unattributed)
 }

@@ -146,6 +146,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for _, c := range clients {
 		rep.Stats = rep.Stats.Add(c.Stats())
 	}
+	rep.RateLimited = rep.Stats.RateLimited
 	closeAll(clients)
 	in.fill(rep)
 	return rep, nil
@@ -334,6 +335,11 @@ func (r *runner) call(ctx context.Context, c *conduit.Client, j job) {
 	}
 	input = min(input, took)
 	outcome, message := outcomeOf(res, err), ""
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		// The run was interrupted (its context ended, by a deadline or
+		// not): the call did not time out on its own.
+		outcome = string(conduit.KindCancelled)
+	}
 	if outcome != OutcomeOK {
 		message = messageOf(res, err)
 	}

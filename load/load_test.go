@@ -184,7 +184,7 @@ func TestInputBudgetBites(t *testing.T) {
 			Sessions: 1, Concurrency: 1, Calls: 25,
 			Mix: []load.Call{{Tool: "summarise"}},
 		})
-		assert.Equal(t, map[string]int64{"ok": 20, "protocol -1": 5}, rep.Outcomes)
+		assert.Equal(t, map[string]int64{"ok": 20, "refused -1": 5}, rep.Outcomes)
 		assert.Equal(t, map[string]int64{"answered": 20, "rate_limited": 5}, rep.Input["sampling/createMessage"])
 		assert.Equal(t, int64(5), rep.RateLimited)
 		assert.Equal(t, int64(25), audited)

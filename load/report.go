@@ -53,7 +53,7 @@ type Report struct {
 	Time TimeSplit `json:"time"`
 	// Outcomes counts the calls by how they ended: "ok", "is_error",
 	// "timeout", "transport", "rpc <code>" (the server's JSON-RPC error),
-	// or the error's kind ("protocol", "input_handler", "cancelled",
+	// or the error's kind ("protocol", "refused", "input_handler", "cancelled",
 	// "closed", "task_cancelled", "usage", "internal"), followed by the
 	// code when the error carries one ("protocol -1": a modern input
 	// request refused by a guard with -1).
@@ -73,7 +73,8 @@ type Report struct {
 	Refusals map[string]int64 `json:"refusals,omitempty"`
 	// Stats sums the clients' counters: Busy server requests, drops…
 	Stats conduit.Stats `json:"stats"`
-	// RateLimited counts input requests over the input budget.
+	// RateLimited counts input requests over the input budget
+	// (Stats.RateLimited).
 	RateLimited int64 `json:"rate_limited"`
 	// Servers are the server processes Run started, with their peak RSS;
 	// empty when unknown (not a stdio server, or not Linux).

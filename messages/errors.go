@@ -1,6 +1,7 @@
 package messages
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,23 +75,69 @@ var (
 	ErrHeaderMismatch          = &RPCError{Code: CodeHeaderMismatch, Message: "Header mismatch"}
 )
 
-// Kind classifies a failed call: whose fault it is and what ended it.
-// Each kind keeps the meaning written here; new kinds may be added.
+// Kind classifies a failed call: whose fault it is and what ended it, so
+// a caller can switch on it. Each kind keeps the meaning written here; new
+// kinds may be added.
 type Kind string
 
 // The kinds of Error.
 const (
-	KindTimeout       Kind = "timeout"        // the call's deadline passed
-	KindCancelled     Kind = "cancelled"      // the caller's context ended
-	KindTransport     Kind = "transport"      // the connection failed, the server exited, or a request got no answer (an HTTP error status, a connection refused)
-	KindProtocol      Kind = "protocol"       // the server broke the protocol, or a guard refused
-	KindRPC           Kind = "rpc"            // the server answered with a JSON-RPC error
-	KindInputHandler  Kind = "input_handler"  // a handler failed while answering input (modern)
-	KindClosed        Kind = "closed"         // the client was closed
-	KindTaskCancelled Kind = "task_cancelled" // the server cancelled the call's task (its status became "cancelled")
-	KindUsage         Kind = "usage"          // the caller's own mistake, found before anything was sent: an invalid option or argument, arguments or params that do not encode, a server the host does not run (unknown or disabled)
-	KindInternal      Kind = "internal"       // Conduit's own fault (an internal actor failed): a bug, never the server's nor the caller's
+	// KindTimeout: a deadline passed: the call's own (WithTimeout,
+	// WithMaxTotalTimeout) or the caller's context deadline, when
+	// errors.Is(err, context.DeadlineExceeded) is true as well.
+	KindTimeout Kind = "timeout"
+	// KindCancelled: the caller's context was cancelled
+	// (errors.Is(err, context.Canceled)).
+	KindCancelled Kind = "cancelled"
+	// KindTransport: the connection failed, the server exited, or a
+	// request got no answer (an HTTP error status, a connection refused).
+	KindTransport Kind = "transport"
+	// KindProtocol: the server broke the protocol (a malformed answer, an
+	// input request for a capability the client did not declare, no end
+	// to its input rounds).
+	KindProtocol Kind = "protocol"
+	// KindRefused: a guard of this client refused the server's input
+	// request (modern): over the server's input budget, or params that
+	// break the specification or a bound. RPC is the error the guard
+	// refused with (-1 for sampling over the budget, -32000 otherwise
+	// over it, -32602 for invalid params); Stats counts it in RateLimited
+	// or Refused.
+	KindRefused Kind = "refused"
+	// KindRPC: the server answered with a JSON-RPC error (RPC).
+	KindRPC Kind = "rpc"
+	// KindInputHandler: a handler failed while answering input, or its
+	// answer was refused (modern).
+	KindInputHandler Kind = "input_handler"
+	// KindClosed: the client was closed.
+	KindClosed Kind = "closed"
+	// KindTaskCancelled: the server cancelled the call's task (its status
+	// became "cancelled").
+	KindTaskCancelled Kind = "task_cancelled"
+	// KindUsage: the caller's own mistake, found before anything was
+	// sent: an invalid option or argument, arguments or params that do
+	// not encode, a server the host does not run (unknown or disabled).
+	KindUsage Kind = "usage"
+	// KindInternal: Conduit's own fault (an internal actor failed): a
+	// bug, never the server's nor the caller's.
+	KindInternal Kind = "internal"
 )
+
+// ContextEnded is the error of a call abandoned because ctx ended:
+// KindTimeout when its deadline passed, KindCancelled when it was
+// cancelled. Err is context.Cause(ctx), joined with ctx.Err() when the
+// cause does not wrap it, so that errors.Is(err,
+// context.DeadlineExceeded) or errors.Is(err, context.Canceled) holds.
+func ContextEnded(ctx context.Context, method string) *Error {
+	kind := KindCancelled
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		kind = KindTimeout
+	}
+	cause := context.Cause(ctx)
+	if !errors.Is(cause, ctx.Err()) {
+		cause = errors.Join(ctx.Err(), cause)
+	}
+	return &Error{Kind: kind, Method: method, Err: cause}
+}
 
 // WriteQueueOverflowError says that the server stopped reading its input:
 // the messages queued for it and not yet written would have passed Limit

@@ -13,6 +13,20 @@ type Stats struct {
 	// Busy counts server requests refused with -32000 because
 	// MaxServerRequests were already running.
 	Busy int64
+	// RateLimited counts input requests refused over the server's input
+	// budget (Options.InputRateLimit and InputBurst): sampling with
+	// Options.Sampling's rejection code (-1 by default), elicitation and
+	// roots with -32000 (legacy); a modern call fails with KindRefused.
+	// Audited with outcome rate_limited.
+	RateLimited int64
+	// Refused counts input requests refused by a rule of the client's
+	// other than the budget: a guard's (package guards: params that break
+	// the specification or a bound, a URL verdict, sampling with no call in
+	// flight, an answer that does not fit its request), a capability the
+	// client did not declare, or a request the era or the handshake does
+	// not allow. Busy, RateLimited and a handler's own errors are not in
+	// it (all are audited refused but the first two).
+	Refused int64
 	// AbandonedHandlers is how many callbacks that ignored their context
 	// are still running after Conduit stopped waiting for them (a gauge):
 	// input handlers whose request ended (timeout, cancellation, close)

@@ -190,7 +190,7 @@ func (a *app) runDemo(ctx context.Context) error {
 	}
 	d := &demoRun{out: out, client: client, srv: srv, obs: obs, audit: audit, era: o.era, scripted: builtIn, interactive: interactive,
 		samplingTools: handlers.SamplingTools}
-	finishDrops := a.watchDrops(clientDrops(client, audit.next))
+	finishDrops := a.watchDrops(clientDrops(client))
 	runErr := d.run(ctx, handlerDesc, demoOrDefault(o.logLevel, demoLogLevel))
 	if err := client.Close(); err != nil {
 		logger.Debug("close", "err", err)

@@ -29,7 +29,7 @@ func TestDemo(t *testing.T) {
 			"two rounds of input_required, the first answer carried in the sealed requestState (modern)",
 			"task     task-1 working (Preparing the export)",
 			"ran as task task-1",
-			"error    tools/call: protocol: input request \"plan\" refused: jsonrpc error -32602",
+			"error    tools/call: refused: input request \"plan\" refused: jsonrpc error -32602",
 		}},
 		{"legacy", []string{
 			"era      legacy, protocol 2025-11-25 (pinned with --era legacy: initialize, no probe)",

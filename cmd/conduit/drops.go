@@ -15,12 +15,9 @@ import (
 // client dropped.
 const dropInterval = 10 * time.Second
 
-// dropCounts are the client's drop counters: its Stats, and the input
-// requests refused over the server's budget, which only the audit records
-// tell (outcome rate_limited).
+// dropCounts are the client's drop counters: its Stats.
 type dropCounts struct {
-	stats       conduit.Stats
-	rateLimited int64
+	stats conduit.Stats
 }
 
 // dropKind is one kind of drop: its key in the --json summary, the words
@@ -37,7 +34,7 @@ var dropKinds = []dropKind{
 	{"notifications_queue_full", "notification over the queue (1000 or 16 MiB waiting)", "notifications over the queue (1000 or 16 MiB waiting)", func(d dropCounts) int64 { return d.stats.NotificationsDropped }},
 	{"notifications_discarded", "notification discarded at close", "notifications discarded at close", func(d dropCounts) int64 { return d.stats.NotificationsDiscarded }},
 	{"input_busy", "input request refused as busy (over --max-server-requests)", "input requests refused as busy (over --max-server-requests)", func(d dropCounts) int64 { return d.stats.Busy }},
-	{"input_rate_limited", "input request refused over the server's budget", "input requests refused over the server's budget", func(d dropCounts) int64 { return d.rateLimited }},
+	{"input_rate_limited", "input request refused over the server's budget", "input requests refused over the server's budget", func(d dropCounts) int64 { return d.stats.RateLimited }},
 	{"roots_withheld", "root withheld from the server (not a local file:// URI)", "roots withheld from the server (not local file:// URIs)", func(d dropCounts) int64 { return d.stats.RootsWithheld }},
 	{"malformed", "malformed message from the server", "malformed messages from the server", func(d dropCounts) int64 { return d.stats.Malformed }},
 	{"unknown_responses", "response to no request in flight", "responses to no request in flight", func(d dropCounts) int64 { return d.stats.UnknownResponses }},
@@ -136,10 +133,7 @@ func (a *app) watchDrops(counts func() dropCounts) (finish func()) {
 	}
 }
 
-// clientDrops reads the drop counters of client, whose input requests
-// audit records.
-func clientDrops(client *conduit.Client, audit *auditor) func() dropCounts {
-	return func() dropCounts {
-		return dropCounts{stats: client.Stats(), rateLimited: audit.rateLimited.Load()}
-	}
+// clientDrops reads the drop counters of client.
+func clientDrops(client *conduit.Client) func() dropCounts {
+	return func() dropCounts { return dropCounts{stats: client.Stats()} }
 }

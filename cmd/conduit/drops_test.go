@@ -53,7 +53,7 @@ func TestDropReporterPrintsWhatIsNewSinceTheLastSummary(t *testing.T) {
 			d.stats.NotificationsDiscarded = 6
 			d.stats.RootsWithheld = 1
 			d.stats.Busy = 2
-			d.rateLimited = 3
+			d.stats.RateLimited = 3
 			d.stats.Malformed = 4
 			d.stats.UnknownResponses = 5
 			d.stats.NotificationHandlerPanics = 9 // not a drop
@@ -85,7 +85,7 @@ func TestDropReporterJSONOneObjectPerSummary(t *testing.T) {
 		var out bytes.Buffer
 		tick := make(chan time.Time)
 		r := startDropReporter(counts.get, &out, true, tick)
-		counts.add(func(d *dropCounts) { d.stats.LogsDropped = 1900; d.rateLimited = 2 })
+		counts.add(func(d *dropCounts) { d.stats.LogsDropped = 1900; d.stats.RateLimited = 2 })
 		tick <- time.Time{}
 		synctest.Wait()
 		counts.add(func(d *dropCounts) { d.stats.Busy = 1 })
@@ -279,7 +279,7 @@ func TestDropSummaryMatchesStats(t *testing.T) {
 			Era: conduit.EraLegacy, Handlers: n.handlers(), Audit: audit.record, Logger: n.logger,
 		})
 		require.NoError(t, err)
-		finish := a.watchDrops(clientDrops(client, audit))
+		finish := a.watchDrops(clientDrops(client))
 		_, err = client.CallTool(context.Background(), "flood", nil)
 		require.NoError(t, err)
 		// A malformed message too, then the client ends.

@@ -324,7 +324,7 @@ func (a *app) onHost(ctx context.Context, pick func(host.Config) (host.Config, e
 		}
 		// Before the host closes, which leaves no counters (what its
 		// clients discard as they close is not counted).
-		defer a.watchDrops(hostDrops(h, audit))()
+		defer a.watchDrops(hostDrops(h))()
 		logger := newLogger(a.stderr, a.opts.verbose, a.opts.json)
 		for _, st := range h.Status() {
 			if st.State == host.StateParked {
@@ -413,11 +413,10 @@ func (a *app) callAnywhere(ctx context.Context, args []string) error {
 	})
 }
 
-// hostDrops reads the drop counters of the host's servers, summed, whose
-// input requests audit records.
-func hostDrops(h *host.Host, audit *auditor) func() dropCounts {
+// hostDrops reads the drop counters of the host's servers, summed.
+func hostDrops(h *host.Host) func() dropCounts {
 	return func() dropCounts {
-		d := dropCounts{rateLimited: audit.rateLimited.Load()}
+		var d dropCounts
 		for _, st := range h.Status() {
 			d.stats = d.stats.Add(st.Stats)
 		}

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -255,7 +254,7 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 		a.showTail(logger, tail, err)
 		return sizeHint(connectFailed(ctx, err))
 	}
-	finishDrops := a.watchDrops(clientDrops(client, su.audit))
+	finishDrops := a.watchDrops(clientDrops(client))
 	defer func() {
 		if err := client.Close(); err != nil {
 			logger.Debug("close", "err", err)
@@ -420,9 +419,6 @@ type auditor struct {
 	mu     sync.Mutex
 	file   *os.File
 	logger *slog.Logger
-	// rateLimited counts the records with outcome rate_limited, for the
-	// drop summaries: Stats has no such counter.
-	rateLimited atomic.Int64
 }
 
 // answerKeys names the answers-file key of each kind of input request.
@@ -433,9 +429,6 @@ var answerKeys = map[string]string{
 }
 
 func (au *auditor) record(rec conduit.AuditRecord) {
-	if rec.Outcome == conduit.OutcomeRateLimited {
-		au.rateLimited.Add(1)
-	}
 	if key, ok := answerKeys[rec.Method]; ok && rec.Outcome == "refused" && rec.Code != nil && *rec.Code == -32601 {
 		au.logger.Warn(fmt.Sprintf("the server asked for %s, which this client does not offer: add %s to an --answers file", rec.Method, key))
 	}
