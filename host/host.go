@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/restart"
 	"github.com/conduitmcp/conduit/transport"
 )
@@ -462,11 +463,9 @@ func (h *Host) ready(ctx context.Context, server, method string) (*entry, *condu
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			kind := conduit.KindCancelled
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				kind = conduit.KindTimeout
-			}
-			return nil, nil, &conduit.Error{Kind: kind, Method: method, Message: fmt.Sprintf("server %q was not ready in time: %s", server, describe(st)), Err: ctx.Err()}
+			e := messages.ContextEnded(ctx, method) // timeout or cancelled, as a call's
+			e.Message = fmt.Sprintf("server %q was not ready in time: %s", server, describe(st))
+			return nil, nil, e
 		}
 	}
 }
