@@ -70,14 +70,33 @@ func (a *agent) handlers() conduit.Handlers {
 			}
 			return &conduit.CreateMessageResult{Role: "assistant", Content: conduit.Text("you said: " + prompt), Model: "fake-llm"}, nil
 		},
-		// The UI callback: a person would fill the typed form; here each
-		// field takes the default the server gave, which Conduit fills in.
+		// The UI callback: a person fills the typed form. Here a field with
+		// a default is left to it (Conduit fills it in), and a required
+		// one without gets what a person might type.
 		Elicitation: func(_ context.Context, r *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
 			a.asked.Add(1)
 			if r.Mode == "url" {
 				return &conduit.ElicitResult{Action: "decline"}, nil
 			}
-			return &conduit.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+			answer := map[string]any{}
+			for _, f := range r.Form {
+				if f.Default != nil || !f.Required {
+					continue
+				}
+				switch f.Kind {
+				case conduit.FieldBoolean:
+					answer[f.Name] = true
+				case conduit.FieldNumber, conduit.FieldInteger:
+					answer[f.Name] = 1
+				case conduit.FieldSelect:
+					answer[f.Name] = f.Options[0].Value
+				case conduit.FieldMultiSelect:
+					answer[f.Name] = []string{f.Options[0].Value}
+				default:
+					answer[f.Name] = "Ada"
+				}
+			}
+			return &conduit.ElicitResult{Action: "accept", Content: answer}, nil
 		},
 		Roots: func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
 			return &conduit.ListRootsResult{Roots: []conduit.Root{{URI: a.root.Load().(string), Name: "workspace"}}}, nil
@@ -128,11 +147,21 @@ func run(ctx context.Context, logger *slog.Logger, node, ts, gosdk string) error
 		return err
 	}
 	// Sampling and a form, answered by the agent.
-	if _, err := everything.CallTool(ctx, "trigger-sampling-request", map[string]any{"prompt": "hello", "maxTokens": 10}); err != nil {
-		return fmt.Errorf("sampling: %w", err)
-	}
-	if _, err := gs.CallTool(ctx, "test_elicitation", map[string]any{}); err != nil {
-		return fmt.Errorf("elicitation: %w", err)
+	for _, call := range []struct {
+		c    *conduit.Client
+		tool string
+		args map[string]any
+	}{
+		{everything, "trigger-sampling-request", map[string]any{"prompt": "hello", "maxTokens": 10}},
+		{gs, "test_input_required_result_elicitation", map[string]any{}},
+	} {
+		res, err := call.c.CallTool(ctx, call.tool, call.args)
+		switch {
+		case err != nil:
+			return fmt.Errorf("%s: %w", call.tool, err)
+		case res.IsError:
+			return fmt.Errorf("%s reported an error: %v", call.tool, res.Content)
+		}
 	}
 	// Many callers at once.
 	for _, s := range []struct {
