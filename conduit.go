@@ -51,10 +51,12 @@ import (
 // Wire and API types, defined in package messages and re-exported here.
 type (
 	// Error is [messages.Error], the error of every call: Kind (switch
-	// on it), Method, Message, RPC (the server's JSON-RPC error, if any),
-	// Active and Paused (the call's time, working and waiting on input),
-	// InputRequests, ConnectionEnded, and Err (the cause, for errors.Is
-	// and errors.As).
+	// on it), Method, Message, RPC (the server's JSON-RPC error, or the
+	// code a guard refused with), Active and Paused (how long the call was
+	// in flight, and how much of it its deadline was paused while input
+	// was gathered), InputRequests (a modern call that gave up: the last
+	// ones the server sent), ConnectionEnded (see ErrConnectionEnded), and
+	// Err (the cause, for errors.Is and errors.As).
 	Error = messages.Error
 	// Kind is [messages.Kind]: which of the Kind… constants an [Error] is.
 	Kind = messages.Kind

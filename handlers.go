@@ -31,8 +31,8 @@ import (
 //   - Log func(ctx, [NotificationContext], *[LoggingMessage]): the server's
 //     log entries (notifications/message), sanitised, interleaved with them.
 //
-// See [messages.Handlers] for each field's full contract, and
-// the example below.
+// See [messages.Handlers] for each field's full contract, and the example
+// below.
 type Handlers = messages.Handlers
 
 // SamplingHandler answers sampling/createMessage; it is the approval point
