@@ -1,18 +1,30 @@
-// Package conduit is an MCP client runtime for hosts (agents, IDEs,
-// gateways) whose core job is answering a server's requests for input —
-// sampling, elicitation, roots — and its notifications and logs, safely and
-// on time, on supervised actors.
+// Package conduit is an MCP client runtime for Go hosts (agents, IDEs,
+// gateways): [Connect] reaches one server over a [transport.Transport]
+// and returns a [Client] whose calls ([Client.CallTool], [Client.ReadResource],
+// [Client.GetPrompt] …) answer, while they run, the server's requests for
+// input (sampling, elicitation, roots) through the [Handlers] set in
+// [Options], safely and on time, on supervised actors. For many servers,
+// supervised and restarted, use package host.
 //
-// The host answers through a handler set (Options.Handlers: one typed
+// Start with the examples (go doc -ex, or pkg.go.dev): Connect's (a
+// sampling handler), Handlers' (roots and elicitation) and Options.System's
+// (the client's actors in your own protoactor system); host.New's for a
+// host built from code.
+//
+// The host answers through a handler set ([Options].Handlers: one typed
 // function per kind, nil for a kind it does not implement) or a value
-// implementing any of SamplingHandler, ElicitationHandler (with
-// ElicitationModer), RootsLister, NotificationHandler and LogHandler
-// (Options.Handler). The client advertises exactly the capabilities
-// implemented, and Capabilities says which and why.
+// implementing any of [SamplingHandler], [ElicitationHandler] (with
+// [ElicitationModer]), [RootsLister], [NotificationHandler] and
+// [LogHandler] ([Options].Handler). The client advertises exactly the
+// capabilities implemented, and [Capabilities] says which and why. Calls
+// take options ([CallOption]): [WithTimeout] (its clock pauses while input is
+// gathered) and [WithMaxTotalTimeout] (the whole call). Errors are
+// [*Error] with a [Kind].
 //
 // Everyday use needs this package and package transport (how to reach the
 // server): the wire types, sentinel errors, error codes, content helpers and
-// audit outcomes are re-exported here from the packages that implement them.
+// audit outcomes are re-exported here, as aliases, from package messages,
+// which implements them; each alias's doc lists what a user reads of it.
 package conduit
 
 import (
@@ -38,34 +50,85 @@ import (
 
 // Wire and API types, defined in package messages and re-exported here.
 type (
-	Error               = messages.Error
-	Kind                = messages.Kind
-	RPCError            = messages.RPCError
-	ID                  = messages.ID
-	Era                 = messages.Era
-	Stats               = messages.Stats
-	AuditRecord         = messages.AuditRecord
-	RequestContext      = messages.RequestContext
-	SamplingRequest     = messages.SamplingRequest
-	ElicitationRequest  = messages.ElicitationRequest
-	RootsRequest        = messages.RootsRequest
+	// Error is [messages.Error], the error of every call: Kind (switch
+	// on it), Method, Message, RPC (the server's JSON-RPC error, or the
+	// code a guard refused with), Active and Paused (how long the call was
+	// in flight, and how much of it its deadline was paused while input
+	// was gathered), InputRequests (a modern call that gave up: the last
+	// ones the server sent), ConnectionEnded (see ErrConnectionEnded), and
+	// Err (the cause, for errors.Is and errors.As).
+	Error = messages.Error
+	// Kind is [messages.Kind]: which of the Kind… constants an [Error] is.
+	Kind = messages.Kind
+	// RPCError is [messages.RPCError], a JSON-RPC error: Code, Message,
+	// Data (raw JSON), Cause. errors.Is compares codes (see ErrMethodNotFound).
+	RPCError = messages.RPCError
+	// ID is [messages.ID], a JSON-RPC request id (number or string).
+	ID = messages.ID
+	// Era is [messages.Era]: EraLegacy (initialize) or EraModern
+	// (server/discover, stateless requests).
+	Era = messages.Era
+	// Stats is [messages.Stats], the counters of [Client.Stats]: every
+	// drop, refusal and bound that bit (see its fields there).
+	Stats = messages.Stats
+	// AuditRecord is [messages.AuditRecord], what [Options].Audit receives
+	// for every input request, with its outcome.
+	AuditRecord = messages.AuditRecord
+	// RequestContext is [messages.RequestContext], embedded in every input
+	// request: Client (Options.Name), ServerID (Options.ServerID, to route
+	// the request), Era, Assigns (those of the related call, see
+	// WithAssigns), RelatedRequestID and RequestID.
+	RequestContext = messages.RequestContext
+	// SamplingRequest is [messages.SamplingRequest], what a sampling
+	// handler gets: RequestContext, Params (the guarded
+	// [messages.CreateMessageParams]: Messages, SystemPrompt, MaxTokens,
+	// ModelPreferences, Tools …) and Raw (the bytes the server sent).
+	SamplingRequest = messages.SamplingRequest
+	// ElicitationRequest is [messages.ElicitationRequest], what an
+	// elicitation handler gets: RequestContext; Mode ("form" or "url");
+	// for a form, Form (the typed fields, in order: build the UI from it;
+	// see [FormField], [CheckField]) and Fields (flags by name); for a URL,
+	// URL, Host, IDN, OriginMismatch, WrittenHost and HostMapped (what to
+	// warn about); Params and Raw as the server sent them.
+	ElicitationRequest = messages.ElicitationRequest
+	// RootsRequest is [messages.RootsRequest], what a roots handler gets:
+	// its RequestContext alone.
+	RootsRequest = messages.RootsRequest
+	// NotificationContext is [messages.NotificationContext], passed to the
+	// notification and log hooks: Client, ServerID, Era.
 	NotificationContext = messages.NotificationContext
-	FieldInfo           = messages.FieldInfo
+	// FieldInfo is [messages.FieldInfo], a form field's flags:
+	// SensitiveSuspected (the field seems to ask for a secret).
+	FieldInfo = messages.FieldInfo
+	// CreateMessageResult is [messages.CreateMessageResult], a sampling
+	// handler's answer: Role ("assistant"), Content (see [Text]), Model,
+	// StopReason, Meta.
 	CreateMessageResult = messages.CreateMessageResult
-	ElicitResult        = messages.ElicitResult
-	ListRootsResult     = messages.ListRootsResult
-	Root                = messages.Root
-	LoggingMessage      = messages.LoggingMessage
-	Notification        = messages.Notification
-	Implementation      = messages.Implementation
-	Tool                = messages.Tool
-	CallToolResult      = messages.CallToolResult
-	Resource            = messages.Resource
-	ReadResourceResult  = messages.ReadResourceResult
-	Prompt              = messages.Prompt
-	GetPromptResult     = messages.GetPromptResult
-	ContentBlock        = messages.ContentBlock
-	Contents            = messages.Contents
+	// ElicitResult is [messages.ElicitResult], an elicitation handler's
+	// answer: Action (ActionAccept, ActionDecline, ActionCancel), Content
+	// (the form's values by field name, accept only), Meta.
+	ElicitResult = messages.ElicitResult
+	// ListRootsResult is [messages.ListRootsResult], a roots handler's
+	// answer: Roots, Meta.
+	ListRootsResult = messages.ListRootsResult
+	// Root is [messages.Root], one root the client shares: URI (a file://
+	// URI), Name, Meta.
+	Root = messages.Root
+	// LoggingMessage is [messages.LoggingMessage], a server's log entry as
+	// the log hook gets it, sanitised: Level, Logger, Data.
+	LoggingMessage = messages.LoggingMessage
+	// Notification is [messages.Notification], a server notification as
+	// the notification hook gets it: Method, Params (raw JSON).
+	Notification       = messages.Notification
+	Implementation     = messages.Implementation
+	Tool               = messages.Tool
+	CallToolResult     = messages.CallToolResult
+	Resource           = messages.Resource
+	ReadResourceResult = messages.ReadResourceResult
+	Prompt             = messages.Prompt
+	GetPromptResult    = messages.GetPromptResult
+	ContentBlock       = messages.ContentBlock
+	Contents           = messages.Contents
 )
 
 // WriteQueueOverflowError says the server stopped reading its input (see

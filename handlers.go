@@ -12,9 +12,27 @@ import (
 	"github.com/conduitmcp/conduit/messages"
 )
 
-// Handlers is a handler set: one typed function per kind of input, the
-// notification hooks and the capability flags. Set Options.Handlers to
-// one, or Options.Handler to a value implementing the interfaces below.
+// Handlers is [messages.Handlers], a handler set: one typed function per
+// kind of input, the notification hooks and the capability flags. Set
+// [Options].Handlers to one, or [Options].Handler to a value implementing
+// the interfaces below. A nil function is a kind not implemented: not
+// advertised, and refused (-32601) before any callback runs. Its fields:
+//
+//   - Sampling func(ctx, *[SamplingRequest]) (*[CreateMessageResult], error):
+//     sampling/createMessage, the approval point for sampling;
+//     SamplingTools bool: it can run the tools a server offers (declares
+//     sampling.tools).
+//   - Elicitation func(ctx, *[ElicitationRequest]) (*[ElicitResult], error):
+//     elicitation/create; ElicitationModes []string: the modes it handles
+//     ([ModeForm], [ModeURL]; nil means form only).
+//   - Roots func(ctx, *[RootsRequest]) (*[ListRootsResult], error): roots/list.
+//   - Notification func(ctx, [NotificationContext], *[Notification]): the server's
+//     notifications other than log entries, one at a time in arrival order.
+//   - Log func(ctx, [NotificationContext], *[LoggingMessage]): the server's
+//     log entries (notifications/message), sanitised, interleaved with them.
+//
+// See [messages.Handlers] for each field's full contract, and the example
+// below.
 type Handlers = messages.Handlers
 
 // SamplingHandler answers sampling/createMessage; it is the approval point

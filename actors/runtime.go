@@ -6,8 +6,10 @@
 // the one input pipeline of input.go. The Runtime is the only thing the
 // public package sees; no actor type or PID leaves here.
 //
-// Only the root package conduit uses it; a host's supervision tree is
-// package restart.
+// The root package conduit runs connections on it; package restart (a
+// host's supervision tree) uses only NewSystem, so that a host's server
+// supervisors and its servers' connection actors share one actor system.
+// Package host does not import it.
 package actors
 
 import (

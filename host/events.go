@@ -11,9 +11,12 @@ import (
 // happened, starting with one event per server for its current state; and
 // a function that ends the subscription. The channel is closed after
 // cancel, or after the events of Close. Events queue without bound until
-// read: read until the channel is closed, or cancel.
+// read: read until the channel is closed, or cancel. Close returns only
+// once every subscriber has received its final events (each server's
+// stopped) or cancelled, so a cancel right after Close loses none of them;
+// a subscriber that neither reads nor cancels keeps Close waiting.
 func (h *Host) Subscribe() (<-chan Event, func()) {
-	s := &subscriber{wake: make(chan struct{}, 1), stop: make(chan struct{}), finish: make(chan struct{}), out: make(chan Event)}
+	s := &subscriber{wake: make(chan struct{}, 1), stop: make(chan struct{}), finish: make(chan struct{}), done: make(chan struct{}), out: make(chan Event)}
 	h.mu.Lock()
 	now := time.Now()
 	for _, name := range slices.Sorted(maps.Keys(h.servers)) {
@@ -54,6 +57,7 @@ type subscriber struct {
 	wake   chan struct{} // one slot: something was queued
 	stop   chan struct{} // closed by cancel: drop the rest
 	finish chan struct{} // closed by end: deliver the rest, then close out
+	done   chan struct{} // closed when forward returns: all delivered, or cancelled
 	out    chan Event
 }
 
@@ -71,6 +75,7 @@ func (s *subscriber) push(ev Event) {
 func (s *subscriber) end() { close(s.finish) }
 
 func (s *subscriber) forward() {
+	defer close(s.done)
 	defer close(s.out)
 	for {
 		s.mu.Lock()

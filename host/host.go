@@ -573,7 +573,6 @@ func (h *Host) Close() error {
 	h.tree.Close() // stops every supervisor, retired ones included
 	h.wg.Wait()
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	for _, name := range slices.Sorted(maps.Keys(h.servers)) {
 		e := h.servers[name]
 		if e.status.State != StateStopped {
@@ -581,9 +580,17 @@ func (h *Host) Close() error {
 			h.set(name, e, Status{State: StateStopped, Restarts: e.status.Restarts})
 		}
 	}
+	ended := make([]*subscriber, 0, len(h.subs))
 	for s := range h.subs {
 		s.end()
 		delete(h.subs, s)
+		ended = append(ended, s)
+	}
+	h.mu.Unlock()
+	// The stopped events reach every subscriber before Close returns: one
+	// that cancels next loses none (the forwarder drops only on cancel).
+	for _, s := range ended {
+		<-s.done
 	}
 	return nil
 }

@@ -688,3 +688,26 @@ func TestStartTimeout(t *testing.T) {
 		assert.Equal(t, 2, mute.count(), "restarted under its policy")
 	})
 }
+
+// Close's final stopped events are delivered before Close returns: a
+// subscriber that cancels right after Close still has read every one.
+func TestCloseDeliversStoppedBeforeReturning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fakes := map[string]*fakeTransport{"a": {tools: []string{"echo"}}, "b": {tools: []string{"echo"}}}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{}), "b": stdio(RestartPolicy{})}}, fakes, Options{})
+		synctest.Wait()
+		events, cancel := h.Subscribe()
+		var got []string
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for ev := range events {
+				got = append(got, ev.Server+" "+string(ev.State))
+			}
+		}()
+		require.NoError(t, h.Close())
+		cancel()
+		<-done
+		assert.Equal(t, []string{"a ready", "b ready", "a stopped", "b stopped"}, got)
+	})
+}

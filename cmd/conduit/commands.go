@@ -407,14 +407,9 @@ func firstLine(s string) string {
 }
 
 // oneLine keeps a server-chosen name on one line and out of the table's
-// columns: C0 controls become spaces, then sanitize.Text takes out what
-// else could rewrite the table (C1 controls and their sequences, bidi and
-// invisible controls).
+// columns: sanitize.Text, the one implementation, removes escape sequences
+// whole (no "[31m" left behind), C0 and C1 controls, bidi and invisible
+// controls, and turns each run of line breaks and tabs into one space.
 func oneLine(s string) string {
-	return sanitize.Text(strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, strings.TrimSpace(s)), 0)
+	return sanitize.Text(strings.TrimSpace(s), 0)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/sanitize"
 )
 
 // The answers file of the CLI contract, as written there.
@@ -521,9 +522,21 @@ func TestStderrTail(t *testing.T) {
 	assert.Equal(t, strings.Repeat("x", tailLines+4), got[tailLines-1])
 }
 
+// oneLine is sanitize.Text: an escape sequence goes whole, no "[31m" left
+// behind, and line breaks and tabs become one space.
 func TestOneLine(t *testing.T) {
-	assert.Equal(t, "a b c", oneLine("a\tb\x1bc"))
+	for in, want := range map[string]string{
+		"a\tb\x1bc":                      "a b",      // ESC c (terminal reset) goes whole
+		"\x1b[31mred\x1b[0m tool":        "red tool", // CSI colour: no "[31m" residue
+		"  x\r\ny\x00z\x07 ":             "x yz",
+		"name\x1b]0;title\x07 after":     "name after", // OSC window title
+		"\u202eevil\u2028line\x1b[2Kend": "evil lineend",
+	} {
+		assert.Equal(t, want, oneLine(in), "%q", in)
+		assert.Equal(t, sanitize.Text(strings.TrimSpace(in), 0), oneLine(in), "%q: one implementation", in)
+	}
 	assert.Equal(t, "first", firstLine("  first\nsecond"))
+	assert.Equal(t, "first", firstLine("\x1b[1mfirst\x1b[0m\nsecond"))
 }
 
 // A listing shows no C1 control (U+009B is an 8-bit CSI, U+009D an OSC)
