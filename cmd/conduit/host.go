@@ -90,6 +90,10 @@ func (a *app) runHost(ctx context.Context) error {
 				return err
 			}
 			status := h.Status()
+			go func() {
+				for range events { // Close delivers the stopped events before it returns
+				}
+			}()
 			_ = h.Close()
 			a.printStatus(status)
 			var parked []string
