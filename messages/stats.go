@@ -42,7 +42,9 @@ type Stats struct {
 	// LogsDropped counts server log entries over the log rate limit.
 	LogsDropped int64
 	// Malformed counts messages from the server that were not valid
-	// JSON-RPC (answered -32700/-32600, or dropped when undecodable).
+	// JSON-RPC (answered -32700/-32600, or dropped when undecodable), and
+	// log entries and progress notifications dropped because their params
+	// could not be read.
 	Malformed int64
 	// UnknownResponses counts responses to ids with no call in flight
 	// (late answers after a timeout, or a confused server).
