@@ -243,7 +243,7 @@ func editDistance(a, b string) int {
 type Capability struct {
 	// Name is the capability's path in clientCapabilities: "sampling",
 	// "sampling.tools", "sampling.context", "elicitation.form",
-	// "elicitation.url" or "roots".
+	// "elicitation.url", "roots" or "roots.listChanged".
 	Name       string
 	Advertised bool
 	Why        string
@@ -313,6 +313,7 @@ func Capabilities(opts Options) ([]Capability, error) {
 		out = append(out, c)
 	}
 	yes, no = viaHandler("Roots", "RootsLister", "ListRoots")
-	out = append(out, named("roots", set(d.Roots, yes, no)))
+	out = append(out, named("roots", set(d.Roots, yes, no)),
+		named("roots.listChanged", set(d.Roots, "roots are advertised: Client.RootsChanged tells the server", "roots are not advertised")))
 	return out, nil
 }

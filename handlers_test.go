@@ -119,6 +119,7 @@ func TestCapabilitiesSayWhatAndWhy(t *testing.T) {
 		{Name: "elicitation.form", Why: "Options.Handlers.Elicitation is nil"},
 		{Name: "elicitation.url", Why: "Options.Handlers.Elicitation is nil"},
 		{Name: "roots", Why: "Options.Handlers.Roots is nil"},
+		{Name: "roots.listChanged", Why: "roots are not advertised"},
 	}, caps)
 
 	caps, err = conduit.Capabilities(conduit.Options{Handler: full{}, Sampling: conduit.SamplingOptions{Context: true}})
@@ -130,6 +131,7 @@ func TestCapabilitiesSayWhatAndWhy(t *testing.T) {
 		{Name: "elicitation.form", Why: "Options.Handler (conduit_test.full) implements ElicitationHandler (HandleElicitation); mode form not declared"},
 		{Name: "elicitation.url", Advertised: true, Why: "Options.Handler (conduit_test.full) implements ElicitationHandler (HandleElicitation); mode url declared"},
 		{Name: "roots", Advertised: true, Why: "Options.Handler (conduit_test.full) implements RootsLister (ListRoots)"},
+		{Name: "roots.listChanged", Advertised: true, Why: "roots are advertised: Client.RootsChanged tells the server"},
 	}, caps)
 
 	elicit := func(context.Context, *conduit.ElicitationRequest) (*conduit.ElicitResult, error) { return nil, nil }
