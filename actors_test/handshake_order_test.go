@@ -59,14 +59,7 @@ func TestServerRequestsBeforeTheHandshakeEndsAreRefused(t *testing.T) {
 		var mu sync.Mutex
 		var audits []conduit.AuditRecord
 		opts := conduit.Options{Handler: h, Audit: func(r conduit.AuditRecord) { mu.Lock(); audits = append(audits, r); mu.Unlock() }}
-		clientSide, serverSide := transport.NewMemoryPair()
-		srv := newFakeServer(t, serverSide)
-		ch := make(chan *conduit.Client, 1)
-		go func() {
-			c, err := conduit.Connect(context.Background(), transport.NewMemoryTransport(clientSide), opts)
-			assert.NoError(t, err)
-			ch <- c
-		}()
+		ch, ec, srv, serverSide := startClient(t, opts)
 		// While the era probe is in flight.
 		probe := srv.next()
 		require.Equal(t, "server/discover", probe["method"])
@@ -100,12 +93,8 @@ func TestServerRequestsBeforeTheHandshakeEndsAreRefused(t *testing.T) {
 		assert.EqualValues(t, 21, got[nil]["id"])
 		assert.Equal(t, map[string]any{"roots": []any{}}, got[nil]["result"])
 		c := <-ch
-		t.Cleanup(func() {
-			_ = c.Close()
-			_ = serverSide.Close()
-			for range srv.in {
-			}
-		})
+		require.NoError(t, <-ec)
+		t.Cleanup(func() { finish(t, c, srv, serverSide) })
 		assert.Equal(t, 1, h.count(), "no callback ran before the handshake ended")
 		mu.Lock()
 		defer mu.Unlock()
