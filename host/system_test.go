@@ -43,10 +43,13 @@ func TestServersUseTheProgramsSystem(t *testing.T) {
 		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{}), "b": stdio(RestartPolicy{})}},
 			map[string]*fakeTransport{"a": {}, "b": {}}, Options{Client: conduit.Options{System: sys}})
 		synctest.Wait()
-		// Two connection actors and the guardian of the top-level strategy.
-		assert.Equal(t, base+3, registered(sys), "while both are ready")
+		// Two connection actors, beside what the system itself may have
+		// spawned meanwhile (the guardian of the top-level strategy, made
+		// once): counted against each other, not against a fixed number.
+		ready := registered(sys)
+		assert.GreaterOrEqual(t, ready, base+2, "while both are ready")
 		assert.NoError(t, h.Close())
 		synctest.Wait()
-		assert.Equal(t, base+1, registered(sys), "after Close: the guardian alone")
+		assert.Equal(t, ready-2, registered(sys), "after Close: both connection actors gone")
 	})
 }
