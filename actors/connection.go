@@ -51,6 +51,7 @@ type connection struct {
 	initialized bool
 
 	pending  map[messages.ID]*callRequest
+	stream   *stream                      // the subscriptions/listen stream in flight (listen.go)
 	logicals map[messages.ID]*logicalCall // MRTR calls by their logical id
 	children map[*actor.PID]messages.ID   // request child → server request id
 	running  map[messages.ID]*actor.PID   // server request id → request child
@@ -91,6 +92,12 @@ func (c *connection) Receive(ctx actor.Context) {
 		}
 	case *callRequest:
 		c.call(ctx, m)
+	case *listenOpen:
+		c.openStream(ctx, m)
+	case *listenEnd:
+		c.endStream(m.id, m.reason)
+	case *postCallback:
+		c.post(ctx, m.f)
 	case *cancelCall:
 		if p, ok := c.pending[m.id]; ok {
 			c.forget(m.id)
@@ -258,6 +265,7 @@ func (c *connection) expired(m *callExpired) {
 		return
 	}
 	c.forget(id)
+	c.streamAnswered(id)
 	if cancellable(p.method) {
 		c.notify(messages.MethodCancelled, messages.CancelledParams{RequestID: id, Reason: "timeout"})
 	}
@@ -312,6 +320,7 @@ func (c *connection) response(ctx actor.Context, f *messages.Frame) {
 	}
 	c.forget(f.ID)
 	c.ended(p)
+	c.streamAnswered(f.ID)
 	if f.Error != nil {
 		p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindRPC, Method: p.method, RPC: f.Error}, notified: c.flushNotifications(ctx)}
 		return
@@ -379,6 +388,7 @@ func (c *connection) requestFailed(ctx actor.Context, msg transport.Message) {
 	}
 	c.forget(id)
 	c.ended(p)
+	c.streamAnswered(id)
 	p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindTransport, Method: p.method, Message: "the request failed", Err: msg.Err}}
 }
 
@@ -394,6 +404,23 @@ func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame, si
 		if child, ok := c.running[p.RequestID]; ok {
 			ctx.Send(child, &cancelInput{reason: p.Reason})
 		}
+		if c.stream != nil && c.stream.id == p.RequestID {
+			// On stdio the server ends a listen stream this way: a
+			// graceful end, as its result would be.
+			if l, ok := c.pending[p.RequestID]; ok {
+				c.forget(p.RequestID)
+				c.ended(l)
+				l.reply <- callOutcome{}
+			}
+			c.stream = nil
+		}
+		return false
+	}
+	if f.Method == messages.MethodListenAcknowledged {
+		c.acknowledged(f.Params)
+		return false
+	}
+	if messages.Subscribable(f.Method) && c.shared.session.Load().era == messages.EraModern && !c.subscribed(f.Method, f.Params) {
 		return false
 	}
 	if f.Method == messages.MethodTaskStatus {
@@ -402,17 +429,28 @@ func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame, si
 	if !c.shared.handlers.Listens(f.Method) {
 		return false // nobody listens
 	}
-	if c.mailbox == nil {
-		if c.closed {
-			c.shared.counters.notificationsDiscarded.Add(1)
-			return false
-		}
-		mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID}, c.cfg.LogRate, c.cfg.LogBurst, int64(c.cfg.MaxWaitingNotificationBytes))
-		c.life.notifications = mb.queue // read by the teardown once this actor stopped
-		c.mailbox = c.spawn(ctx, mb)
+	if !c.ensureMailbox(ctx) {
+		return false
 	}
 	ctx.Send(c.mailbox, &enqueue{method: f.Method, params: f.Params, size: size})
 	c.notified = nil
+	return true
+}
+
+// ensureMailbox spawns the notification mailbox with the first
+// notification that needs it; once closed it counts that one discarded
+// and reports false.
+func (c *connection) ensureMailbox(ctx actor.Context) bool {
+	if c.mailbox != nil {
+		return true
+	}
+	if c.closed {
+		c.shared.counters.notificationsDiscarded.Add(1)
+		return false
+	}
+	mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID}, c.cfg.LogRate, c.cfg.LogBurst, int64(c.cfg.MaxWaitingNotificationBytes))
+	c.life.notifications = mb.queue // read by the teardown once this actor stopped
+	c.mailbox = c.spawn(ctx, mb)
 	return true
 }
 
@@ -600,6 +638,11 @@ func (c *connection) shutdown(ctx actor.Context, err error) {
 	c.closed = true
 	c.life.stop(err)
 	c.tracker.stop()
+	if c.stream != nil {
+		// Ended cleanly: HTTP closes its stream, stdio tells the server.
+		c.notify(messages.MethodCancelled, messages.CancelledParams{RequestID: c.stream.id, Reason: "client closing"})
+		c.stream = nil
+	}
 	for _, p := range c.pending {
 		p.reply <- callOutcome{err: c.life.closedErr(p.method)}
 	}

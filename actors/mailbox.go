@@ -46,7 +46,9 @@ type item struct {
 	log      *messages.LoggingMessage
 	progress *messages.Progress
 	notif    *messages.Notification
-	size     int64 // its weight against the queue's byte bound (entrySize)
+	update   *messages.ResourceUpdate
+	post     func(ctx context.Context, nc messages.NotificationContext) // Runtime.Post's
+	size     int64                                                      // its weight against the queue's byte bound (entrySize)
 }
 
 // newMailbox returns the mailbox actor; its queue's exited is closed once
@@ -90,6 +92,19 @@ func (m *mailbox) admit(msg *enqueue) {
 		return
 	case m.queue.full(0):
 		c.notificationsDropped.Add(1)
+		return
+	case msg.post != nil:
+		m.queue.admit(item{post: msg.post})
+		return
+	case msg.method == messages.MethodResourceUpdated && m.shared.handlers.ResourceUpdated != nil:
+		var u messages.ResourceUpdate
+		if err := json.Unmarshal(msg.params, &u); err != nil || u.URI == "" {
+			c.malformed.Add(1)
+			m.shared.logger.Warn("malformed notifications/resources/updated dropped (no uri)")
+			return
+		}
+		u.URI, u.Title = sanitize.Text(u.URI, sanitize.MaxString), sanitize.Text(u.Title, sanitize.MaxString)
+		m.queue.admit(item{update: &u, size: int64(len(msg.params))})
 		return
 	case msg.method == messages.MethodProgress && m.shared.handlers.Progress != nil:
 		p, err := decodeProgress(msg.params)
@@ -450,5 +465,23 @@ func (q *notifQueue) deliver(ctx context.Context, it item) {
 		q.shared.handlers.Progress(ctx, nc, it.progress)
 		return
 	}
-	q.shared.handlers.Notification(ctx, nc, it.notif)
+	if it.post != nil {
+		it.post(ctx, nc)
+		return
+	}
+	h := &q.shared.handlers
+	if it.update != nil {
+		h.ResourceUpdated(ctx, nc, it.update)
+		return
+	}
+	switch {
+	case it.notif.Method == messages.MethodToolsListChanged && h.ToolsChanged != nil:
+		h.ToolsChanged(ctx, nc, &messages.ToolsChange{Notifications: 1})
+	case it.notif.Method == messages.MethodPromptsListChanged && h.PromptsChanged != nil:
+		h.PromptsChanged(ctx, nc, &messages.PromptsChange{Notifications: 1})
+	case it.notif.Method == messages.MethodResourcesListChanged && h.ResourcesChanged != nil:
+		h.ResourcesChanged(ctx, nc, &messages.ResourcesChange{Notifications: 1})
+	default:
+		h.Notification(ctx, nc, it.notif)
+	}
 }

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -183,6 +184,9 @@ type (
 		method string
 		params json.RawMessage
 		size   int64 // of the inbound budget, released once admitted
+		// post, when set, is run as a notification callback is
+		// (Runtime.Post): method and params are empty.
+		post func(ctx context.Context, nc messages.NotificationContext)
 	}
 	// flushNotifications: done is to be closed once every notification
 	// handed to the mailbox before it is handled (its callback returned,

@@ -110,7 +110,7 @@ type session struct {
 }
 
 type counters struct {
-	serverRequests, busy, rateLimited, refused, notificationsDropped, notificationsDiscarded, logsDropped, malformed, unknownResponses, notificationPanics, writeQueueOverflows atomic.Int64
+	serverRequests, busy, rateLimited, refused, notificationsDropped, notificationsDiscarded, logsDropped, malformed, unknownResponses, notificationPanics, writeQueueOverflows, unsubscribed atomic.Int64
 }
 
 // refusedBy counts a guard's refusal of an input request in Stats: over
@@ -189,6 +189,14 @@ type Runtime struct {
 	reading sync.WaitGroup // the reader goroutine
 	done    chan struct{}  // closed when teardown has finished
 	nextID  atomic.Int64
+
+	// listener keeps the subscriptions/listen stream (Listen); listening
+	// counts its goroutine, which the teardown waits for once listenClosed
+	// is set: no listener starts after that.
+	listenMu     sync.Mutex
+	listener     *listener
+	listenClosed bool
+	listening    sync.WaitGroup
 
 	afterMu  sync.Mutex
 	after    func() // AfterDone's, until teardown takes it
@@ -300,6 +308,10 @@ func (rt *Runtime) teardown() {
 	rt.system.Root.Send(rt.pid, &closeRequest{err: rt.life.err, done: done})
 	<-done
 	rt.cancel()
+	rt.listenMu.Lock()
+	rt.listenClosed = true
+	rt.listenMu.Unlock()
+	rt.listening.Wait() // it ends with the ctx, its stream with the connection
 	flushed := rt.writer.close()
 	if !rt.writer.stuck() { // else the server reads nothing: no use waiting
 		flush := time.NewTimer(rt.cfg.FlushTimeout)
@@ -502,5 +514,6 @@ func (rt *Runtime) Stats() messages.Stats {
 		NotificationHandlerPanics: c.notificationPanics.Load(),
 		RootsWithheld:             rt.cfg.Guards.RootsWithheld(),
 		WriteQueueOverflows:       c.writeQueueOverflows.Load(),
+		Unsubscribed:              c.unsubscribed.Load(),
 	}
 }

@@ -1,6 +1,9 @@
 package messages
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Handlers is a client's handler set: one typed function per kind of input
 // a server may ask for, the notification hooks, and the capability flags as
@@ -50,17 +53,51 @@ type Handlers struct {
 	// Log receives sanitised server log entries (notifications/message),
 	// one at a time in arrival order, interleaved with notifications.
 	Log func(ctx context.Context, nc NotificationContext, entry *LoggingMessage)
+	// ToolsChanged, PromptsChanged and ResourcesChanged receive
+	// notifications/{tools,prompts,resources}/list_changed, one at a time
+	// with the other notifications (Notification no longer sees them). In
+	// the modern era setting one makes the client open a
+	// subscriptions/listen stream for the kinds the server says change
+	// (listChanged); they advertise nothing.
+	ToolsChanged     func(ctx context.Context, nc NotificationContext, c *ToolsChange)
+	PromptsChanged   func(ctx context.Context, nc NotificationContext, c *PromptsChange)
+	ResourcesChanged func(ctx context.Context, nc NotificationContext, c *ResourcesChange)
+	// ResourceUpdated receives notifications/resources/updated for the
+	// resources subscribed to (Client.Subscribe); Notification no longer
+	// sees them.
+	ResourceUpdated func(ctx context.Context, nc NotificationContext, u *ResourceUpdate)
+	// RefreshLists makes the list-changed hooks receive the fresh list:
+	// once no notification of that kind has come for RefreshDelay (0:
+	// DefaultRefreshDelay), the client lists it and calls the hook once
+	// for all of them.
+	RefreshLists bool
+	RefreshDelay time.Duration
 }
 
 // Listens reports whether a hook of h receives a server notification of
 // method: Log the log entries, Progress (or else Notification) progress,
-// Notification the rest.
+// a typed change hook (or else Notification) its change, Notification
+// the rest.
 func (h *Handlers) Listens(method string) bool {
 	switch method {
 	case MethodLog:
 		return h.Log != nil
 	case MethodProgress:
 		return h.Progress != nil || h.Notification != nil
+	case MethodToolsListChanged:
+		return h.ToolsChanged != nil || h.Notification != nil
+	case MethodPromptsListChanged:
+		return h.PromptsChanged != nil || h.Notification != nil
+	case MethodResourcesListChanged:
+		return h.ResourcesChanged != nil || h.Notification != nil
+	case MethodResourceUpdated:
+		return h.ResourceUpdated != nil || h.Notification != nil
 	}
 	return h.Notification != nil
+}
+
+// Changes are the subscriptions/listen kinds h's change hooks ask for
+// (resource subscriptions apart: Client.Subscribe adds them).
+func (h *Handlers) Changes() Subscriptions {
+	return Subscriptions{ToolsListChanged: h.ToolsChanged != nil, PromptsListChanged: h.PromptsChanged != nil, ResourcesListChanged: h.ResourcesChanged != nil}
 }

@@ -59,6 +59,13 @@ type Stats struct {
 	// stopped reading its input: the messages queued for it passed
 	// Options.MaxWriteQueueBytes (*WriteQueueOverflowError).
 	WriteQueueOverflows int64
+	// Unsubscribed counts change notifications (list changed, resource
+	// updated) and listen acknowledgements a modern server sent outside
+	// what the client's subscriptions/listen stream asked and the server
+	// acknowledged: a kind or resource not acknowledged, a missing or
+	// wrong subscriptionId, or no stream at all. The server must not send
+	// them; they are dropped.
+	Unsubscribed int64
 }
 
 // AuditRecord describes one input request after the guards, with its
