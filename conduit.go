@@ -375,7 +375,7 @@ func (o Options) handlers() (Handlers, error) {
 		return o.Handlers, nil
 	}
 	h := o.Handlers
-	if h.Sampling != nil || h.Elicitation != nil || h.Roots != nil || h.Notification != nil || h.Log != nil || h.Progress != nil || h.SamplingTools || h.ElicitationModes != nil {
+	if h.Sampling != nil || h.Elicitation != nil || h.Roots != nil || h.Notification != nil || h.Log != nil || h.Progress != nil || h.SamplingTools || h.ElicitationModes != nil || hasChangeHooks(&h) {
 		return Handlers{}, fmt.Errorf("%w: set Options.Handler or Options.Handlers, not both", ErrHandler)
 	}
 	return HandlersOf(o.Handler)
@@ -422,6 +422,8 @@ type Client struct {
 	// lingering are sessions renewed away whose abandoned handlers were
 	// still running: they count in AbandonedHandlers until they return.
 	lingering []*actors.Runtime
+
+	changes changes // change notifications (listen.go)
 }
 
 // session is one connection to the server: a transport connection, the
@@ -472,12 +474,14 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 	declared := era.Declare(h, opts.Sampling.Context)
 	declared.Tasks = opts.Tasks
 	c := &Client{t: t, opts: opts, handlers: h, declared: declared, done: make(chan struct{})}
+	c.handlers = c.withRefresh(h)
 	s, err := c.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
 	c.closing, c.abort = context.WithCancel(context.Background())
 	c.start(s)
+	c.startListening(ctx, s)
 	return c, nil
 }
 
@@ -590,6 +594,7 @@ func (c *Client) renew(ctx context.Context, lost *session, method string) (*sess
 	s, err := c.dial(dctx)
 	if err == nil {
 		c.restoreLogLevel(dctx, s)
+		c.restoreSubscriptions(dctx, s)
 	}
 
 	c.mu.Lock()
@@ -734,6 +739,7 @@ func (c *Client) Close() error {
 	}
 	c.mu.Unlock()
 	c.abort()
+	c.stopRefresh()
 	c.redial.Lock() // wait for a renewal to give up and release its session
 	s := c.sess()
 	c.redial.Unlock()

@@ -102,11 +102,18 @@ var handlerInterfaces = []struct {
 	{"NotificationHandler", "HandleNotification", reflect.TypeFor[NotificationHandler]()},
 	{"LogHandler", "HandleLog", reflect.TypeFor[LogHandler]()},
 	{"ProgressHandler", "HandleProgress", reflect.TypeFor[ProgressHandler]()},
+	{"ToolsChangedHandler", "HandleToolsChanged", reflect.TypeFor[ToolsChangedHandler]()},
+	{"PromptsChangedHandler", "HandlePromptsChanged", reflect.TypeFor[PromptsChangedHandler]()},
+	{"ResourcesChangedHandler", "HandleResourcesChanged", reflect.TypeFor[ResourcesChangedHandler]()},
+	{"ResourceUpdatedHandler", "HandleResourceUpdated", reflect.TypeFor[ResourceUpdatedHandler]()},
+	{"ListRefresher", "RefreshDelay", reflect.TypeFor[ListRefresher]()},
 }
 
 // HandlersOf adapts v, a value implementing any of SamplingHandler
 // (+ SamplingToolUser), ElicitationHandler (+ ElicitationModer),
-// RootsLister, NotificationHandler, LogHandler and ProgressHandler, to a
+// RootsLister, NotificationHandler, LogHandler, ProgressHandler and the
+// change hooks (ToolsChangedHandler … ResourceUpdatedHandler,
+// ListRefresher), to a
 // handler set. A nil v
 // is the empty set. The error (matching ErrHandler) names every method that
 // looks meant as a handler method but is not one, so a typo or a pointer
@@ -140,6 +147,7 @@ func HandlersOf(v any) (Handlers, error) {
 	if p, ok := v.(ProgressHandler); ok {
 		h.Progress = p.HandleProgress
 	}
+	changeHooksOf(v, &h)
 	if problems := diagnose(reflect.TypeOf(v)); len(problems) > 0 {
 		return h, fmt.Errorf("%w of type %s: %s", ErrHandler, reflect.TypeOf(v), strings.Join(problems, "; "))
 	}
