@@ -59,16 +59,16 @@ func (n *notes) HandleLog(_ context.Context, nc conduit.NotificationContext, e *
 
 func TestNotificationsInArrivalOrderAndPanicsSkipped(t *testing.T) {
 	inBothEras(t, func(t *testing.T, e eraCase) {
-		n := &notes{panicOn: "notifications/tools/list_changed"}
+		n := &notes{panicOn: "notifications/acme/list_changed"}
 		c, srv := e.connect(t, conduit.Options{Handler: n})
-		srv.notify("notifications/resources/updated", map[string]any{"uri": "a"})
+		srv.notify("notifications/acme/updated", map[string]any{"uri": "a"})
 		srv.notify("notifications/message", map[string]any{"level": "warning", "logger": "idx", "data": "one"})
-		srv.notify("notifications/tools/list_changed", map[string]any{})
+		srv.notify("notifications/acme/list_changed", map[string]any{})
 		srv.notify("notifications/progress", map[string]any{"progressToken": 1, "progress": 2})
 		srv.notify("notifications/message", map[string]any{"level": "bogus", "data": "two", "extra": "dropped"})
 		synctest.Wait()
 		assert.Equal(t, []string{
-			`notifications/resources/updated {"uri":"a"}`,
+			`notifications/acme/updated {"uri":"a"}`,
 			"log warning idx one",
 			`notifications/progress {"progress":2,"progressToken":1}`,
 			"log info  two",
@@ -82,7 +82,7 @@ func TestNotificationContextCarriesClientServerAndEra(t *testing.T) {
 		got := make(chan conduit.NotificationContext, 2)
 		h := notifyFunc(func(nc conduit.NotificationContext) { got <- nc })
 		_, srv := e.connect(t, conduit.Options{Name: "acme", ServerID: "s9", Handler: h})
-		srv.notify("notifications/resources/list_changed", map[string]any{})
+		srv.notify("notifications/acme/list_changed", map[string]any{})
 		srv.notify("notifications/message", map[string]any{"level": "info", "data": "x"})
 		want := conduit.NotificationContext{Client: "acme", ServerID: "s9", Era: e.era}
 		assert.Equal(t, want, <-got, "notification")
@@ -108,7 +108,7 @@ func TestBeyondThousandWaitingNotificationsAreDroppedAndCounted(t *testing.T) {
 		// The first is taken by the handler (and held); 1000 more wait;
 		// the next 5 are dropped.
 		for i := range 1006 {
-			srv.notify("notifications/resources/updated", map[string]any{"i": i})
+			srv.notify("notifications/acme/updated", map[string]any{"i": i})
 		}
 		synctest.Wait()
 		assert.EqualValues(t, 5, c.Stats().NotificationsDropped)
@@ -116,8 +116,8 @@ func TestBeyondThousandWaitingNotificationsAreDroppedAndCounted(t *testing.T) {
 		synctest.Wait()
 		got := n.list()
 		require.Len(t, got, 1001)
-		assert.Equal(t, `notifications/resources/updated {"i":0}`, got[0])
-		assert.Equal(t, `notifications/resources/updated {"i":1000}`, got[1000])
+		assert.Equal(t, `notifications/acme/updated {"i":0}`, got[0])
+		assert.Equal(t, `notifications/acme/updated {"i":1000}`, got[1000])
 	})
 }
 
@@ -234,7 +234,7 @@ func TestCloseCountsNotificationsTheMailboxHadNotAdmitted(t *testing.T) {
 		// it, and is held there while the rest queue up behind it.
 		srv.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message"})
 		for i := range 5 {
-			srv.notify("notifications/resources/updated", map[string]any{"i": i})
+			srv.notify("notifications/acme/updated", map[string]any{"i": i})
 		}
 		synctest.Wait()
 		closeWhileHeld(t, c, release)

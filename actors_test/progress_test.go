@@ -31,7 +31,7 @@ func TestProgressReachesItsTypedHook(t *testing.T) {
 		n := &progressNotes{}
 		c, srv := e.connect(t, conduit.Options{ServerID: "s1", Handler: n})
 		srv.notify("notifications/progress", map[string]any{"progressToken": "conduit-call", "progress": 1, "total": 4, "message": "step \x1b[31mone"})
-		srv.notify("notifications/resources/updated", map[string]any{"uri": "a"})
+		srv.notify("notifications/acme/updated", map[string]any{"uri": "a"})
 		srv.notify("notifications/progress", map[string]any{"progressToken": 7, "progress": 2.5})
 		srv.notify("notifications/progress", map[string]any{"progressToken": "t", "progress": "half"}) // malformed
 		srv.notify("notifications/progress", map[string]any{"progress": 1})                            // no token
@@ -40,7 +40,7 @@ func TestProgressReachesItsTypedHook(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, []string{
 			`progress s1 "conduit-call" 1/4 "step one"`,
-			`notifications/resources/updated {"uri":"a"}`,
+			`notifications/acme/updated {"uri":"a"}`,
 			`progress s1 7 2.5/none ""`,
 			"log info  x",
 		}, n.list())
@@ -67,7 +67,7 @@ func TestProgressHookAloneListens(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := &progressNotes{}
 		c, srv := connect(t, conduit.Options{Handlers: conduit.Handlers{Progress: n.HandleProgress}}, "2025-11-25")
-		srv.notify("notifications/resources/updated", map[string]any{"uri": "a"})
+		srv.notify("notifications/acme/updated", map[string]any{"uri": "a"})
 		srv.notify("notifications/progress", map[string]any{"progressToken": "x", "progress": 3, "total": 3})
 		synctest.Wait()
 		assert.Equal(t, []string{`progress  "x" 3/3 ""`}, n.list())
