@@ -33,6 +33,9 @@ type app struct {
 	// declared is the handler set the client was given (clientOptions):
 	// what it declares.
 	declared conduit.Handlers
+	// hooks, when set, adds a command's own hooks to the handler set
+	// (conduit watch).
+	hooks func(*conduit.Handlers)
 }
 
 // run executes the CLI with args (without the program name) and returns the
@@ -192,6 +195,7 @@ requests answered like any other, its status shown on stderr like progress
 		a.conformanceCommand(),
 		a.demoCommand(),
 		a.loadCommand(),
+		a.watchCommand(),
 	)
 	return root
 }

@@ -177,6 +177,9 @@ func (a *app) setup(server []string, target *configTarget, interactive bool) (*c
 		return nil, err
 	}
 
+	if a.hooks != nil {
+		a.hooks(&handlers)
+	}
 	options := a.clientOptions(handlers, audit, logger)
 	tail := &stderrTail{}
 	var t transport.Transport
