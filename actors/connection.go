@@ -52,6 +52,7 @@ type connection struct {
 
 	pending  map[messages.ID]*callRequest
 	stream   *stream                      // the subscriptions/listen stream in flight (listen.go)
+	retired  []messages.ID                // the last streams ended (listen.go)
 	logicals map[messages.ID]*logicalCall // MRTR calls by their logical id
 	children map[*actor.PID]messages.ID   // request child → server request id
 	running  map[messages.ID]*actor.PID   // server request id → request child
@@ -96,6 +97,8 @@ func (c *connection) Receive(ctx actor.Context) {
 		c.openStream(ctx, m)
 	case *listenEnd:
 		c.endStream(m.id, m.reason)
+	case *listenForget:
+		c.forgetStream(m.id)
 	case *postCallback:
 		c.post(ctx, m.f)
 	case *cancelCall:
@@ -310,6 +313,9 @@ func (c *connection) inbound(ctx actor.Context, msg transport.Message, size int6
 
 func (c *connection) response(ctx actor.Context, f *messages.Frame) {
 	p, ok := c.pending[f.ID]
+	if !ok && c.retiredStream(f.ID) {
+		return // the late answer to a listen stream the client ended
+	}
 	if !ok {
 		c.shared.counters.unknownResponses.Add(1)
 		// Counted (Stats.UnknownResponses) and so shown, not warned of: it

@@ -13,6 +13,7 @@ import (
 
 	"github.com/conduitmcp/conduit/era"
 	"github.com/conduitmcp/conduit/messages"
+	"github.com/conduitmcp/conduit/transport"
 )
 
 // Backoff of a subscriptions/listen stream that ended abruptly: the first
@@ -50,6 +51,17 @@ type listenEnd struct {
 	reason string
 }
 
+// listenForget (listener → connection): the server did not answer the
+// ended stream id within ListenDrain; its request is forgotten.
+type listenForget struct {
+	quiet
+	id messages.ID
+}
+
+// ListenDrain bounds the wait for the server's answer to a stream the
+// client ended before it opens the next (stdio).
+const ListenDrain = time.Second
+
 func (c *connection) openStream(ctx actor.Context, m *listenOpen) {
 	if c.closed {
 		m.call.reply <- callOutcome{err: c.life.closedErr(messages.MethodListen)}
@@ -59,17 +71,51 @@ func (c *connection) openStream(ctx actor.Context, m *listenOpen) {
 	c.call(ctx, m.call)
 }
 
-// endStream ends the stream id, if it is still the one in flight.
+// endStream ends the stream id, if it is still the one in flight. Over
+// a transport that closes the stream to cancel it (Streamable HTTP) the
+// stream has ended; otherwise (stdio) the server may still answer it,
+// and the listener waits for that answer (ListenDrain) before it opens
+// another: a server may tie its subscriptions to the session, and undo
+// them as the old stream ends.
 func (c *connection) endStream(id messages.ID, reason string) {
 	if c.stream == nil || c.stream.id != id {
 		return
 	}
 	c.stream = nil
+	c.retire(id)
+	c.tracker.end(id)
+	c.notify(messages.MethodCancelled, messages.CancelledParams{RequestID: id, Reason: reason})
+	if _, closes := c.cfg.Conn.(transport.Session); closes {
+		c.forgetStream(id)
+	}
+}
+
+// forgetStream forgets an ended stream's request: its answer, if any
+// comes, is dropped without a word.
+func (c *connection) forgetStream(id messages.ID) {
 	if p, ok := c.pending[id]; ok {
 		c.forget(id)
 		c.ended(p)
+		p.reply <- callOutcome{err: &messages.Error{Kind: messages.KindCancelled, Method: messages.MethodListen, Message: "listen stream ended by the client"}}
 	}
-	c.notify(messages.MethodCancelled, messages.CancelledParams{RequestID: id, Reason: reason})
+}
+
+// maxRetired is how many ended streams are remembered.
+const maxRetired = 8
+
+// retire remembers an ended stream: what it still brings is no
+// violation, and is dropped without being counted.
+func (c *connection) retire(id messages.ID) {
+	if len(c.retired) == maxRetired {
+		c.retired = append(c.retired[:0], c.retired[1:]...)
+	}
+	c.retired = append(c.retired, id)
+}
+
+// retiredStream reports whether raw (a subscriptionId or a response id)
+// names an ended stream.
+func (c *connection) retiredStream(id messages.ID) bool {
+	return slices.Contains(c.retired, id)
 }
 
 // streamAnswered forgets the stream once its request has an answer (a
@@ -90,14 +136,20 @@ type changeMeta struct {
 	Notifications messages.Subscriptions `json:"notifications"`
 }
 
-// ofStream reports whether params name the stream in flight.
-func (c *connection) ofStream(params json.RawMessage) (changeMeta, bool) {
-	var m changeMeta
-	if c.stream == nil || json.Unmarshal(params, &m) != nil || len(m.Meta.SubscriptionID) == 0 {
-		return m, false
+// ofStream reports whether params name the stream in flight; retired,
+// whether they name one that has ended.
+func (c *connection) ofStream(params json.RawMessage) (m changeMeta, ok, retired bool) {
+	if json.Unmarshal(params, &m) != nil || len(m.Meta.SubscriptionID) == 0 {
+		return m, false, false
 	}
-	id, _, ok := messages.NamedID(m.Meta.SubscriptionID)
-	return m, ok && id == c.stream.id
+	id, _, named := messages.NamedID(m.Meta.SubscriptionID)
+	if !named {
+		return m, false, false
+	}
+	if c.stream != nil && id == c.stream.id {
+		return m, true, false
+	}
+	return m, false, c.retiredStream(id)
 }
 
 // acknowledged takes the server's acknowledgement of the stream: from now
@@ -105,7 +157,10 @@ func (c *connection) ofStream(params json.RawMessage) (changeMeta, bool) {
 // asked) pass. One for another stream, or a second one, is dropped and
 // counted.
 func (c *connection) acknowledged(params json.RawMessage) {
-	m, ok := c.ofStream(params)
+	m, ok, retired := c.ofStream(params)
+	if retired {
+		return
+	}
 	if !ok || c.stream.acked != nil {
 		c.unsubscribed(messages.MethodListenAcknowledged, "not for the listen stream in flight")
 		return
@@ -119,8 +174,10 @@ func (c *connection) acknowledged(params json.RawMessage) {
 // subscribed reports whether a modern change notification may pass: it
 // names the stream in flight, which acknowledged its kind (and uri).
 func (c *connection) subscribed(method string, params json.RawMessage) bool {
-	m, ok := c.ofStream(params)
+	m, ok, retired := c.ofStream(params)
 	switch {
+	case retired:
+		c.shared.logger.Debug("change notification of an ended listen stream dropped", "method", method)
 	case !ok:
 		c.unsubscribed(method, "without the subscriptionId of the listen stream in flight")
 	case c.stream.acked == nil:
@@ -274,16 +331,34 @@ func (l *listener) run() {
 	var end chan callOutcome
 	var retry <-chan time.Time // the backoff after an abrupt end
 	var timer *time.Timer
+	// draining is the end of a stream the client ended, until the server
+	// answers it or ListenDrain passes; reopen: a stream is to open then.
+	var draining chan callOutcome
+	var drained messages.ID
+	var drain *time.Timer
+	var drainC <-chan time.Time
+	reopen := false
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
+		if drain != nil {
+			drain.Stop()
+		}
 	}()
 	stop := func(reason string) {
-		if !id.IsZero() {
-			l.rt.system.Root.Send(l.rt.pid, &listenEnd{id: id, reason: reason})
-			id, ack, end = messages.ID{}, nil, nil
+		if id.IsZero() {
+			return
 		}
+		l.rt.system.Root.Send(l.rt.pid, &listenEnd{id: id, reason: reason})
+		draining, drained = end, id
+		if drain == nil {
+			drain = time.NewTimer(ListenDrain)
+		} else {
+			drain.Reset(ListenDrain)
+		}
+		drainC = drain.C
+		id, ack, end = messages.ID{}, nil, nil
 	}
 	open := func() {
 		l.takeWaiting()
@@ -316,7 +391,25 @@ func (l *listener) run() {
 			}
 			stop("subscriptions changed")
 			retry = nil
+			if draining != nil {
+				reopen = true
+				continue
+			}
 			open()
+		case <-draining:
+			draining, drainC = nil, nil
+			drain.Stop()
+			if reopen {
+				reopen = false
+				open()
+			}
+		case <-drainC:
+			l.rt.system.Root.Send(l.rt.pid, &listenForget{id: drained})
+			draining, drainC = nil, nil
+			if reopen {
+				reopen = false
+				open()
+			}
 		case <-retry:
 			retry = nil
 			open()
