@@ -44,6 +44,10 @@ type fakeTransport struct {
 	// initialized, by method. On notifications/roots/list_changed a
 	// server sends asks again, as a server that caches the roots does.
 	notified []string
+	// modern: the servers answer server/discover (2026-07-28) and
+	// acknowledge subscriptions/listen; notify then tags the notification
+	// with the newest server's listen id.
+	modern bool
 }
 
 func (f *fakeTransport) notifications() []string {
@@ -53,9 +57,10 @@ func (f *fakeTransport) notifications() []string {
 }
 
 type fakeServer struct {
-	t    *fakeTransport
-	conn transport.Conn
-	pid  int
+	t      *fakeTransport
+	conn   transport.Conn
+	pid    int
+	listen json.RawMessage // the id of its subscriptions/listen, under t.mu
 }
 
 func (f *fakeTransport) Connect(ctx context.Context) (transport.Conn, error) {
@@ -103,7 +108,12 @@ func (f *fakeTransport) kill() {
 func (f *fakeTransport) notify(method string) {
 	f.mu.Lock()
 	s := f.live[len(f.live)-1]
+	listen := s.listen
 	f.mu.Unlock()
+	if listen != nil {
+		_ = s.conn.Write(context.Background(), []byte(`{"jsonrpc":"2.0","method":"`+method+`","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":`+string(listen)+`}}}`))
+		return
+	}
 	_ = s.conn.Write(context.Background(), []byte(`{"jsonrpc":"2.0","method":"`+method+`"}`))
 }
 
@@ -151,6 +161,19 @@ func (s *fakeServer) serve() {
 			if s.t.answered != nil {
 				s.t.answered <- m.Result
 			}
+			continue
+		case "server/discover":
+			if !s.t.modern {
+				continue // unanswered: a legacy server
+			}
+			result = map[string]any{"resultType": "complete", "supportedVersions": []string{"2026-07-28"}, "ttlMs": 0, "cacheScope": "private",
+				"capabilities": map[string]any{"tools": map[string]any{"listChanged": true}, "resources": map[string]any{}, "prompts": map[string]any{}},
+				"_meta":        map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "fake", "version": "1"}}}
+		case "subscriptions/listen":
+			s.t.mu.Lock()
+			s.listen = m.ID
+			s.t.mu.Unlock()
+			_ = s.conn.Write(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/subscriptionId":`+string(m.ID)+`}}}`))
 			continue
 		case "initialize":
 			result = map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{"listChanged": true}, "resources": map[string]any{}, "prompts": map[string]any{}}, "serverInfo": map[string]any{"name": "fake", "version": "1"}}
@@ -213,6 +236,12 @@ func (s *fakeServer) serve() {
 func fakeHost(t *testing.T, cfg Config, fakes map[string]*fakeTransport, opts Options) *Host {
 	t.Helper()
 	cfg = legacy(cfg)
+	for name, f := range fakes {
+		if s, ok := cfg.Servers[name]; ok && f.modern {
+			s.Conduit.Era = conduit.EraModern
+			cfg.Servers[name] = s
+		}
+	}
 	if opts.Jitter == nil {
 		opts.Jitter = func() float64 { return 0.5 }
 	}
@@ -231,7 +260,8 @@ func fakeHost(t *testing.T, cfg Config, fakes map[string]*fakeTransport, opts Op
 	return h
 }
 
-// legacy pins every server of cfg to the legacy era, which the fakes speak.
+// legacy pins every server of cfg to the legacy era, which the fakes speak
+// (fakeHost pins a modern fake's to the modern era).
 func legacy(cfg Config) Config {
 	for name, s := range cfg.Servers {
 		s.Conduit.Era = conduit.EraLegacy

@@ -739,23 +739,28 @@ func (cfg Config) Connection(name string, base conduit.Options) (transport.Trans
 }
 
 // clientOptions are the options of one server's clients under a Host:
-// serverOptions, and a notification hook that asks for a fresh tools/list
+// serverOptions, and a ToolsChanged hook that asks for a fresh tools/list
 // on tools/list_changed.
 func clientOptions(base conduit.Options, name string, set Settings, logger *slog.Logger, refresh chan<- struct{}) (conduit.Options, error) {
 	o, err := serverOptions(base, name, set, logger)
 	if err != nil {
 		return o, err
 	}
-	next := o.Handlers.Notification
-	o.Handlers.Notification = func(ctx context.Context, nc conduit.NotificationContext, n *conduit.Notification) {
-		if n.Method == "notifications/tools/list_changed" {
-			select {
-			case refresh <- struct{}{}:
-			default: // one is pending already
-			}
+	// The typed hook: in the modern era setting it opens the server's
+	// subscriptions/listen stream, so a modern server's catalog refreshes
+	// as a legacy one's does. A hook of the base options still runs (the
+	// Notification hook, which no longer sees the method, in its stead).
+	next, note := o.Handlers.ToolsChanged, o.Handlers.Notification
+	o.Handlers.ToolsChanged = func(ctx context.Context, nc conduit.NotificationContext, ch *conduit.ToolsChange) {
+		select {
+		case refresh <- struct{}{}:
+		default: // one is pending already
 		}
-		if next != nil {
-			next(ctx, nc, n)
+		switch {
+		case next != nil:
+			next(ctx, nc, ch)
+		case note != nil:
+			note(ctx, nc, &conduit.Notification{Method: messages.MethodToolsListChanged})
 		}
 	}
 	return o, nil

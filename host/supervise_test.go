@@ -207,9 +207,17 @@ func TestCallsAcrossACrash(t *testing.T) {
 // The catalog holds the tools of ready servers under SERVER__TOOL, is
 // refreshed on tools/list_changed, and loses a parked server's tools.
 func TestCatalog(t *testing.T) {
+	for _, modern := range []bool{false, true} {
+		t.Run(map[bool]string{false: "legacy", true: "modern"}[modern], func(t *testing.T) { testCatalog(t, modern) })
+	}
+}
+
+// testCatalog is TestCatalog in one era: in the modern one the list
+// change arrives on the subscriptions/listen stream.
+func testCatalog(t *testing.T, modern bool) {
 	synctest.Test(t, func(t *testing.T) {
-		a := &fakeTransport{tools: []string{"echo", "sum"}}
-		b := &fakeTransport{tools: []string{"echo"}}
+		a := &fakeTransport{tools: []string{"echo", "sum"}, modern: modern}
+		b := &fakeTransport{tools: []string{"echo"}, modern: modern}
 		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{}), "b": stdio(RestartPolicy{Intensity: 1})}},
 			map[string]*fakeTransport{"a": a, "b": b}, Options{})
 		synctest.Wait()
