@@ -48,7 +48,11 @@ type item struct {
 	notif    *messages.Notification
 	update   *messages.ResourceUpdate
 	post     func(ctx context.Context, nc messages.NotificationContext) // Runtime.Post's
-	size     int64                                                      // its weight against the queue's byte bound (entrySize)
+	// change is the key of a change for a typed hook (the list's method,
+	// or the updated resource's uri): one waiting makes another the same
+	// redundant.
+	change string
+	size   int64 // its weight against the queue's byte bound (entrySize)
 }
 
 // newMailbox returns the mailbox actor; its queue's exited is closed once
@@ -104,7 +108,10 @@ func (m *mailbox) admit(msg *enqueue) {
 			return
 		}
 		u.URI, u.Title = sanitize.Text(u.URI, sanitize.MaxString), sanitize.Text(u.Title, sanitize.MaxString)
-		m.queue.admit(item{update: &u, size: int64(len(msg.params))})
+		m.queue.admit(item{update: &u, size: int64(len(msg.params)), change: "updated " + u.URI})
+		return
+	case m.typedChange(msg.method):
+		m.queue.admit(item{notif: &messages.Notification{Method: msg.method, Params: msg.params}, size: int64(len(msg.params)), change: msg.method})
 		return
 	case msg.method == messages.MethodProgress && m.shared.handlers.Progress != nil:
 		p, err := decodeProgress(msg.params)
@@ -127,6 +134,21 @@ func (m *mailbox) admit(msg *enqueue) {
 	}
 	m.queue.admit(item{log: &messages.LoggingMessage{Level: e.Level, Logger: e.Logger, Data: e.Data},
 		size: int64(len(e.Level)+len(e.Logger)) + entrySize(e.Data)})
+}
+
+// typedChange reports whether a typed hook takes the list changes of
+// method.
+func (m *mailbox) typedChange(method string) bool {
+	h := &m.shared.handlers
+	switch method {
+	case messages.MethodToolsListChanged:
+		return h.ToolsChanged != nil
+	case messages.MethodPromptsListChanged:
+		return h.PromptsChanged != nil
+	case messages.MethodResourcesListChanged:
+		return h.ResourcesChanged != nil
+	}
+	return false
 }
 
 // decodeProgress decodes the params of notifications/progress for
@@ -217,6 +239,9 @@ type notifQueue struct {
 
 	mu    sync.Mutex
 	items []item // waiting, oldest first
+	// changes counts the typed changes waiting in items, by key (nil when
+	// none).
+	changes map[string]int
 	// taken counts what the worker took and has not started; raised only
 	// with mu held. close sets takenClosed in it (and counts the rest as
 	// discarded): the worker claims each entry with a compare-and-swap,
@@ -258,15 +283,24 @@ func (q *notifQueue) full(size int64) bool {
 	return n >= MaxWaitingNotifications || n > 0 && q.bytes.Load()+size > q.maxBytes
 }
 
-// admit pushes it unless its bytes find no room (full): then it is dropped
-// and counted. Only the mailbox actor admits, so full-then-push cannot
-// overshoot.
+// admit pushes it unless its bytes find no room (full), or it is a change
+// the same as one still waiting (a flood of list changes holds one entry
+// per list, of updates one per resource): then it is dropped and counted.
+// Only the mailbox actor admits, so full-then-push cannot overshoot.
 func (q *notifQueue) admit(it item) {
-	if q.full(it.size) {
+	if q.full(it.size) || it.change != "" && q.changeWaiting(it.change) {
 		q.shared.counters.notificationsDropped.Add(1)
 		return
 	}
 	q.push(it)
+}
+
+// changeWaiting reports whether a change of key waits (the worker has not
+// taken it).
+func (q *notifQueue) changeWaiting(key string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.changes[key] > 0
 }
 
 // push queues it and starts a worker if none runs; after close it drops
@@ -279,6 +313,12 @@ func (q *notifQueue) push(it item) {
 		return
 	}
 	q.items = append(q.items, it)
+	if it.change != "" {
+		if q.changes == nil {
+			q.changes = map[string]int{}
+		}
+		q.changes[it.change]++
+	}
 	q.bytes.Add(it.size)
 	q.pushed++
 	if !q.running {
@@ -301,7 +341,7 @@ func (q *notifQueue) close() {
 	}
 	q.closed = true
 	q.shared.counters.notificationsDiscarded.Add(int64(len(q.items)) + q.taken.Swap(takenClosed))
-	q.items = nil
+	q.items, q.changes = nil, nil
 	q.release(math.MaxInt64)
 	if !q.running {
 		close(q.exited)
@@ -378,6 +418,9 @@ func (q *notifQueue) take(batch []item) ([]item, bool) {
 		return batch, false
 	}
 	batch, q.items = q.items, batch[:0]
+	if q.changes != nil {
+		q.changes = nil // every change waiting is taken
+	}
 	q.taken.Store(int64(len(batch)))
 	return batch, true
 }

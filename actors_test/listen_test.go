@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strconv"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -406,5 +407,43 @@ func TestListRefreshIsDebounced(t *testing.T) {
 		assert.Error(t, ch.Err)
 		assert.Equal(t, 1, ch.Notifications)
 		require.NoError(t, c.Close())
+	})
+}
+
+// A stream that floods holds one waiting entry per list (and per
+// resource): the repeats are dropped and counted; distinct updates are
+// bounded by the 1 000 waiting entries.
+func TestListenFloodIsBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hold := make(chan struct{})
+		var mu sync.Mutex
+		var got []string
+		add := func(s string) { mu.Lock(); got = append(got, s); mu.Unlock() }
+		h := conduit.Handlers{
+			ToolsChanged: func(context.Context, conduit.NotificationContext, *conduit.ToolsChange) { <-hold; add("tools") },
+			ResourceUpdated: func(_ context.Context, _ conduit.NotificationContext, u *conduit.ResourceUpdate) {
+				add(u.URI)
+			},
+		}
+		c, srv := connect(t, conduit.Options{Handlers: h}, "2025-11-25")
+		for range 5000 {
+			srv.notify("notifications/tools/list_changed", map[string]any{})
+		}
+		for range 10 {
+			srv.notify("notifications/resources/updated", map[string]any{"uri": "file:///same"})
+		}
+		for i := range 1500 {
+			srv.notify("notifications/resources/updated", map[string]any{"uri": "file:///" + strconv.Itoa(i)})
+		}
+		synctest.Wait()
+		// One in the hook's hands, one tools waiting, one file:///same,
+		// 998 distinct updates: the rest dropped.
+		assert.EqualValues(t, 4999-1+9+502, c.Stats().NotificationsDropped)
+		close(hold)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Len(t, got, 2+1+998)
+		assert.Equal(t, []string{"tools", "tools", "file:///same"}, got[:3])
 	})
 }
