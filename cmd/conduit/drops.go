@@ -38,6 +38,7 @@ var dropKinds = []dropKind{
 	{"roots_withheld", "root withheld from the server (not a local file:// URI)", "roots withheld from the server (not local file:// URIs)", func(d dropCounts) int64 { return d.stats.RootsWithheld }},
 	{"malformed", "malformed message from the server", "malformed messages from the server", func(d dropCounts) int64 { return d.stats.Malformed }},
 	{"unknown_responses", "response to no request in flight", "responses to no request in flight", func(d dropCounts) int64 { return d.stats.UnknownResponses }},
+	{"unsubscribed", "change notification outside the listen stream's acknowledged kinds", "change notifications outside the listen stream's acknowledged kinds", func(d dropCounts) int64 { return d.stats.Unsubscribed }},
 }
 
 // dropReporter says what the client dropped: on each tick while a command
