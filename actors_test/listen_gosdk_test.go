@@ -145,3 +145,27 @@ func TestGoSDKServerChangesReachTheTypedHooks(t *testing.T) {
 		})
 	}
 }
+
+// TestEverythingTSResourceSubscription: the reference TypeScript server
+// (legacy) takes resources/subscribe, and its toggle-subscriber-updates
+// tool makes it send notifications/resources/updated for the resource
+// subscribed to (every 5 s) until toggled off and unsubscribed.
+func TestEverythingTSResourceSubscription(t *testing.T) {
+	node, entry := everythingTS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ch := newChanges()
+	c, err := conduit.Connect(ctx, &transport.Command{Path: node, Args: []string{entry, "stdio"}, CloseTimeout: 2 * time.Second},
+		conduit.Options{Handler: ch, Era: conduit.EraLegacy})
+	require.NoError(t, err)
+	defer c.Close()
+	const uri = "demo://resource/static/document/architecture.md"
+	require.NoError(t, c.Subscribe(ctx, uri))
+	_, err = c.CallTool(ctx, "toggle-subscriber-updates", nil)
+	require.NoError(t, err)
+	ch.waitFor(t, "updated "+uri)
+	_, err = c.CallTool(ctx, "toggle-subscriber-updates", nil)
+	require.NoError(t, err)
+	require.NoError(t, c.Unsubscribe(ctx, uri))
+	assert.Zero(t, c.Stats().Unsubscribed)
+}
