@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -446,4 +449,76 @@ func TestListenFloodIsBounded(t *testing.T) {
 		assert.Len(t, got, 2+1+998)
 		assert.Equal(t, []string{"tools", "tools", "file:///same"}, got[:3])
 	})
+}
+
+// A hostile modern HTTP server's listen stream: an event over the size
+// limit fails the stream as any message is refused, and the stream is
+// re-opened after the backoff; Close closes the stream.
+func TestHTTPListenStreamOversizeEventAndClose(t *testing.T) {
+	var mu sync.Mutex
+	listens := 0
+	closed := make(chan struct{}, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&m) != nil {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		switch m.Method {
+		case "server/discover":
+			w.Header().Set("Content-Type", "application/json")
+			res := map[string]any{}
+			for k, v := range discoverResult {
+				res[k] = v
+			}
+			res["capabilities"] = listenCaps
+			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
+			_, _ = w.Write(b)
+		case "subscriptions/listen":
+			mu.Lock()
+			listens++
+			n := listens
+			mu.Unlock()
+			assert.Equal(t, "subscriptions/listen", r.Header.Get("Mcp-Method"))
+			w.Header().Set("Content-Type", "text/event-stream")
+			event := func(v any) {
+				b, _ := json.Marshal(v)
+				_, _ = w.Write([]byte("data: " + string(b) + "\n\n"))
+				w.(http.Flusher).Flush()
+			}
+			tag := map[string]any{subID: m.ID}
+			event(map[string]any{"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": map[string]any{"notifications": map[string]any{"toolsListChanged": true}, "_meta": tag}})
+			if n == 1 {
+				event(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": map[string]any{"_meta": tag, "pad": strings.Repeat("x", 4096)}})
+				<-r.Context().Done()
+				return
+			}
+			event(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": map[string]any{"_meta": tag}})
+			<-r.Context().Done()
+			closed <- struct{}{}
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	defer srv.Close()
+	h := &hooks{}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := conduit.Connect(ctx, &transport.HTTP{URL: srv.URL, MaxEventBytes: 1024}, conduit.Options{Handlers: h.handlers()})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(h.list()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	mu.Lock()
+	assert.Equal(t, 2, listens, "re-opened once")
+	mu.Unlock()
+	_, open := c.Listening()
+	assert.True(t, open)
+	require.NoError(t, c.Close())
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		t.Fatal("Close did not close the listen stream")
+	}
 }
