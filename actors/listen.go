@@ -359,6 +359,7 @@ func (l *listener) run() {
 		}
 		drainC = drain.C
 		id, ack, end = messages.ID{}, nil, nil
+		l.set(messages.Subscriptions{}, false, nil) // until the next one is acknowledged
 	}
 	open := func() {
 		l.takeWaiting()
