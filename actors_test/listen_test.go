@@ -133,6 +133,7 @@ func TestListenPassesOnlyWhatTheStreamAcknowledged(t *testing.T) {
 
 		tag := map[string]any{subID: m["id"]}
 		srv.notify("notifications/tools/list_changed", map[string]any{"_meta": tag})
+		synctest.Wait() // handled: the next is no repeat of one waiting
 		srv.notify("notifications/tools/list_changed", map[string]any{})
 		srv.notify("notifications/tools/list_changed", map[string]any{"_meta": map[string]any{subID: "other"}})
 		srv.notify("notifications/prompts/list_changed", map[string]any{"_meta": tag})
@@ -429,7 +430,9 @@ func TestListenFloodIsBounded(t *testing.T) {
 			},
 		}
 		c, srv := connect(t, conduit.Options{Handlers: h}, "2025-11-25")
-		for range 5000 {
+		srv.notify("notifications/tools/list_changed", map[string]any{})
+		synctest.Wait() // in the hook's hands
+		for range 4999 {
 			srv.notify("notifications/tools/list_changed", map[string]any{})
 		}
 		for range 10 {
