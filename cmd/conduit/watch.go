@@ -113,7 +113,7 @@ func (a *app) runWatch(ctx context.Context, f watchFlags, server []string) error
 		if c.Era() == conduit.EraModern {
 			acked, open := c.Listening()
 			if !open {
-				logger.Warn("the server acknowledged no subscriptions/listen stream: no change will be printed")
+				logger.Warn("no subscriptions/listen stream: the server offers none of these changes (its capabilities), or did not acknowledge the stream; no change will be printed")
 			} else {
 				logger.Info("listening", "tools", acked.ToolsListChanged, "prompts", acked.PromptsListChanged,
 					"resources", acked.ResourcesListChanged, "subscribed", acked.ResourceSubscriptions)
