@@ -515,6 +515,7 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 		MaxInboundBytes: opts.MaxInboundBytes, MaxWaitingNotificationBytes: opts.MaxWaitingNotificationBytes,
 		Logger: opts.Logger, Audit: opts.Audit, Origin: origin,
 		System: opts.System, MaxWriteQueueBytes: opts.MaxWriteQueueBytes,
+		OnChange: c.changes.cache.changed,
 	})
 	s := &session{rt: rt, conn: conn}
 	if err := c.negotiate(ctx, s); err != nil {
@@ -702,6 +703,7 @@ func (c *Client) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.past.Add(c.sess().rt.Stats())
+	st.CacheHits = c.changes.cache.hits.Load()
 	for _, rt := range c.lingering {
 		st.AbandonedHandlers += rt.Stats().AbandonedHandlers
 	}

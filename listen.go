@@ -98,6 +98,7 @@ type changes struct {
 	mu        sync.Mutex
 	resources []string // subscribed, in order
 	refresh   []*refresher
+	cache     listCache // the cacheable list results (cache.go)
 }
 
 // refresher debounces one kind's list-changed notifications: each arms

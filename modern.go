@@ -178,8 +178,18 @@ func (c *Client) call(ctx context.Context, method string, params any, o callOpti
 	if err != nil {
 		return nil, err
 	}
+	key, cacheable := cacheKey(method, raw)
+	gen := c.changes.cache.gen.Load()
+	if cacheable {
+		if hit, ok := c.changes.cache.get(key); ok {
+			return hit, nil
+		}
+	}
 	s := c.sess()
 	res, err := c.callOn(ctx, s, method, raw, o)
+	if err == nil && cacheable && s.rt.Era() == EraModern {
+		c.changes.cache.put(key, res, gen)
+	}
 	if errors.Is(err, transport.ErrSessionTerminated) {
 		// The server forgot the session (legacy HTTP 404): a fresh
 		// initialize, then the call once more.

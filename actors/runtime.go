@@ -67,6 +67,10 @@ type Config struct {
 	// written (0: DefaultMaxWriteQueueBytes); past it the connection ends
 	// with a *messages.WriteQueueOverflowError.
 	MaxWriteQueueBytes int
+	// OnChange, when set, is told each list change the server sends that
+	// passes (modern: on the listen stream), on the connection actor: it
+	// must not block.
+	OnChange func(method string)
 }
 
 func (c *Config) handlerTimeout(method string) time.Duration {

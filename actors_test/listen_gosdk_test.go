@@ -79,6 +79,7 @@ func changingServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "changing", Version: "1"}, &mcp.ServerOptions{
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		SetCacheable:       func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs = 60_000 },
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "first"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{}, nil, nil
@@ -168,4 +169,52 @@ func TestEverythingTSResourceSubscription(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.Unsubscribe(ctx, uri))
 	assert.Zero(t, c.Stats().Unsubscribed)
+}
+
+// TestGoSDKServerCachedLists: a modern go-sdk server that marks its list
+// results cacheable (ttlMs): a second tools/list within the ttl is
+// answered from the cache (Stats.CacheHits), and the list change of the
+// listen stream drops it, so the next lists again and sees the new tool.
+func TestGoSDKServerCachedLists(t *testing.T) {
+	server := changingServer()
+	var mu sync.Mutex
+	lists := 0
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				mu.Lock()
+				lists++
+				mu.Unlock()
+			}
+			return next(ctx, method, req)
+		}
+	})
+	listed := func() int { mu.Lock(); defer mu.Unlock(); return lists }
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: true}))
+	defer ts.Close()
+	ch := newChanges()
+	c, err := conduit.Connect(callCtx(t), &transport.HTTP{URL: ts.URL}, conduit.Options{Handler: ch})
+	require.NoError(t, err)
+	defer c.Close()
+	require.Equal(t, conduit.EraModern, c.Era())
+	names := func() []string {
+		tools, err := c.ListTools(callCtx(t))
+		require.NoError(t, err)
+		var out []string
+		for _, tl := range tools {
+			out = append(out, tl.Name)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"first"}, names())
+	assert.Equal(t, []string{"first"}, names())
+	assert.Equal(t, 1, listed())
+	assert.EqualValues(t, 1, c.Stats().CacheHits)
+	mcp.AddTool(server, &mcp.Tool{Name: "added_tool"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	ch.waitFor(t, "tools")
+	assert.Equal(t, []string{"added_tool", "first"}, names())
+	assert.Equal(t, 2, listed())
 }

@@ -525,3 +525,32 @@ func TestHTTPListenStreamOversizeEventAndClose(t *testing.T) {
 		t.Fatal("Close did not close the listen stream")
 	}
 }
+
+// A modern list result is kept for its ttlMs, by method and cursor, and
+// then asked again; one without ttlMs (or legacy) is never kept.
+func TestCachedListsExpireWithTheirTTL(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, srv := connectModernFake(t, conduit.Options{})
+		list := func(ttl any) {
+			done := make(chan error, 1)
+			go func() { _, err := c.ListTools(context.Background()); done <- err }()
+			if ttl != nil {
+				m := srv.next()
+				assert.Equal(t, "tools/list", m["method"])
+				srv.reply(m["id"], map[string]any{"resultType": "complete", "tools": []any{}, "ttlMs": ttl, "cacheScope": "private"})
+			}
+			require.NoError(t, <-done)
+		}
+		list(1000)
+		time.Sleep(999 * time.Millisecond)
+		list(nil) // from the cache
+		assert.EqualValues(t, 1, c.Stats().CacheHits)
+		time.Sleep(time.Millisecond)
+		list(0) // expired: asked again; ttlMs 0 is not kept
+		list(1000)
+		list(nil)
+		assert.EqualValues(t, 2, c.Stats().CacheHits)
+		synctest.Wait()
+		assert.Empty(t, srv.in)
+	})
+}

@@ -66,6 +66,10 @@ type Stats struct {
 	// wrong subscriptionId, or no stream at all. The server must not send
 	// them; they are dropped.
 	Unsubscribed int64
+	// CacheHits counts list calls answered from the cache: a modern
+	// server's list result kept for its ttlMs, until a list change of
+	// its kind.
+	CacheHits int64
 }
 
 // AuditRecord describes one input request after the guards, with its
