@@ -366,7 +366,13 @@ func (rt *Runtime) Err() error {
 
 // Close ends the connection and waits for everything to be released.
 func (rt *Runtime) Close() error {
-	rt.life.stop(&messages.Error{Kind: messages.KindClosed, Message: "client closed"})
+	return rt.CloseWith(&messages.Error{Kind: messages.KindClosed, Message: "client closed"})
+}
+
+// CloseWith is Close with err as the reason (Err, and the error of every
+// call in flight and after), unless the connection was already ending.
+func (rt *Runtime) CloseWith(err error) error {
+	rt.life.stop(err)
 	<-rt.done
 	return nil
 }

@@ -85,7 +85,8 @@ type Settings struct {
 // values take the defaults.
 type RestartPolicy = restart.Policy
 
-// PingPolicy is the keep-alive: every Interval, a ping that must be
+// PingPolicy is the keep-alive (the client's Options.KeepAlive and
+// KeepAliveFailures, which it sets): every Interval, a ping that must be
 // answered within half the interval; Failures failed pings in a row (3)
 // count as the server lost. A zero Interval is the default: none for a
 // stdio server (its exit is seen at once), every 5 s for an HTTP server,
@@ -104,7 +105,7 @@ const (
 	DefaultRemotePing = 5 * time.Second
 	// DefaultPingFailures is how many failed pings in a row count as the
 	// server lost.
-	DefaultPingFailures = 3
+	DefaultPingFailures = conduit.DefaultKeepAliveFailures
 	// DefaultStartTimeout bounds a start; generous, for `npx -y` fetching
 	// a package on its first run.
 	DefaultStartTimeout = time.Minute
