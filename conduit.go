@@ -383,7 +383,7 @@ func (o Options) handlers() (Handlers, error) {
 		return o.Handlers, nil
 	}
 	h := o.Handlers
-	if h.Sampling != nil || h.Elicitation != nil || h.Roots != nil || h.Notification != nil || h.Log != nil || h.Progress != nil || h.SamplingTools || h.ElicitationModes != nil {
+	if h.Sampling != nil || h.Elicitation != nil || h.Roots != nil || h.Notification != nil || h.Log != nil || h.Progress != nil || h.ElicitationComplete != nil || h.SamplingTools || h.ElicitationModes != nil {
 		return Handlers{}, fmt.Errorf("%w: set Options.Handler or Options.Handlers, not both", ErrHandler)
 	}
 	return HandlersOf(o.Handler)

@@ -186,9 +186,12 @@ func (c *Client) call(ctx context.Context, method string, params any, o callOpti
 		if s, err = c.renew(ctx, s, method); err != nil {
 			return nil, err
 		}
-		return c.callOn(ctx, s, method, raw, o)
+		res, err = c.callOn(ctx, s, method, raw, o)
 	}
-	return res, err
+	if err != nil {
+		return nil, c.urlElicitationRequired(s, o, err)
+	}
+	return res, nil
 }
 
 func (c *Client) callOn(ctx context.Context, s *session, method string, raw json.RawMessage, o callOptions) (json.RawMessage, error) {

@@ -124,6 +124,7 @@ func (in *input) start(parent context.Context, g *inputGrant, d driver) (outcome
 		return in.end(outcome{ending: refused, rpc: refusal.Err, audit: refusal.Outcome}), true
 	}
 	in.req, in.parent = req, parent
+	in.shared.issueURL(req) // awaiting its completion, when a hook listens
 	base := parent
 	if _, ok := parent.Deadline(); !ok {
 		base = context.WithoutCancel(parent) // its values, not its Done

@@ -95,6 +95,8 @@ type shared struct {
 	abandoned supervisor.Gauge
 	counters  counters
 	taskWatch taskWatch // the pollers of tasks, woken by notifications/tasks/status
+	// elicitations are the URL elicitations awaiting their completion.
+	elicitations issuedElicitations
 	// budget bounds the bytes the reader has handed over and the actors
 	// have not finished with.
 	budget *inboundBudget

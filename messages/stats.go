@@ -47,7 +47,10 @@ type Stats struct {
 	// could not be read.
 	Malformed int64
 	// UnknownResponses counts responses to ids with no call in flight
-	// (late answers after a timeout, or a confused server).
+	// (late answers after a timeout, or a confused server), and
+	// completions (notifications/elicitation/complete, with
+	// Handlers.ElicitationComplete set) of a URL elicitation never issued,
+	// forgotten or completed already.
 	UnknownResponses int64
 	// NotificationHandlerPanics counts notification/log callbacks that
 	// panicked (logged and skipped).
