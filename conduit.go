@@ -765,6 +765,7 @@ type callOptions struct {
 	task              bool          // WithTask
 	taskTTL           time.Duration // WithTaskTTL
 	taskStatus        func(Task)    // WithTaskStatus
+	manual            *manualInput  // WithManualInput, WithInputResponses
 }
 
 // callOptions applies opts to the client's defaults.

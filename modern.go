@@ -198,6 +198,9 @@ func (c *Client) callOn(ctx context.Context, s *session, method string, raw json
 	opts := actors.CallOptions{Timeout: o.timeout, MaxTotalTimeout: o.maxTotal, Assigns: o.assigns}
 	var err error
 	if s.rt.Era() != EraModern {
+		if o.manual != nil && o.manual.answered {
+			return nil, &Error{Kind: KindUsage, Method: method, Message: "WithInputResponses in the legacy era: there is no input_required to answer"}
+		}
 		if o.progressToken != nil {
 			if raw, err = withProgressToken(raw, nil, o.progressToken); err != nil {
 				return nil, &Error{Kind: KindUsage, Method: method, Err: err}
@@ -206,11 +209,13 @@ func (c *Client) callOn(ctx context.Context, s *session, method string, raw json
 		return s.rt.Call(ctx, method, raw, opts)
 	}
 	version := s.rt.Version()
-	return s.rt.CallModern(ctx, actors.Modern{
+	m := actors.Modern{
 		Method: method, Params: raw, Version: version, Declared: c.declared, Tasks: c.opts.Tasks,
 		MaxRounds: c.opts.MaxRounds,
 		Meta:      func() ([]era.Member, error) { return c.meta(version, o.progressToken) },
-	}, opts)
+	}
+	o.manual.apply(&m)
+	return s.rt.CallModern(ctx, m, opts)
 }
 
 // withProgressToken returns params with extra set and, when token is not
