@@ -97,6 +97,8 @@ type shared struct {
 	taskWatch taskWatch // the pollers of tasks, woken by notifications/tasks/status
 	// elicitations are the URL elicitations awaiting their completion.
 	elicitations issuedElicitations
+	// notify sends a notification to the server (Runtime.Notify).
+	notify func(method string, params any) error
 	// budget bounds the bytes the reader has handed over and the actors
 	// have not finished with.
 	budget *inboundBudget
@@ -252,6 +254,7 @@ func Start(cfg Config) *Runtime {
 		done: make(chan struct{}),
 	}
 	rt.life.teardown = rt.teardown
+	sh.notify = rt.Notify
 	// Until negotiation says otherwise, a server request is legacy.
 	rt.shared.session.Store(&session{version: era.LegacyVersions[0], era: messages.EraLegacy})
 	conn := &connection{cfg: &rt.cfg, shared: rt.shared, life: rt.life, slots: supervisor.Cap{Max: cfg.MaxServerRequests}}
