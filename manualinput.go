@@ -35,8 +35,10 @@ type manualInput struct {
 // input_required return it, as an error of KindInputRequired whose Err is
 // an *InputRequiredError, instead of answering it with the handlers: the
 // caller answers its InputRequests itself (the handlers' guards do not run
-// on them: check them as elicitation/create's would be) and calls again,
-// the same call with WithInputResponses. A state-only input_required (no
+// on them, nor are a form's defaults filled in: check them as an
+// elicitation/create's would be) and calls again, the same call with
+// WithInputResponses. The client still declares only the capabilities its
+// handlers implement, and a server asks only for those. A state-only input_required (no
 // input requests) is still retried as usual. Each call is one request:
 // Options.MaxRounds counts only the rounds the handlers answer.
 //
