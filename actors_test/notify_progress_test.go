@@ -89,8 +89,10 @@ func TestGoSDKServerHearsNotifyProgress(t *testing.T) {
 		},
 	})
 	mcp.AddTool(server, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+		//lint:ignore SA1019 sampling in the legacy era is what is tested: deprecated in 2026-07-28, not gone
 		p := &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}
 		p.SetProgressToken("tok-1")
+		//lint:ignore SA1019 sampling in the legacy era is what is tested: deprecated in 2026-07-28, not gone
 		if _, err := req.Session.CreateMessage(ctx, p); err != nil {
 			return nil, nil, err
 		}

@@ -265,3 +265,22 @@ func TestServerEnv(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, cfg.Servers["a"].Conduit.InheritEnv)
 }
+
+// The ping policy is the client's keep-alive (Options.KeepAlive and
+// KeepAliveFailures); without a policy, the host's client options keep
+// theirs, and "off" turns any off.
+func TestPingPolicyIsTheClientsKeepAlive(t *testing.T) {
+	h, err := New(Config{}, Options{Client: conduit.Options{KeepAlive: time.Minute, KeepAliveFailures: 7},
+		Transport: func(string, Server) (transport.Transport, error) { return &fakeTransport{}, nil }})
+	require.NoError(t, err)
+	defer h.Close()
+	keepAlive := func(s Server) [2]any {
+		srv, err := h.newServer("x", s)
+		require.NoError(t, err)
+		return [2]any{srv.opts.KeepAlive, srv.opts.KeepAliveFailures}
+	}
+	assert.Equal(t, [2]any{5 * time.Second, 3}, keepAlive(Server{URL: "http://h/mcp"}))
+	assert.Equal(t, [2]any{time.Minute, 7}, keepAlive(Server{Command: "s"}))
+	assert.Equal(t, [2]any{time.Duration(0), 7}, keepAlive(Server{URL: "http://h/mcp", Conduit: Settings{Ping: PingPolicy{Interval: -1}}}))
+	assert.Equal(t, [2]any{10 * time.Second, 2}, keepAlive(Server{Command: "s", Conduit: Settings{Ping: PingPolicy{Interval: 10 * time.Second, Failures: 2}}}))
+}

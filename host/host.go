@@ -654,8 +654,14 @@ func (h *Host) newServer(name string, cfg Server) (*server, error) {
 		s.opts.System = h.tree.System()
 	}
 	// The ping policy is the client's keep-alive: one implementation of
-	// the rule (a negative interval, "off", sends none).
-	s.opts.KeepAlive, s.opts.KeepAliveFailures = max(s.ping.Interval, 0), s.ping.Failures
+	// the rule. "off" (a negative interval) sends none; without a policy
+	// (a stdio server's default) Options.Client's keep-alive stands.
+	switch {
+	case s.ping.Interval < 0:
+		s.opts.KeepAlive = 0
+	case s.ping.Interval > 0:
+		s.opts.KeepAlive, s.opts.KeepAliveFailures = s.ping.Interval, s.ping.Failures
+	}
 	return s, nil
 }
 
