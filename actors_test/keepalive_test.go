@@ -1,10 +1,15 @@
 package actors_test
 
 import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -102,4 +107,50 @@ func nextRequest(t *testing.T, srv *fakeServer) map[string]any {
 			return m
 		}
 	}
+}
+
+// Against the go-sdk server over Streamable HTTP: its pings are answered
+// and the client lives; once the server is gone (nothing else tells an HTTP
+// client), the keep-alive ends the client.
+func TestGoSDKServerKeepAliveOverHTTP(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "alive", Version: "1"}, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	pings := make(chan struct{}, 100)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"method":"ping"`)) {
+				defer func() { pings <- struct{}{} }() // once answered
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	c := connectHTTP(t, ts.URL, conduit.Options{Era: conduit.EraLegacy, KeepAlive: 20 * time.Millisecond, KeepAliveFailures: 2})
+	for range 5 { // five pings answered: the client lives
+		select {
+		case <-pings:
+		case <-callCtx(t).Done():
+			t.Fatal("no ping came")
+		}
+	}
+	select {
+	case <-c.Done():
+		t.Fatalf("ended while the server answered: %v", c.Err())
+	default:
+	}
+	ts.CloseClientConnections()
+	ts.Close()
+	for ss := range server.Sessions() { // the client, gone with it, never ends them
+		_ = ss.Close()
+	}
+	select {
+	case <-c.Done():
+	case <-callCtx(t).Done():
+		t.Fatal("the client never noticed its server was gone")
+	}
+	var ka *conduit.KeepAliveError
+	require.ErrorAs(t, c.Err(), &ka)
+	assert.Equal(t, 2, ka.Failures)
 }

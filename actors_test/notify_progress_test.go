@@ -78,7 +78,7 @@ func TestNotifyProgressUsage(t *testing.T) {
 	})
 }
 
-// Against the go-sdk server: its ProgressNotificationHandler gets the
+// Against the go-sdk server, over stdio and HTTP: its ProgressNotificationHandler gets the
 // progress of the sampling request it sent with a progressToken.
 func TestGoSDKServerHearsNotifyProgress(t *testing.T) {
 	got := make(chan string, 4)
@@ -104,15 +104,19 @@ func TestGoSDKServerHearsNotifyProgress(t *testing.T) {
 		}
 		return &conduit.CreateMessageResult{Role: "assistant", Content: messages.Text("hi"), Model: "m"}, nil
 	}}
-	c, err := conduit.Connect(callCtx(t), inProcessServer(t, server), conduit.Options{Handler: h, Era: conduit.EraLegacy})
-	require.NoError(t, err)
-	defer c.Close()
-	_, err = c.CallTool(callCtx(t), "ask", nil)
-	require.NoError(t, err)
-	select {
-	case p := <-got:
-		assert.JSONEq(t, `{"message":"half way","progress":50,"progressToken":"tok-1","total":100}`, p)
-	case <-callCtx(t).Done():
-		t.Fatal("the go-sdk server never got the progress")
+	for name, tr := range goSDKTransports(t, server) {
+		t.Run(name, func(t *testing.T) {
+			c, err := conduit.Connect(callCtx(t), tr, conduit.Options{Handler: h, Era: conduit.EraLegacy})
+			require.NoError(t, err)
+			defer c.Close()
+			_, err = c.CallTool(callCtx(t), "ask", nil)
+			require.NoError(t, err)
+			select {
+			case p := <-got:
+				assert.JSONEq(t, `{"message":"half way","progress":50,"progressToken":"tok-1","total":100}`, p)
+			case <-callCtx(t).Done():
+				t.Fatal("the go-sdk server never got the progress")
+			}
+		})
 	}
 }

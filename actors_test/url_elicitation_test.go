@@ -3,6 +3,8 @@ package actors_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/transport"
 )
 
 // completions records what Handlers.ElicitationComplete received.
@@ -165,7 +168,15 @@ func TestURLElicitationRequiredMalformedData(t *testing.T) {
 	})
 }
 
-// Against the go-sdk server: a tool that returns its
+// goSDKTransports runs server in process over pipes (stdio framing) and
+// over Streamable HTTP, and returns the client's transport for each.
+func goSDKTransports(t *testing.T, server *mcp.Server) map[string]transport.Transport {
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	t.Cleanup(ts.Close)
+	return map[string]transport.Transport{"stdio": inProcessServer(t, server), "http": &transport.HTTP{URL: ts.URL}}
+}
+
+// Against the go-sdk server, over stdio and HTTP: a tool that returns its
 // URLElicitationRequiredError, and a completion it sends with
 // NotifyElicitationComplete.
 func TestGoSDKServerURLElicitationRequiredAndComplete(t *testing.T) {
@@ -179,21 +190,30 @@ func TestGoSDKServerURLElicitationRequiredAndComplete(t *testing.T) {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
 	})
-	var done completions
-	c, err := conduit.Connect(callCtx(t), inProcessServer(t, server), conduit.Options{Era: conduit.EraLegacy,
-		Handlers: conduit.Handlers{ElicitationComplete: done.hook}})
-	require.NoError(t, err)
-	defer c.Close()
-	_, err = c.CallTool(callCtx(t), "calendar", nil)
-	require.ErrorIs(t, err, conduit.ErrURLElicitationRequired)
-	var ue *conduit.URLElicitationRequiredError
-	require.ErrorAs(t, err, &ue)
-	require.Len(t, ue.Elicitations, 1)
-	assert.Equal(t, "https://srv.example/connect/el-9", ue.Elicitations[0].URL)
-	_, err = c.CallTool(callCtx(t), "finish", nil)
-	require.NoError(t, err)
-	got := done.all()
-	require.Len(t, got, 1)
-	assert.Equal(t, "el-9", got[0].ElicitationID)
-	assert.Same(t, ue.Elicitations[0], got[0].Request)
+	for name, tr := range goSDKTransports(t, server) {
+		t.Run(name, func(t *testing.T) {
+			done := make(chan *conduit.ElicitationComplete, 2)
+			c, err := conduit.Connect(callCtx(t), tr, conduit.Options{Era: conduit.EraLegacy,
+				Handlers: conduit.Handlers{ElicitationComplete: func(_ context.Context, _ conduit.NotificationContext, e *conduit.ElicitationComplete) { done <- e }}})
+			require.NoError(t, err)
+			defer c.Close()
+			_, err = c.CallTool(callCtx(t), "calendar", nil)
+			require.ErrorIs(t, err, conduit.ErrURLElicitationRequired)
+			var ue *conduit.URLElicitationRequiredError
+			require.ErrorAs(t, err, &ue)
+			require.Len(t, ue.Elicitations, 1)
+			assert.Equal(t, "https://srv.example/connect/el-9", ue.Elicitations[0].URL)
+			assert.True(t, ue.Elicitations[0].OriginMismatch)
+			_, err = c.CallTool(callCtx(t), "finish", nil)
+			require.NoError(t, err)
+			select {
+			case got := <-done:
+				assert.Equal(t, "el-9", got.ElicitationID)
+				assert.Same(t, ue.Elicitations[0], got.Request)
+			case <-callCtx(t).Done():
+				t.Fatal("no completion reached the hook")
+			}
+			assert.EqualValues(t, 0, c.Stats().UnknownResponses)
+		})
+	}
 }
