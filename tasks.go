@@ -164,6 +164,9 @@ func (c *Client) callToolAsTask(ctx context.Context, p messages.CallToolParams, 
 			continue
 		}
 		if l == nil {
+			if err != nil {
+				err = c.urlElicitationRequired(s, o, err) // a task-augmented call may be refused with -32042 too
+			}
 			return res, true, err
 		}
 		defer l.End()
