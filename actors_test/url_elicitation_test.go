@@ -217,3 +217,25 @@ func TestGoSDKServerURLElicitationRequiredAndComplete(t *testing.T) {
 		})
 	}
 }
+
+// A task-augmented tools/call (2025-11-25) refused with -32042 carries its
+// URL elicitations as a plain call's error does.
+func TestURLElicitationRequiredOnATaskCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, srv, _ := connectTasks(t, conduit.Options{Tasks: true}, taskServerCaps)
+		d := callAsync(c, "research")
+		m := srv.next()
+		require.Equal(t, "tools/list", m["method"])
+		srv.reply(m["id"], taskTools)
+		m = srv.next()
+		require.Contains(t, m["params"], "task")
+		srv.send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "error": map[string]any{"code": -32042, "message": "Authorization needed",
+			"data": map[string]any{"elicitations": []any{map[string]any{"mode": "url", "elicitationId": "el-1", "url": "https://srv.example/a", "message": "Sign in."}}}}})
+		err := (<-d).err
+		require.ErrorIs(t, err, conduit.ErrURLElicitationRequired)
+		var ue *conduit.URLElicitationRequiredError
+		require.ErrorAs(t, err, &ue)
+		require.Len(t, ue.Elicitations, 1)
+		assert.Equal(t, "srv.example", ue.Elicitations[0].Host)
+	})
+}
