@@ -39,7 +39,8 @@ type manualInput struct {
 // elicitation/create's would be) and calls again, the same call with
 // WithInputResponses. The client still declares only the capabilities its
 // handlers implement, and a server asks only for those. A state-only input_required (no
-// input requests) is still retried as usual. Each call is one request:
+// input requests) is still retried as usual, and a modern task's input
+// (tasks/get) is answered by the handlers. Each call is one request:
 // Options.MaxRounds counts only the rounds the handlers answer.
 //
 // In the legacy era it has no effect: a server asks for input with
