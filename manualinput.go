@@ -38,10 +38,11 @@ type manualInput struct {
 // on them, nor are a form's defaults filled in: check them as an
 // elicitation/create's would be) and calls again, the same call with
 // WithInputResponses. The client still declares only the capabilities its
-// handlers implement, and a server asks only for those. A state-only input_required (no
-// input requests) is still retried as usual, and a modern task's input
-// (tasks/get) is answered by the handlers. Each call is one request:
-// Options.MaxRounds counts only the rounds the handlers answer.
+// handlers implement, and a server asks only for those. A state-only
+// input_required (no input requests) is still retried as usual, and a
+// modern task's input (tasks/get) is answered by the handlers.
+// Options.MaxRounds counts the rounds of one call: a caller answering by
+// hand keeps its own count.
 //
 // In the legacy era it has no effect: a server asks for input with
 // requests of its own, answered by the handlers while the call runs.
