@@ -34,7 +34,9 @@ func newSSEServer(t *testing.T) *sseServer {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sse-first-ok"}}}, nil, nil
 	})
 	mcp.AddTool(server, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		//lint:ignore SA1019 sampling over a 2024-11-05 transport is what is tested: deprecated in 2026-07-28, not gone
 		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+			//lint:ignore SA1019 as above
 			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi?"}}}})
 		if err != nil {
 			return nil, nil, err
