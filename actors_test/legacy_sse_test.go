@@ -170,6 +170,32 @@ func TestSSEFallbackNotTaken(t *testing.T) {
 	}
 	mu.Unlock()
 
+	// 401 and 403 ask for credentials: no fallback, even where an SSE
+	// stream would open.
+	for _, code := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		sse := newSSEServer(t)
+		var got []string
+		var gmu sync.Mutex
+		guarded := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			gmu.Lock()
+			got = append(got, r.Method)
+			gmu.Unlock()
+			if r.Method == http.MethodPost && r.URL.RawQuery == "" {
+				http.Error(w, "sign in", code)
+				return
+			}
+			sse.Config.Handler.ServeHTTP(w, r)
+		}))
+		_, err := conduit.Connect(callCtx(t), &transport.HTTP{URL: guarded.URL, SSEFallback: true}, conduit.Options{Era: conduit.EraLegacy})
+		var status *transport.HTTPStatusError
+		require.True(t, errors.As(err, &status), "%v", err)
+		assert.Equal(t, code, status.Status)
+		gmu.Lock()
+		assert.Equal(t, []string{"POST"}, got, "no GET")
+		gmu.Unlock()
+		guarded.Close()
+	}
+
 	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "nope", http.StatusBadRequest)
 	}))

@@ -138,7 +138,11 @@ func (c *sseConn) open(ctx context.Context) error {
 	errTimeout := fmt.Errorf("transport: no endpoint event from %s within %v", c.redacted, c.connectTimeout)
 	timer := time.AfterFunc(c.connectTimeout, func() { c.stop(errTimeout) })
 	stopCtx := context.AfterFunc(ctx, func() { c.stop(context.Cause(ctx)) })
-	connecting := func() bool { return timer.Stop() && stopCtx() }
+	// connecting ends the connect-time bounds; false if one already fired.
+	connecting := func() bool {
+		t, c := timer.Stop(), stopCtx()
+		return t && c
+	}
 	fail := func(err error) error {
 		if cause := context.Cause(c.base); cause != nil {
 			return cause

@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -209,4 +211,41 @@ func TestSSEEventTooLong(t *testing.T) {
 	if !errors.As(err, &tooLong) || tooLong.Setting != "transport.SSE.MaxEventBytes" || tooLong.Limit != 1024 {
 		t.Fatalf("Read: %v", err)
 	}
+}
+
+// roundTripFunc is an http.RoundTripper in a func: a server without a
+// socket, which a synctest bubble can wait on.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A server that opens the event stream and never names an endpoint fails
+// Connect after ConnectTimeout; one whose Connect ctx ends first fails
+// with that ctx's error. The stream is closed either way.
+func TestSSENoEndpointInTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		closed := make(chan struct{}, 2)
+		client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			pr, pw := io.Pipe()
+			context.AfterFunc(r.Context(), func() { pw.CloseWithError(context.Cause(r.Context())); closed <- struct{}{} })
+			return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: pr, Request: r}, nil
+		})}
+		start := time.Now()
+		_, err := (&SSE{URL: "http://srv/sse", Client: client, ConnectTimeout: 5 * time.Second}).Connect(context.Background())
+		if err == nil || err.Error() != "transport: no endpoint event from http://srv/sse within 5s" {
+			t.Fatalf("Connect: %v", err)
+		}
+		if d := time.Since(start); d != 5*time.Second {
+			t.Fatalf("gave up after %v", d)
+		}
+		<-closed
+
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err = (&SSE{URL: "http://srv/sse", Client: client}).Connect(ctx)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Connect: %v", err)
+		}
+		<-closed
+	})
 }
