@@ -249,3 +249,50 @@ func TestSSENoEndpointInTime(t *testing.T) {
 		<-closed
 	})
 }
+
+// The stream is not read on while Read's caller is MaxQueuedBytes behind:
+// the server's writes wait, and everything arrives in order once Read
+// catches up.
+func TestSSEStreamWaitsWhileTheQueueIsFull(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const events, size = 64, 1 << 20
+		payload := strings.Repeat("x", size-80)
+		written := 0
+		client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodPost {
+				return &http.Response{StatusCode: 202, Body: http.NoBody, Request: r}, nil
+			}
+			pr, pw := io.Pipe()
+			context.AfterFunc(r.Context(), func() { pw.CloseWithError(context.Cause(r.Context())) })
+			go func() {
+				io.WriteString(pw, "event: endpoint\ndata: /m\n\n")
+				for i := range events {
+					if _, err := fmt.Fprintf(pw, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"%d %s\"}}\n\n", i, payload); err != nil {
+						return
+					}
+					written++
+				}
+			}()
+			return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: pr, Request: r}, nil
+		})}
+		conn, err := (&SSE{URL: "http://srv/sse", Client: client}).Connect(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		synctest.Wait()
+		c := conn.(*sseConn)
+		c.mu.Lock()
+		queued := c.in.bytes
+		c.mu.Unlock()
+		if queued > MaxQueuedBytes+size || written >= events {
+			t.Fatalf("%d MiB queued with nobody reading (%d events written), want at most %d MiB", queued>>20, written, (MaxQueuedBytes+size)>>20)
+		}
+		for i := range events {
+			m := next(t, conn)
+			if want := fmt.Sprintf(`"data":"%d `, i); !strings.Contains(string(m.Data[:80]), want) {
+				t.Fatalf("message %d: got %.80s", i, m.Data)
+			}
+		}
+	})
+}
