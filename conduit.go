@@ -863,6 +863,7 @@ func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]Tool, err
 		return nil, err
 	}
 	if s.rt.Era() != EraModern {
+		olderRevisionTools(s.rt.Version(), tools)
 		rememberTools(s, tools)
 		return tools, nil
 	}

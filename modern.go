@@ -43,6 +43,9 @@ func (c *Client) negotiate(ctx context.Context, s *session) error {
 	} else if c.opts.ProtocolVersion != "" {
 		return &Error{Kind: KindUsage, Message: fmt.Sprintf("Conduit does not speak protocol version %q", c.opts.ProtocolVersion)}
 	}
+	if lo, ok := s.conn.(transport.LegacyOnly); ok && lo.LegacyOnly() && pinned == "" {
+		pinned = EraLegacy // HTTP+SSE: no probe
+	}
 	if pinned == EraLegacy {
 		return notAnEndpoint(c.initialize(ctx, s))
 	}

@@ -249,7 +249,11 @@ func (c *Client) toolResult(ctx context.Context, raw json.RawMessage, o callOpti
 			return &CallToolResult{Task: &t}, nil
 		}
 	}
-	return decodeToolResult(messages.MethodCallTool, raw)
+	r, err := decodeToolResult(messages.MethodCallTool, raw)
+	if err == nil {
+		olderRevisionResult(s.rt.Version(), r)
+	}
+	return r, err
 }
 
 func decodeToolResult(method string, raw json.RawMessage) (*CallToolResult, error) {

@@ -25,7 +25,7 @@ func (p *Pipeline) beforeElicitation(in *Input) (any, *Refusal) {
 	if mode != messages.ModeForm && mode != messages.ModeURL {
 		return nil, invalidParams("unknown elicitation mode %q", mode)
 	}
-	if mode == messages.ModeURL && in.Version == messages.Version20250618 {
+	if mode == messages.ModeURL && olderThan(in.Version, messages.Version20251125) {
 		return nil, invalidParams("elicitation mode \"url\" does not exist in protocol version %s", in.Version)
 	}
 	if !slices.Contains(p.cfg.Elicitation.Modes, mode) {

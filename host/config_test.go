@@ -119,7 +119,9 @@ func TestParseErrors(t *testing.T) {
 		{`{"mcpServers": {"a": "npx"}}`, `c.json: server "a": want an object, got a string`},
 		{`{"mcpServers": {"a": {}}}`, `c.json: server "a": needs "command" (stdio) or "url" (HTTP)`},
 		{`{"mcpServers": {"a": {"command": "s", "url": "http://x"}}}`, `c.json: server "a": has both "command" and "url"; give one`},
-		{`{"servers": {"a": {"type": "sse", "url": "http://x"}}}`, `c.json: server "a": key "type": unknown type "sse": want "stdio" or "http"`},
+		{`{"servers": {"a": {"type": "websocket", "url": "ws://x"}}}`, `c.json: server "a": key "type": unknown type "websocket": want "stdio", "http" or "sse"`},
+		{`{"servers": {"a": {"type": "sse"}}}`, `c.json: server "a": key "url": missing: an "sse" server needs a url`},
+		{`{"servers": {"a": {"type": "sse", "command": "s"}}}`, `c.json: server "a": key "type": "sse" does not match the server's command`},
 		{`{"servers": {"a": {"type": "stdio"}}}`, `c.json: server "a": key "command": missing: a "stdio" server needs a command`},
 		{`{"servers": {"a": {"type": "http"}}}`, `c.json: server "a": key "url": missing: an "http" server needs a url`},
 		{`{"servers": {"a": {"type": "http", "command": "s"}}}`, `c.json: server "a": key "type": "http" does not match the server's command`},
@@ -227,6 +229,18 @@ func TestConfigConnection(t *testing.T) {
 	assert.Equal(t, "https://example.com/mcp", web.URL)
 	assert.Equal(t, "Bearer x", web.Header.Get("Authorization"))
 	assert.Equal(t, time.Minute, o.Timeout)
+
+	assert.True(t, web.SSEFallback, "a URL server falls back to HTTP+SSE when initialize gets a 4xx")
+
+	cfg, _, err = Parse("c.json", []byte(`{"servers": {"old": {"type": "sse", "url": "http://127.0.0.1:1/sse", "headers": {"X-K": "v"}}}}`), nil)
+	require.NoError(t, err)
+	assert.Equal(t, Server{URL: "http://127.0.0.1:1/sse", Headers: map[string]string{"X-K": "v"}, SSE: true}, cfg.Servers["old"])
+	tr, _, err = cfg.Connection("old", base)
+	require.NoError(t, err)
+	old, ok := tr.(*transport.SSE)
+	require.True(t, ok, "%T", tr)
+	assert.Equal(t, "http://127.0.0.1:1/sse", old.URL)
+	assert.Equal(t, "v", old.Header.Get("X-K"))
 
 	_, _, err = cfg.Connection("nobody", base)
 	assert.ErrorIs(t, err, ErrUnknownServer)
