@@ -30,6 +30,8 @@ import (
 //     notifications other than log entries, one at a time in arrival order.
 //   - Log func(ctx, [NotificationContext], *[LoggingMessage]): the server's
 //     log entries (notifications/message), sanitised, interleaved with them.
+//   - ElicitationComplete func(ctx, [NotificationContext], *[ElicitationComplete]):
+//     a URL elicitation the client was asked for is complete (2025-11-25).
 //
 // See [messages.Handlers] for each field's full contract, and the example
 // below.
@@ -102,6 +104,7 @@ var handlerInterfaces = []struct {
 	{"NotificationHandler", "HandleNotification", reflect.TypeFor[NotificationHandler]()},
 	{"LogHandler", "HandleLog", reflect.TypeFor[LogHandler]()},
 	{"ProgressHandler", "HandleProgress", reflect.TypeFor[ProgressHandler]()},
+	{"ElicitationCompleteHandler", "HandleElicitationComplete", reflect.TypeFor[ElicitationCompleteHandler]()},
 	{"ToolsChangedHandler", "HandleToolsChanged", reflect.TypeFor[ToolsChangedHandler]()},
 	{"PromptsChangedHandler", "HandlePromptsChanged", reflect.TypeFor[PromptsChangedHandler]()},
 	{"ResourcesChangedHandler", "HandleResourcesChanged", reflect.TypeFor[ResourcesChangedHandler]()},
@@ -111,9 +114,9 @@ var handlerInterfaces = []struct {
 
 // HandlersOf adapts v, a value implementing any of SamplingHandler
 // (+ SamplingToolUser), ElicitationHandler (+ ElicitationModer),
-// RootsLister, NotificationHandler, LogHandler, ProgressHandler and the
-// change hooks (ToolsChangedHandler … ResourceUpdatedHandler,
-// ListRefresher), to a
+// RootsLister, NotificationHandler, LogHandler, ProgressHandler,
+// ElicitationCompleteHandler and the change hooks (ToolsChangedHandler …
+// ResourceUpdatedHandler, ListRefresher), to a
 // handler set. A nil v
 // is the empty set. The error (matching ErrHandler) names every method that
 // looks meant as a handler method but is not one, so a typo or a pointer
@@ -146,6 +149,9 @@ func HandlersOf(v any) (Handlers, error) {
 	}
 	if p, ok := v.(ProgressHandler); ok {
 		h.Progress = p.HandleProgress
+	}
+	if e, ok := v.(ElicitationCompleteHandler); ok {
+		h.ElicitationComplete = e.HandleElicitationComplete
 	}
 	changeHooksOf(v, &h)
 	if problems := diagnose(reflect.TypeOf(v)); len(problems) > 0 {

@@ -48,6 +48,7 @@ type item struct {
 	notif    *messages.Notification
 	update   *messages.ResourceUpdate
 	post     func(ctx context.Context, nc messages.NotificationContext) // Runtime.Post's
+	complete *messages.ElicitationComplete
 	// change is the key of a change for a typed hook (the list's method,
 	// or the updated resource's uri): one waiting makes another the same
 	// redundant.
@@ -121,6 +122,23 @@ func (m *mailbox) admit(msg *enqueue) {
 			return
 		}
 		m.queue.admit(item{progress: p, size: int64(len(msg.params))})
+		return
+	case msg.method == messages.MethodElicitationComplete && m.shared.handlers.ElicitationComplete != nil:
+		id, err := decodeElicitationComplete(msg.params)
+		if err != nil {
+			c.malformed.Add(1)
+			m.shared.logger.Warn("malformed elicitation completion dropped", "err", err)
+			return
+		}
+		req, ok := m.shared.elicitations.complete(id)
+		if !ok {
+			// Never issued, forgotten, or completed already: the
+			// specification says to ignore it.
+			c.unknownResponses.Add(1)
+			m.shared.logger.Debug("completion of an unknown elicitation dropped", "elicitation_id", id)
+			return
+		}
+		m.queue.admit(item{complete: &messages.ElicitationComplete{ElicitationID: id, Request: req}, size: int64(len(msg.params))})
 		return
 	case !isLog:
 		m.queue.admit(item{notif: &messages.Notification{Method: msg.method, Params: msg.params}, size: int64(len(msg.params))})
@@ -506,6 +524,10 @@ func (q *notifQueue) deliver(ctx context.Context, it item) {
 	}
 	if it.progress != nil {
 		q.shared.handlers.Progress(ctx, nc, it.progress)
+		return
+	}
+	if it.complete != nil {
+		q.shared.handlers.ElicitationComplete(ctx, nc, it.complete)
 		return
 	}
 	if it.post != nil {

@@ -53,6 +53,14 @@ type Handlers struct {
 	// Log receives sanitised server log entries (notifications/message),
 	// one at a time in arrival order, interleaved with notifications.
 	Log func(ctx context.Context, nc NotificationContext, entry *LoggingMessage)
+	// ElicitationComplete, when set, receives each
+	// notifications/elicitation/complete (2025-11-25) of a URL elicitation
+	// the client was asked for (elicitation/create, or a -32042 error),
+	// with that request, one at a time in arrival order with the other
+	// notifications (the Notification hook then no longer sees them). A
+	// completion of an id never issued, forgotten or already completed is
+	// dropped and counted in Stats.UnknownResponses.
+	ElicitationComplete func(ctx context.Context, nc NotificationContext, c *ElicitationComplete)
 	// ToolsChanged, PromptsChanged and ResourcesChanged receive
 	// notifications/{tools,prompts,resources}/list_changed, one at a time
 	// with the other notifications (Notification no longer sees them). In
@@ -84,6 +92,8 @@ func (h *Handlers) Listens(method string) bool {
 		return h.Log != nil
 	case MethodProgress:
 		return h.Progress != nil || h.Notification != nil
+	case MethodElicitationComplete:
+		return h.ElicitationComplete != nil || h.Notification != nil
 	case MethodToolsListChanged:
 		return h.ToolsChanged != nil || h.Notification != nil
 	case MethodPromptsListChanged:
