@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,12 +20,10 @@ import (
 // handler that completes prompt "p0" argument "dept" and template
 // "file:///t0/{name}" variable "name".
 func listSurfaceServer() *mcp.Server {
-	var got []string
 	server := mcp.NewServer(&mcp.Implementation{Name: "lists", Version: "1"}, &mcp.ServerOptions{
 		PageSize: 2,
 		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			p := req.Params
-			got = append(got, p.Ref.Type)
 			var values []string
 			switch {
 			case p.Ref.Type == "ref/prompt" && p.Ref.Name == "p0" && p.Argument.Name == "dept":
@@ -163,4 +163,37 @@ func TestGoSDKResultsKeepMetaAndWithMetaArrives(t *testing.T) {
 		require.NoError(t, json.Unmarshal(rr.Meta, &m))
 		assert.Equal(t, "resource", m["k"])
 	})
+}
+
+// Over Streamable HTTP the same: stateless (2026-07-28) and stateful
+// (legacy) go-sdk handlers.
+func TestGoSDKListSurfaceOverHTTP(t *testing.T) {
+	for _, tc := range []struct {
+		era       conduit.Era
+		stateless bool
+	}{{conduit.EraModern, true}, {conduit.EraLegacy, false}} {
+		t.Run(string(tc.era), func(t *testing.T) {
+			server := listSurfaceServer()
+			ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: tc.stateless}))
+			defer ts.Close()
+			c := connectHTTP(t, ts.URL, conduit.Options{Era: tc.era})
+			require.Equal(t, tc.era, c.Era())
+			var uris []string
+			for tm, err := range c.ResourceTemplates(callCtx(t)) {
+				require.NoError(t, err)
+				uris = append(uris, tm.URITemplate)
+			}
+			assert.Len(t, uris, 5)
+			r, err := c.Complete(callCtx(t), conduit.CompleteParams{Ref: conduit.PromptRef("p0"), Argument: conduit.CompleteArgument{Name: "dept", Value: "S"}},
+				conduit.WithMeta(map[string]any{"com.example/trace": "t-2"}))
+			require.NoError(t, err)
+			assert.Equal(t, []string{"Sales"}, r.Completion.Values)
+			pr, err := c.GetPrompt(callCtx(t), "p0", nil, conduit.WithMeta(map[string]any{"com.example/trace": "t-2"}))
+			require.NoError(t, err)
+			var m map[string]any
+			require.NoError(t, json.Unmarshal(pr.Meta, &m))
+			assert.Equal(t, "t-2", m["trace"])
+			require.NoError(t, c.Close())
+		})
+	}
 }
