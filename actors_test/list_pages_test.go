@@ -271,3 +271,43 @@ func TestListTasksRefusedOn20250618(t *testing.T) {
 	_, err := c.ListTasks(context.Background())
 	requireKindMsg(t, err, conduit.KindUsage, "tasks/list is a 2025-11-25 method; this connection speaks 2025-06-18")
 }
+
+func TestMalformedListAndCompleteResultsAreProtocolErrors(t *testing.T) {
+	inBothEras(t, func(t *testing.T, e eraCase) {
+		c, srv := e.connect(t, conduit.Options{})
+		for _, tc := range []struct {
+			method string
+			call   func() error
+			result map[string]any
+		}{
+			{"resources/templates/list", func() error { _, err := c.ListResourceTemplates(context.Background()); return err }, map[string]any{"resourceTemplates": "nope"}},
+			{"resources/templates/list", func() error { _, err := c.ListResourceTemplatesPage(context.Background(), ""); return err }, map[string]any{"nextCursor": 7}},
+			{"completion/complete", func() error {
+				_, err := c.Complete(context.Background(), conduit.CompleteParams{Ref: conduit.PromptRef("p"), Argument: conduit.CompleteArgument{Name: "a"}})
+				return err
+			}, map[string]any{"completion": map[string]any{"values": "x"}}},
+		} {
+			done := asyncErr(tc.call)
+			m := srv.next()
+			require.Equal(t, tc.method, m["method"])
+			srv.reply(m["id"], tc.result)
+			requireKindMsg(t, <-done, conduit.KindProtocol, tc.method+": malformed result")
+		}
+		// A completion without values is an empty list, not nil.
+		ch := make(chan *conduit.CompleteResult, 1)
+		go func() {
+			r, err := c.Complete(context.Background(), conduit.CompleteParams{Ref: conduit.ResourceRef("file:///{x}"), Argument: conduit.CompleteArgument{Name: "x"}})
+			assert.NoError(t, err)
+			ch <- r
+		}()
+		m := srv.next()
+		params := m["params"].(map[string]any)
+		assert.Equal(t, map[string]any{"type": "ref/resource", "uri": "file:///{x}"}, params["ref"])
+		assert.Equal(t, map[string]any{"name": "x", "value": ""}, params["argument"])
+		assert.NotContains(t, params, "context")
+		srv.reply(m["id"], map[string]any{"completion": map[string]any{}})
+		r := <-ch
+		assert.Equal(t, []string{}, r.Completion.Values)
+		assert.Nil(t, r.Completion.Total)
+	})
+}
