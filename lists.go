@@ -134,7 +134,9 @@ func gather[T any](ps iter.Seq2[*Page[T], error]) ([]T, error) {
 // ListToolsPage lists one page of tools: the first for cursor "", else the
 // page at a NextCursor the server gave. In the modern era a tool whose
 // x-mcp-header annotations are invalid is dropped (and logged), as
-// ListTools drops it.
+// ListTools drops it; only ListTools gives the transport the tools'
+// Mcp-Param-* headers (a tools/call refused for them lists the tools
+// again, as without any listing).
 func (c *Client) ListToolsPage(ctx context.Context, cursor string, opts ...CallOption) (*Page[Tool], error) {
 	p, err := listPage(ctx, c, messages.MethodListTools, cursor, opts, func(r *messages.ListToolsResult) ([]Tool, string, json.RawMessage) {
 		return r.Tools, r.NextCursor, r.Meta
