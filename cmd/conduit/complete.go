@@ -72,9 +72,9 @@ func (a *app) completeCommand() *cobra.Command {
 		Short: "Complete an argument of a prompt or a resource template",
 		Long: `Ask the server for the completions of the argument ARG of the prompt NAME
 (--prompt) or of the resource template TEMPLATE (--resource), given VALUE typed
-so far (completion/complete), and print them, one per line (at a terminal,
-without escape sequences and control characters); "(more)" on stderr when the
-server has more than it sent. With --json, the whole CompleteResult.
+so far (completion/complete), and print them, one per line (each on one line,
+without escape sequences and control characters, as the lists are); "(more)"
+on stderr when the server has more than it sent. With --json, the whole CompleteResult.
 --context NAME=VALUE gives an argument already resolved (repeatable).
 With --config FILE, the first argument is the SERVER of FILE to ask.`,
 		Example: `  conduit complete --prompt completable-prompt department E -- everything-server
@@ -150,7 +150,7 @@ func (a *app) runComplete(cmd *cobra.Command, args, server []string, prompt, res
 		}
 		var b strings.Builder
 		for _, v := range res.Completion.Values {
-			b.WriteString(oneLine(a.serverText(v)))
+			b.WriteString(oneLine(v))
 			b.WriteByte('\n')
 		}
 		if res.Completion.HasMore {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -74,4 +75,21 @@ func TestCompleteUsageErrors(t *testing.T) {
 		assert.Equal(t, exitUsage, r.code, "%v: %s", tc.args, r)
 		assert.Contains(t, r.stderr, tc.want, "%v", tc.args)
 	}
+}
+
+// A scripted server's escape sequences and newlines never reach the output
+// raw, and the listing follows its pages.
+func TestE2ETemplatesAndCompleteSanitiseTheServersText(t *testing.T) {
+	t.Parallel()
+	env, server := scripted(t, "lists:3")
+	var out bytes.Buffer
+	code, stderr := runCLIEnv(t, env, &out, append([]string{"templates", "--era", "legacy"}, server...)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "file:///t0/{x}  t0  line one\nfile:///t1/{x}  t1  line one\nfile:///t2/{x}  t2  line one\n", out.String())
+
+	out.Reset()
+	code, stderr = runCLIEnv(t, env, &out, append([]string{"complete", "--era", "legacy", "--prompt", "p", "a", "b"}, server...)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "red\ntwo lines\n", out.String())
+	assert.Equal(t, "(more)\n", stderr)
 }
