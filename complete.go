@@ -22,8 +22,8 @@ func ResourceRef(uriTemplate string) CompleteReference {
 // (ResourceRef), given what was typed so far (p.Argument.Value) and,
 // optionally, the arguments already resolved (p.Context). Params that
 // cannot be sent (a reference of another type, a prompt reference without
-// a name, a resource reference without a URI or with a name, an argument
-// without a name) are refused with KindUsage before anything is sent.
+// a name or with a URI, a resource reference without a URI or with a name,
+// an argument without a name) are refused with KindUsage before anything is sent.
 func (c *Client) Complete(ctx context.Context, p CompleteParams, opts ...CallOption) (*CompleteResult, error) {
 	if msg := checkComplete(p); msg != "" {
 		return nil, &Error{Kind: KindUsage, Method: messages.MethodComplete, Message: msg}

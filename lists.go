@@ -20,14 +20,20 @@ type (
 	// CompleteParams are what Complete sends: the reference (PromptRef or
 	// ResourceRef), the argument being completed with what was typed, and
 	// optionally the arguments already resolved.
-	CompleteParams    = messages.CompleteParams
+	CompleteParams = messages.CompleteParams
+	// CompleteReference is what the argument belongs to: Type RefPrompt
+	// with Name, or RefResource with URI (PromptRef, ResourceRef).
 	CompleteReference = messages.CompleteReference
-	CompleteArgument  = messages.CompleteArgument
-	CompleteContext   = messages.CompleteContext
+	// CompleteArgument is the argument's Name and the Value typed so far.
+	CompleteArgument = messages.CompleteArgument
+	// CompleteContext holds the Arguments already resolved, by name.
+	CompleteContext = messages.CompleteContext
 	// CompleteResult is the server's answer: Completion.Values (at most
 	// 100), Completion.Total when known, Completion.HasMore, and Meta.
 	CompleteResult = messages.CompleteResult
-	Completion     = messages.Completion
+	// Completion is the server's suggestions: Values, Total (nil when
+	// unknown) and HasMore.
+	Completion = messages.Completion
 )
 
 // Completion reference types (CompleteReference.Type).

@@ -55,11 +55,13 @@ func TestListPageCarriesTheCursorAndMeta(t *testing.T) {
 			ch <- p
 		}()
 		cursors := answerList(t, srv, "resources/list", []map[string]any{
-			{"resources": []any{map[string]any{"uri": "file:///a", "name": "a"}}, "nextCursor": "c-3", "_meta": map[string]any{"k": "v"}},
+			{"resources": []any{map[string]any{"uri": "file:///a", "name": "a", "_meta": map[string]any{"i": 1}}}, "nextCursor": "c-3", "_meta": map[string]any{"k": "v"}},
 		})
 		p := <-ch
 		assert.Equal(t, []any{"c-2"}, cursors)
-		assert.Equal(t, []conduit.Resource{{URI: "file:///a", Name: "a"}}, p.Items)
+		require.Len(t, p.Items, 1)
+		assert.Equal(t, "file:///a", p.Items[0].URI)
+		assert.JSONEq(t, `{"i":1}`, string(p.Items[0].Meta), "the item's own _meta")
 		assert.Equal(t, "c-3", p.NextCursor)
 		assert.JSONEq(t, `{"k":"v"}`, string(p.Meta))
 	})

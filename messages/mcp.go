@@ -299,6 +299,8 @@ type Resource struct {
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
 	MimeType    string `json:"mimeType,omitempty"`
+	// Meta is the resource's _meta, as the server sent it.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // ListResourcesResult is the answer to resources/list.
@@ -339,6 +341,8 @@ type ResourceContents struct {
 	MimeType string `json:"mimeType,omitempty"`
 	Text     string `json:"text,omitempty"`
 	Blob     string `json:"blob,omitempty"`
+	// Meta is the item's _meta, as the server sent it.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // ReadResourceResult is the answer to resources/read.
@@ -360,6 +364,8 @@ type Prompt struct {
 	Title       string           `json:"title,omitempty"`
 	Description string           `json:"description,omitempty"`
 	Arguments   []PromptArgument `json:"arguments,omitempty"`
+	// Meta is the prompt's _meta, as the server sent it.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // ListPromptsResult is the answer to prompts/list.
