@@ -93,3 +93,22 @@ func TestE2ETemplatesAndCompleteSanitiseTheServersText(t *testing.T) {
 	assert.Equal(t, "red\ntwo lines\n", out.String())
 	assert.Equal(t, "(more)\n", stderr)
 }
+
+// Both eras against the go-sdk everything-server: its one template, and a
+// completion it answers with no values (an empty output, exit 0).
+func TestE2ETemplatesAndCompleteInBothEras(t *testing.T) {
+	t.Parallel()
+	_, server := binaries(t)
+	for _, era := range []string{"modern", "legacy"} {
+		r := runCLI(t, "templates", "--era", era, "--", server)
+		require.Equal(t, exitOK, r.code, r.String())
+		assert.Equal(t, "test://template/{id}/data  template  A resource template with parameter substitution\n", r.stdout, era)
+		r = runCLI(t, "complete", "--era", era, "--json", "--resource", "test://template/{id}/data", "id", "1", "--", server)
+		require.Equal(t, exitOK, r.code, r.String())
+		var res struct {
+			Completion struct{ Values []string }
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
+		assert.Equal(t, []string{}, res.Completion.Values, era)
+	}
+}
