@@ -358,6 +358,14 @@ type Options struct {
 	// Audit, when set, is called for every input request after the guards,
 	// with its outcome. It runs on an actor: it must not block.
 	Audit func(AuditRecord)
+	// KeepAlive, when positive, pings the server every KeepAlive
+	// (Client.Ping, each bounded by half the interval) and ends the client
+	// once KeepAliveFailures (DefaultKeepAliveFailures, 3, for 0 or less)
+	// pings in a row have failed: Err is then a KindTransport error whose
+	// Err is a *KeepAliveError.
+	// Zero sends none and costs nothing.
+	KeepAlive         time.Duration
+	KeepAliveFailures int
 	// System, when set, hosts this client's actors: for a program that
 	// already runs protoactor-go and wants them in its own actor system.
 	// Nil (the default) means the one system every client of the process
@@ -375,7 +383,7 @@ func (o Options) handlers() (Handlers, error) {
 		return o.Handlers, nil
 	}
 	h := o.Handlers
-	if h.Sampling != nil || h.Elicitation != nil || h.Roots != nil || h.Notification != nil || h.Log != nil || h.Progress != nil || h.SamplingTools || h.ElicitationModes != nil {
+	if h.Sampling != nil || h.Elicitation != nil || h.Roots != nil || h.Notification != nil || h.Log != nil || h.Progress != nil || h.ElicitationComplete != nil || h.SamplingTools || h.ElicitationModes != nil {
 		return Handlers{}, fmt.Errorf("%w: set Options.Handler or Options.Handlers, not both", ErrHandler)
 	}
 	return HandlersOf(o.Handler)
@@ -404,6 +412,7 @@ type Client struct {
 	cur       atomic.Pointer[session]  // read freely; stored by Connect, then only with redial and mu held
 	doneOnce  sync.Once
 	watchers  sync.WaitGroup // one per session, until its runtime's AfterDone callback has run
+	keeper    sync.WaitGroup // the keep-alive goroutine, when Options.KeepAlive is set
 
 	// redial is held for a whole renewal (closing the lost session, dialling
 	// the fresh one), so there is one at a time; Close takes it to wait for
@@ -478,6 +487,7 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 	}
 	c.closing, c.abort = context.WithCancel(context.Background())
 	c.start(s)
+	c.startKeepAlive()
 	return c, nil
 }
 
@@ -739,6 +749,7 @@ func (c *Client) Close() error {
 	c.redial.Unlock()
 	_ = s.rt.Close()
 	c.watchers.Wait()
+	c.keeper.Wait()
 	c.doneOnce.Do(func() { close(c.done) })
 	return nil
 }
@@ -754,6 +765,7 @@ type callOptions struct {
 	task              bool           // WithTask
 	taskTTL           time.Duration  // WithTaskTTL
 	taskStatus        func(Task)     // WithTaskStatus
+	manual            *manualInput   // WithManualInput, WithInputResponses
 	meta              map[string]any // WithMeta
 }
 

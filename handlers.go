@@ -30,6 +30,8 @@ import (
 //     notifications other than log entries, one at a time in arrival order.
 //   - Log func(ctx, [NotificationContext], *[LoggingMessage]): the server's
 //     log entries (notifications/message), sanitised, interleaved with them.
+//   - ElicitationComplete func(ctx, [NotificationContext], *[ElicitationComplete]):
+//     a URL elicitation the client was asked for is complete (2025-11-25).
 //
 // See [messages.Handlers] for each field's full contract, and the example
 // below.
@@ -102,11 +104,13 @@ var handlerInterfaces = []struct {
 	{"NotificationHandler", "HandleNotification", reflect.TypeFor[NotificationHandler]()},
 	{"LogHandler", "HandleLog", reflect.TypeFor[LogHandler]()},
 	{"ProgressHandler", "HandleProgress", reflect.TypeFor[ProgressHandler]()},
+	{"ElicitationCompleteHandler", "HandleElicitationComplete", reflect.TypeFor[ElicitationCompleteHandler]()},
 }
 
 // HandlersOf adapts v, a value implementing any of SamplingHandler
 // (+ SamplingToolUser), ElicitationHandler (+ ElicitationModer),
-// RootsLister, NotificationHandler, LogHandler and ProgressHandler, to a
+// RootsLister, NotificationHandler, LogHandler, ProgressHandler and
+// ElicitationCompleteHandler, to a
 // handler set. A nil v
 // is the empty set. The error (matching ErrHandler) names every method that
 // looks meant as a handler method but is not one, so a typo or a pointer
@@ -139,6 +143,9 @@ func HandlersOf(v any) (Handlers, error) {
 	}
 	if p, ok := v.(ProgressHandler); ok {
 		h.Progress = p.HandleProgress
+	}
+	if e, ok := v.(ElicitationCompleteHandler); ok {
+		h.ElicitationComplete = e.HandleElicitationComplete
 	}
 	if problems := diagnose(reflect.TypeOf(v)); len(problems) > 0 {
 		return h, fmt.Errorf("%w of type %s: %s", ErrHandler, reflect.TypeOf(v), strings.Join(problems, "; "))

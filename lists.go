@@ -139,8 +139,8 @@ func gather[T any](ps iter.Seq2[*Page[T], error]) ([]T, error) {
 
 // ListToolsPage lists one page of tools: the first for cursor "", else the
 // page at a NextCursor the server gave. In the modern era a tool whose
-// x-mcp-header annotations are invalid is dropped (and logged), as
-// ListTools drops it; only ListTools gives the transport the tools'
+// x-mcp-header annotations are invalid is dropped (and logged), and before
+// 2025-06-18 a tool's outputSchema, as ListTools does; only ListTools gives the transport the tools'
 // Mcp-Param-* headers (a tools/call refused for them lists the tools
 // again, as without any listing).
 func (c *Client) ListToolsPage(ctx context.Context, cursor string, opts ...CallOption) (*Page[Tool], error) {
@@ -152,6 +152,8 @@ func (c *Client) ListToolsPage(ctx context.Context, cursor string, opts ...CallO
 	}
 	if c.Era() == EraModern {
 		p.Items, _ = c.validTools(p.Items)
+	} else {
+		olderRevisionTools(c.ProtocolVersion(), p.Items)
 	}
 	return p, nil
 }

@@ -43,6 +43,9 @@ func (c *Client) negotiate(ctx context.Context, s *session) error {
 	} else if c.opts.ProtocolVersion != "" {
 		return &Error{Kind: KindUsage, Message: fmt.Sprintf("Conduit does not speak protocol version %q", c.opts.ProtocolVersion)}
 	}
+	if lo, ok := s.conn.(transport.LegacyOnly); ok && lo.LegacyOnly() && pinned == "" {
+		pinned = EraLegacy // HTTP+SSE: no probe
+	}
 	if pinned == EraLegacy {
 		return notAnEndpoint(c.initialize(ctx, s))
 	}
@@ -186,15 +189,21 @@ func (c *Client) call(ctx context.Context, method string, params any, o callOpti
 		if s, err = c.renew(ctx, s, method); err != nil {
 			return nil, err
 		}
-		return c.callOn(ctx, s, method, raw, o)
+		res, err = c.callOn(ctx, s, method, raw, o)
 	}
-	return res, err
+	if err != nil {
+		return nil, c.urlElicitationRequired(s, o, err)
+	}
+	return res, nil
 }
 
 func (c *Client) callOn(ctx context.Context, s *session, method string, raw json.RawMessage, o callOptions) (json.RawMessage, error) {
 	opts := actors.CallOptions{Timeout: o.timeout, MaxTotalTimeout: o.maxTotal, Assigns: o.assigns}
 	var err error
 	if s.rt.Era() != EraModern {
+		if o.manual != nil && o.manual.answered {
+			return nil, &Error{Kind: KindUsage, Method: method, Message: "WithInputResponses in the legacy era: there is no input_required to answer"}
+		}
 		if o.progressToken != nil {
 			if raw, err = withProgressToken(raw, nil, o.progressToken); err != nil {
 				return nil, &Error{Kind: KindUsage, Method: method, Err: err}
@@ -203,11 +212,13 @@ func (c *Client) callOn(ctx context.Context, s *session, method string, raw json
 		return s.rt.Call(ctx, method, raw, opts)
 	}
 	version := s.rt.Version()
-	return s.rt.CallModern(ctx, actors.Modern{
+	m := actors.Modern{
 		Method: method, Params: raw, Version: version, Declared: c.declared, Tasks: c.opts.Tasks,
 		MaxRounds: c.opts.MaxRounds,
 		Meta:      func() ([]era.Member, error) { return c.meta(version, o.progressToken) },
-	}, opts)
+	}
+	o.manual.apply(&m)
+	return s.rt.CallModern(ctx, m, opts)
 }
 
 // withProgressToken returns params with extra set and, when token is not

@@ -164,6 +164,9 @@ func (c *Client) callToolAsTask(ctx context.Context, p messages.CallToolParams, 
 			continue
 		}
 		if l == nil {
+			if err != nil {
+				err = c.urlElicitationRequired(s, o, err) // a task-augmented call may be refused with -32042 too
+			}
 			return res, true, err
 		}
 		defer l.End()
@@ -246,7 +249,11 @@ func (c *Client) toolResult(ctx context.Context, raw json.RawMessage, o callOpti
 			return &CallToolResult{Task: &t}, nil
 		}
 	}
-	return decodeToolResult(messages.MethodCallTool, raw)
+	r, err := decodeToolResult(messages.MethodCallTool, raw)
+	if err == nil {
+		olderRevisionResult(s.rt.Version(), r)
+	}
+	return r, err
 }
 
 func decodeToolResult(method string, raw json.RawMessage) (*CallToolResult, error) {

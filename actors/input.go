@@ -28,16 +28,18 @@ import (
 // discarded. An input is driven by one goroutine at a time (the request
 // child's, or the gathering goroutine's).
 type input struct {
-	shared  *shared
-	guard   guards.Input
-	key     string // modern: the input request's key
-	timeout time.Duration
-	parent  context.Context // its end is a cancellation of the request
-	req     any             // what the handler got, after the before-guards
-	cancel  context.CancelFunc
-	handle  supervisor.Handle // its handler goroutine, once started
-	driver  driver            // gets the handler's outcome; set when the handler starts
-	ended   bool
+	shared   *shared
+	guard    guards.Input
+	key      string // modern: the input request's key
+	timeout  time.Duration
+	parent   context.Context // its end is a cancellation of the request
+	req      any             // what the handler got, after the before-guards
+	cancel   context.CancelFunc
+	handle   supervisor.Handle // its handler goroutine, once started
+	driver   driver            // gets the handler's outcome; set when the handler starts
+	ended    bool
+	hctx     handlerCtx   // the handler's ctx
+	progress progressSent // what NotifyProgress reported last
 }
 
 // driver is what drives an input: it gets the handler's outcome from the
@@ -124,13 +126,15 @@ func (in *input) start(parent context.Context, g *inputGrant, d driver) (outcome
 		return in.end(outcome{ending: refused, rpc: refusal.Err, audit: refusal.Outcome}), true
 	}
 	in.req, in.parent = req, parent
+	in.shared.issueURL(req) // awaiting its completion, when a hook listens
 	base := parent
 	if _, ok := parent.Deadline(); !ok {
 		base = context.WithoutCancel(parent) // its values, not its Done
 	}
 	hctx, cancel := context.WithCancel(base)
 	in.cancel, in.driver = cancel, d
-	supervisor.Go(hctx, &in.shared.abandoned, &in.handle, in)
+	in.hctx = handlerCtx{Context: hctx, in: in}
+	supervisor.Go(&in.hctx, &in.shared.abandoned, &in.handle, in)
 	return outcome{}, false
 }
 

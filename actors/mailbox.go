@@ -46,6 +46,7 @@ type item struct {
 	log      *messages.LoggingMessage
 	progress *messages.Progress
 	notif    *messages.Notification
+	complete *messages.ElicitationComplete
 	size     int64 // its weight against the queue's byte bound (entrySize)
 }
 
@@ -99,6 +100,23 @@ func (m *mailbox) admit(msg *enqueue) {
 			return
 		}
 		m.queue.admit(item{progress: p, size: int64(len(msg.params))})
+		return
+	case msg.method == messages.MethodElicitationComplete && m.shared.handlers.ElicitationComplete != nil:
+		id, err := decodeElicitationComplete(msg.params)
+		if err != nil {
+			c.malformed.Add(1)
+			m.shared.logger.Warn("malformed elicitation completion dropped", "err", err)
+			return
+		}
+		req, ok := m.shared.elicitations.complete(id)
+		if !ok {
+			// Never issued, forgotten, or completed already: the
+			// specification says to ignore it.
+			c.unknownResponses.Add(1)
+			m.shared.logger.Debug("completion of an unknown elicitation dropped", "elicitation_id", id)
+			return
+		}
+		m.queue.admit(item{complete: &messages.ElicitationComplete{ElicitationID: id, Request: req}, size: int64(len(msg.params))})
 		return
 	case !isLog:
 		m.queue.admit(item{notif: &messages.Notification{Method: msg.method, Params: msg.params}, size: int64(len(msg.params))})
@@ -448,6 +466,10 @@ func (q *notifQueue) deliver(ctx context.Context, it item) {
 	}
 	if it.progress != nil {
 		q.shared.handlers.Progress(ctx, nc, it.progress)
+		return
+	}
+	if it.complete != nil {
+		q.shared.handlers.ElicitationComplete(ctx, nc, it.complete)
 		return
 	}
 	q.shared.handlers.Notification(ctx, nc, it.notif)

@@ -34,6 +34,16 @@ type Modern struct {
 	// StateBackoff is the pause before retrying a state-only result (0:
 	// 100 ms).
 	StateBackoff time.Duration
+	// Manual returns an input_required result that asks for input to the
+	// caller, as a KindInputRequired error whose Err is an
+	// *messages.InputRequiredError, instead of answering it (a state-only
+	// one is still retried).
+	Manual bool
+	// Responses and State, when set, are the first request's
+	// inputResponses and requestState: the caller's answers to a manual
+	// round.
+	Responses map[string]any
+	State     json.RawMessage
 }
 
 // CallModern runs a modern call with multi round-trip requests, in the
@@ -62,8 +72,10 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 	if err != nil {
 		return nil, &messages.Error{Kind: messages.KindUsage, Method: m.Method, Err: err} // the caller's params
 	}
-	var responses map[string]any
-	var state json.RawMessage
+	responses, state := m.Responses, m.State
+	if state != nil && messages.FirstByte(state) != '"' {
+		return nil, &messages.Error{Kind: messages.KindUsage, Method: m.Method, Message: "requestState must be the JSON string the server sent"}
+	}
 	for round := 1; ; round++ {
 		extra := make([]era.Member, 0, 2)
 		if responses != nil {
@@ -106,6 +118,9 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 		if ir.RequestState != nil && messages.FirstByte(ir.RequestState) != '"' && !messages.IsNull(ir.RequestState) {
 			return nil, protocolErr("requestState must be a string")
 		}
+		if m.Manual && len(ir.InputRequests) > 0 {
+			return nil, manualInput(m.Method, ir)
+		}
 		if err := m.capRounds(round, ir.InputRequests); err != nil {
 			return nil, err
 		}
@@ -130,6 +145,25 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 			return nil, err
 		}
 	}
+}
+
+// manualInput is the error that gives an input_required result to a
+// caller that answers it itself (Modern.Manual).
+func manualInput(method string, ir era.InputRequired) error {
+	reqs := make(map[string]messages.InputRequest, len(ir.InputRequests))
+	for k, raw := range ir.InputRequests {
+		r, ok := readInputRequest(raw)
+		if !ok || r.Method == "" {
+			return &messages.Error{Kind: messages.KindProtocol, Method: method, Message: fmt.Sprintf("input request %q is malformed", k)}
+		}
+		reqs[k] = messages.InputRequest{Method: r.Method, Params: slices.Clone(r.Params)}
+	}
+	var state json.RawMessage
+	if ir.RequestState != nil && !messages.IsNull(ir.RequestState) {
+		state = slices.Clone(ir.RequestState)
+	}
+	return &messages.Error{Kind: messages.KindInputRequired, Method: method, Message: "the server asks for input (WithManualInput)",
+		Err: &messages.InputRequiredError{Method: method, InputRequests: reqs, RequestState: state}}
 }
 
 // DefaultMaxRounds is the default of Modern.MaxRounds.

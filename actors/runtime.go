@@ -95,6 +95,10 @@ type shared struct {
 	abandoned supervisor.Gauge
 	counters  counters
 	taskWatch taskWatch // the pollers of tasks, woken by notifications/tasks/status
+	// elicitations are the URL elicitations awaiting their completion.
+	elicitations issuedElicitations
+	// notify sends a notification to the server (Runtime.Notify).
+	notify func(method string, params any) error
 	// budget bounds the bytes the reader has handed over and the actors
 	// have not finished with.
 	budget *inboundBudget
@@ -250,6 +254,7 @@ func Start(cfg Config) *Runtime {
 		done: make(chan struct{}),
 	}
 	rt.life.teardown = rt.teardown
+	sh.notify = rt.Notify
 	// Until negotiation says otherwise, a server request is legacy.
 	rt.shared.session.Store(&session{version: era.LegacyVersions[0], era: messages.EraLegacy})
 	conn := &connection{cfg: &rt.cfg, shared: rt.shared, life: rt.life, slots: supervisor.Cap{Max: cfg.MaxServerRequests}}
@@ -366,7 +371,13 @@ func (rt *Runtime) Err() error {
 
 // Close ends the connection and waits for everything to be released.
 func (rt *Runtime) Close() error {
-	rt.life.stop(&messages.Error{Kind: messages.KindClosed, Message: "client closed"})
+	return rt.CloseWith(&messages.Error{Kind: messages.KindClosed, Message: "client closed"})
+}
+
+// CloseWith is Close with err as the reason (Err, and the error of every
+// call in flight and after), unless the connection was already ending.
+func (rt *Runtime) CloseWith(err error) error {
+	rt.life.stop(err)
 	<-rt.done
 	return nil
 }

@@ -56,13 +56,13 @@ func TestHandshakeRefusesUnknownVersion(t *testing.T) {
 		}()
 		srv.refuseDiscover()
 		init := srv.next()
-		srv.reply(init["id"], map[string]any{"protocolVersion": "2024-11-05", "capabilities": map[string]any{}, "serverInfo": map[string]any{"name": "old", "version": "1"}})
+		srv.reply(init["id"], map[string]any{"protocolVersion": "2024-10-07", "capabilities": map[string]any{}, "serverInfo": map[string]any{"name": "old", "version": "1"}})
 		err := <-errc
 		var ce *conduit.Error
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, conduit.KindProtocol, ce.Kind)
-		assert.Contains(t, err.Error(), `"2024-11-05"`)
-		assert.Contains(t, err.Error(), "2025-11-25, 2025-06-18")
+		assert.Contains(t, err.Error(), `"2024-10-07"`)
+		assert.Contains(t, err.Error(), "2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05")
 		_ = serverSide.Close()
 		for range srv.in {
 		}

@@ -965,7 +965,7 @@ func TestUnknownEraOrVersionFailsConnectBeforeAnyRequest(t *testing.T) {
 		want string
 	}{
 		{conduit.Options{Era: "Legacy"}, `conduit: usage: unknown era "Legacy": want "", "legacy" or "modern"`},
-		{conduit.Options{ProtocolVersion: "2025-03-26"}, `conduit: usage: Conduit does not speak protocol version "2025-03-26"`},
+		{conduit.Options{ProtocolVersion: "2024-10-07"}, `conduit: usage: Conduit does not speak protocol version "2024-10-07"`},
 		{conduit.Options{Era: "legacy", ProtocolVersion: "2026-07-28"}, `conduit: usage: protocol version 2026-07-28 is not of the legacy era`},
 	} {
 		t.Run(tc.want, func(t *testing.T) {

@@ -15,8 +15,15 @@ import (
 )
 
 // LegacyVersions are the legacy revisions Conduit speaks, newest first; the
-// first is the one offered in initialize.
-var LegacyVersions = []string{messages.Version20251125, messages.Version20250618}
+// first is the one offered in initialize. A server may answer with any of
+// them; what an older one lacks is then neither offered nor accepted (see
+// AtLeast and docs/protocol.md).
+var LegacyVersions = []string{messages.Version20251125, messages.Version20250618, messages.Version20250326, messages.Version20241105}
+
+// AtLeast reports whether version is min or a later revision. Revisions
+// are dates written YYYY-MM-DD, so they order as strings; "" (not yet
+// negotiated) is earlier than every revision.
+func AtLeast(version, min string) bool { return version >= min }
 
 // ModernVersions are the modern revisions Conduit speaks, newest first.
 var ModernVersions = []string{messages.Version20260728}
@@ -79,8 +86,12 @@ func (d Declared) Elicitation(version string) bool {
 }
 
 // ModesIn returns the declared elicitation modes that exist in version:
-// 2025-06-18 has form mode only.
+// 2025-06-18 has form mode only, and the revisions before it have no
+// elicitation at all.
 func (d Declared) ModesIn(version string) []string {
+	if known(version) && !AtLeast(version, messages.Version20250618) {
+		return nil
+	}
 	if version == messages.Version20250618 {
 		if slices.Contains(d.ElicitModes, messages.ModeForm) {
 			return []string{messages.ModeForm}
@@ -108,7 +119,9 @@ func (d Declared) Allows(method, version string) bool {
 // nothing declared it is {}.
 func (d Declared) Capabilities(version string) map[string]any {
 	caps := map[string]any{}
-	newer := version != messages.Version20250618
+	// sampling.context and sampling.tools, and the elicitation modes, are
+	// 2025-11-25's; an unknown version gets the newest shape.
+	newer := !known(version) || AtLeast(version, messages.Version20251125)
 	if d.Sampling {
 		s := map[string]any{}
 		if newer && d.SamplingContext {
@@ -145,6 +158,16 @@ func (d Declared) Capabilities(version string) map[string]any {
 		caps["tasks"] = map[string]any{}
 	}
 	return caps
+}
+
+// known reports whether version is a revision Conduit speaks.
+func known(version string) bool { _, ok := Of(version); return ok }
+
+// StructuredContent reports whether version has structured tool output
+// (structuredContent on results, outputSchema on tools): 2025-06-18 and
+// later. An unknown version is taken to have it.
+func StructuredContent(version string) bool {
+	return !known(version) || AtLeast(version, messages.Version20250618)
 }
 
 // InitializeParams builds the legacy initialize request's params, offering

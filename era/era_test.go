@@ -76,13 +76,13 @@ func TestAllows(t *testing.T) {
 }
 
 func TestCheckInitialize(t *testing.T) {
-	for _, v := range []string{"2025-11-25", "2025-06-18"} {
+	for _, v := range []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"} {
 		require.NoError(t, CheckInitialize(&messages.InitializeResult{ProtocolVersion: v}, "2025-11-25"))
 	}
-	for _, v := range []string{"2024-11-05", "2025-03-26", "2026-07-28", ""} {
+	for _, v := range []string{"2024-10-07", "2026-07-28", ""} {
 		err := CheckInitialize(&messages.InitializeResult{ProtocolVersion: v}, "2025-11-25")
 		require.Error(t, err, v)
-		assert.Equal(t, `server answered initialize with protocol version "`+v+`"; Conduit offered 2025-11-25 and accepts 2025-11-25, 2025-06-18`, err.Error())
+		assert.Equal(t, `server answered initialize with protocol version "`+v+`"; Conduit offered 2025-11-25 and accepts 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05`, err.Error())
 	}
 }
 
@@ -104,4 +104,25 @@ func TestOnlyUnknownElicitationModesMeanFormOnly(t *testing.T) {
 	assert.Equal(t, []string{messages.ModeForm}, d.ElicitModes, "unknown modes are ignored; none left means form only")
 	assert.Equal(t, map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}, d.Capabilities("2025-11-25"))
 	assert.True(t, d.Allows(messages.MethodElicit, "2025-06-18"))
+}
+
+// What the revisions before 2025-06-18 lack is not offered: no
+// elicitation (so a server's elicitation/create is refused before any
+// callback), no sampling.context or sampling.tools, no tasks; sampling and
+// roots (with listChanged) are there since 2024-11-05.
+func TestOlderRevisionsOfferWhatTheyHave(t *testing.T) {
+	d := Declare(messages.Handlers{Sampling: sampling, SamplingTools: true, Elicitation: elicitation,
+		ElicitationModes: []string{"form", "url"}, Roots: roots}, true)
+	d.Tasks = true
+	for _, v := range []string{messages.Version20250326, messages.Version20241105} {
+		assert.Equal(t, map[string]any{"sampling": map[string]any{}, "roots": map[string]any{"listChanged": true}}, d.Capabilities(v), v)
+		assert.False(t, d.Allows(messages.MethodElicit, v), v)
+		assert.True(t, d.Allows(messages.MethodCreateMessage, v), v)
+		assert.True(t, d.Allows(messages.MethodListRoots, v), v)
+		assert.False(t, StructuredContent(v), v)
+	}
+	assert.True(t, StructuredContent(messages.Version20250618))
+	assert.True(t, StructuredContent(messages.Version20260728))
+	assert.True(t, AtLeast("2025-06-18", "2025-03-26"))
+	assert.False(t, AtLeast("2024-11-05", "2025-03-26"))
 }

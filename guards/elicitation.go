@@ -25,7 +25,7 @@ func (p *Pipeline) beforeElicitation(in *Input) (any, *Refusal) {
 	if mode != messages.ModeForm && mode != messages.ModeURL {
 		return nil, invalidParams("unknown elicitation mode %q", mode)
 	}
-	if mode == messages.ModeURL && in.Version == messages.Version20250618 {
+	if mode == messages.ModeURL && olderThan(in.Version, messages.Version20251125) {
 		return nil, invalidParams("elicitation mode \"url\" does not exist in protocol version %s", in.Version)
 	}
 	if !slices.Contains(p.cfg.Elicitation.Modes, mode) {
@@ -33,22 +33,9 @@ func (p *Pipeline) beforeElicitation(in *Input) (any, *Refusal) {
 	}
 	req := &messages.ElicitationRequest{RequestContext: in.Context, Mode: mode, Params: params, Raw: in.Params}
 	if mode == messages.ModeURL {
-		if params.URL == "" {
-			return nil, invalidParams("url mode requires \"url\"")
+		if r := p.checkURL(in, req); r != nil {
+			return nil, r
 		}
-		if in.Version == messages.Version20251125 && params.ElicitationID == "" {
-			return nil, invalidParams("url mode requires \"elicitationId\"")
-		}
-		info, err := CheckURL(params.URL)
-		if err != nil {
-			return nil, invalidParams("%v", err)
-		}
-		req.URL, req.Host, req.IDN, req.WrittenHost, req.HostMapped = info.URL, info.Host, info.IDN, info.WrittenHost, info.HostMapped
-		o := in.Origin
-		if o == "" {
-			o = p.cfg.Elicitation.Origin
-		}
-		req.OriginMismatch = !info.SameOrigin(o)
 		return req, nil
 	}
 	if !e.schema {
@@ -62,6 +49,50 @@ func (p *Pipeline) beforeElicitation(in *Input) (any, *Refusal) {
 	req.Fields = form.Fields()
 	req.Form = form.FormFields()
 	return req, nil
+}
+
+// URLElicitation checks one URL elicitation a server requires before a
+// call can succeed (an entry of a -32042 error's data.elicitations,
+// 2025-11-25) by the rules of a URL elicitation/create: mode "url", a url
+// that passes CheckURL, an elicitationId (2025-11-25). It returns the
+// request with the URL's verdict (Host, IDN, OriginMismatch …). No handler
+// runs for it, so nothing of the input budget is spent.
+func (p *Pipeline) URLElicitation(in *Input) (*messages.ElicitationRequest, *Refusal) {
+	e, r := decodeElicit(in.Params)
+	if r != nil {
+		return nil, r
+	}
+	if e.Mode != messages.ModeURL {
+		return nil, invalidParams("a required URL elicitation must have mode \"url\", got %q", e.Mode)
+	}
+	req := &messages.ElicitationRequest{RequestContext: in.Context, Mode: messages.ModeURL, Params: e.ElicitParams, Raw: in.Params}
+	if r := p.checkURL(in, req); r != nil {
+		return nil, r
+	}
+	return req, nil
+}
+
+// checkURL is the one check of a URL elicitation's params: a url that
+// passes CheckURL, an elicitationId in 2025-11-25; it sets req's verdict.
+func (p *Pipeline) checkURL(in *Input, req *messages.ElicitationRequest) *Refusal {
+	params := req.Params
+	if params.URL == "" {
+		return invalidParams("url mode requires \"url\"")
+	}
+	if in.Version == messages.Version20251125 && params.ElicitationID == "" {
+		return invalidParams("url mode requires \"elicitationId\"")
+	}
+	info, err := CheckURL(params.URL)
+	if err != nil {
+		return invalidParams("%v", err)
+	}
+	req.URL, req.Host, req.IDN, req.WrittenHost, req.HostMapped = info.URL, info.Host, info.IDN, info.WrittenHost, info.HostMapped
+	o := in.Origin
+	if o == "" {
+		o = p.cfg.Elicitation.Origin
+	}
+	req.OriginMismatch = !info.SameOrigin(o)
+	return nil
 }
 
 // afterElicitation checks the answer: a known action; a form accept is

@@ -56,7 +56,7 @@ func ParseForm(version string, raw json.RawMessage) (*Form, error) {
 	if err != nil {
 		return nil, err
 	}
-	old := version == messages.Version20250618
+	old := olderThan(version, messages.Version20251125)
 	if t, ok := top["type"]; !ok || t != "object" {
 		return nil, errors.New(`"type" must be "object"`)
 	}

@@ -42,9 +42,9 @@ func (p *Pipeline) beforeSampling(in *Input) (any, *Refusal) {
 			return nil, invalidParams("messages[%d].content is required", i)
 		}
 	}
-	// sampling.tools does not exist in 2025-06-18: declared or not, the
-	// client does not advertise it there.
-	if !cfg.Tools || in.Version == messages.Version20250618 {
+	// sampling.tools does not exist before 2025-11-25: declared or not,
+	// the client does not advertise it there.
+	if !cfg.Tools || olderThan(in.Version, messages.Version20251125) {
 		if w.tools {
 			return nil, invalidParams("tools require the sampling.tools capability, which this client did not declare")
 		}
@@ -146,3 +146,7 @@ func (p *Pipeline) afterSampling(r *messages.CreateMessageResult) (any, *Refusal
 	out.Role = "assistant"
 	return &out, nil
 }
+
+// olderThan reports whether version is a revision before min (revisions
+// are dates, ordered as strings); "" is not older than anything.
+func olderThan(version, min string) bool { return version != "" && version < min }

@@ -50,6 +50,10 @@ type Server struct {
 	Cwd     string
 	URL     string
 	Headers map[string]string
+	// SSE is "type": "sse": the server at URL speaks the deprecated
+	// HTTP+SSE transport (transport.SSE). Other URL servers speak
+	// Streamable HTTP, falling back to HTTP+SSE when initialize gets a 4xx.
+	SSE bool
 	// Conduit holds Conduit's own settings: the "conduit" key of the
 	// server's entry, which other hosts ignore.
 	Conduit Settings
@@ -85,7 +89,8 @@ type Settings struct {
 // values take the defaults.
 type RestartPolicy = restart.Policy
 
-// PingPolicy is the keep-alive: every Interval, a ping that must be
+// PingPolicy is the keep-alive (the client's Options.KeepAlive and
+// KeepAliveFailures, which it sets): every Interval, a ping that must be
 // answered within half the interval; Failures failed pings in a row (3)
 // count as the server lost. A zero Interval is the default: none for a
 // stdio server (its exit is seen at once), every 5 s for an HTTP server,
@@ -104,7 +109,7 @@ const (
 	DefaultRemotePing = 5 * time.Second
 	// DefaultPingFailures is how many failed pings in a row count as the
 	// server lost.
-	DefaultPingFailures = 3
+	DefaultPingFailures = conduit.DefaultKeepAliveFailures
 	// DefaultStartTimeout bounds a start; generous, for `npx -y` fetching
 	// a package on its first run.
 	DefaultStartTimeout = time.Minute
@@ -425,7 +430,7 @@ func (p *parser) parseServer(raw json.RawMessage) (Server, error) {
 	}
 	_, hasCommand := m["command"]
 	_, hasURL := m["url"]
-	kind := ""
+	kind, sse := "", false
 	switch {
 	case hasCommand && hasURL:
 		return Server{}, p.fail("", `has both "command" and "url"; give one`)
@@ -439,14 +444,18 @@ func (p *parser) parseServer(raw json.RawMessage) (Server, error) {
 		if err != nil {
 			return Server{}, err
 		}
+		as := t
+		if t == "sse" {
+			as, sse = "http", true // the URL's keys
+		}
 		switch {
-		case t != "stdio" && t != "http":
-			return Server{}, p.fail("type", `unknown type %q: want "stdio" or "http"`, t)
+		case t != "stdio" && t != "http" && t != "sse":
+			return Server{}, p.fail("type", `unknown type %q: want "stdio", "http" or "sse"`, t)
 		case kind == "" && t == "stdio":
 			return Server{}, p.fail("command", `missing: a "stdio" server needs a command`)
-		case kind == "" && t == "http":
-			return Server{}, p.fail("url", `missing: an "http" server needs a url`)
-		case kind != t:
+		case kind == "":
+			return Server{}, p.fail("url", `missing: an %q server needs a url`, t)
+		case kind != as:
 			return Server{}, p.fail("type", "%q does not match the server's %s", t, map[string]string{"stdio": "command", "http": "url"}[kind])
 		}
 	}
@@ -454,7 +463,7 @@ func (p *parser) parseServer(raw json.RawMessage) (Server, error) {
 		return Server{}, p.fail("", `needs "command" (stdio) or "url" (HTTP)`)
 	}
 
-	var s Server
+	s := Server{SSE: sse}
 	var err error
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v := m[k]

@@ -119,7 +119,9 @@ func TestParseErrors(t *testing.T) {
 		{`{"mcpServers": {"a": "npx"}}`, `c.json: server "a": want an object, got a string`},
 		{`{"mcpServers": {"a": {}}}`, `c.json: server "a": needs "command" (stdio) or "url" (HTTP)`},
 		{`{"mcpServers": {"a": {"command": "s", "url": "http://x"}}}`, `c.json: server "a": has both "command" and "url"; give one`},
-		{`{"servers": {"a": {"type": "sse", "url": "http://x"}}}`, `c.json: server "a": key "type": unknown type "sse": want "stdio" or "http"`},
+		{`{"servers": {"a": {"type": "websocket", "url": "ws://x"}}}`, `c.json: server "a": key "type": unknown type "websocket": want "stdio", "http" or "sse"`},
+		{`{"servers": {"a": {"type": "sse"}}}`, `c.json: server "a": key "url": missing: an "sse" server needs a url`},
+		{`{"servers": {"a": {"type": "sse", "command": "s"}}}`, `c.json: server "a": key "type": "sse" does not match the server's command`},
 		{`{"servers": {"a": {"type": "stdio"}}}`, `c.json: server "a": key "command": missing: a "stdio" server needs a command`},
 		{`{"servers": {"a": {"type": "http"}}}`, `c.json: server "a": key "url": missing: an "http" server needs a url`},
 		{`{"servers": {"a": {"type": "http", "command": "s"}}}`, `c.json: server "a": key "type": "http" does not match the server's command`},
@@ -228,6 +230,18 @@ func TestConfigConnection(t *testing.T) {
 	assert.Equal(t, "Bearer x", web.Header.Get("Authorization"))
 	assert.Equal(t, time.Minute, o.Timeout)
 
+	assert.True(t, web.SSEFallback, "a URL server falls back to HTTP+SSE when initialize gets a 4xx")
+
+	cfg, _, err = Parse("c.json", []byte(`{"servers": {"old": {"type": "sse", "url": "http://127.0.0.1:1/sse", "headers": {"X-K": "v"}}}}`), nil)
+	require.NoError(t, err)
+	assert.Equal(t, Server{URL: "http://127.0.0.1:1/sse", Headers: map[string]string{"X-K": "v"}, SSE: true}, cfg.Servers["old"])
+	tr, _, err = cfg.Connection("old", base)
+	require.NoError(t, err)
+	old, ok := tr.(*transport.SSE)
+	require.True(t, ok, "%T", tr)
+	assert.Equal(t, "http://127.0.0.1:1/sse", old.URL)
+	assert.Equal(t, "v", old.Header.Get("X-K"))
+
 	_, _, err = cfg.Connection("nobody", base)
 	assert.ErrorIs(t, err, ErrUnknownServer)
 	assert.EqualError(t, err, `host: unknown server "nobody"`)
@@ -264,4 +278,23 @@ func TestServerEnv(t *testing.T) {
 	cfg, _, err := Parse("c.json", []byte(`{"mcpServers": {"a": {"command": "s", "conduit": {"inheritEnv": true}}}}`), nil)
 	require.NoError(t, err)
 	assert.True(t, cfg.Servers["a"].Conduit.InheritEnv)
+}
+
+// The ping policy is the client's keep-alive (Options.KeepAlive and
+// KeepAliveFailures); without a policy, the host's client options keep
+// theirs, and "off" turns any off.
+func TestPingPolicyIsTheClientsKeepAlive(t *testing.T) {
+	h, err := New(Config{}, Options{Client: conduit.Options{KeepAlive: time.Minute, KeepAliveFailures: 7},
+		Transport: func(string, Server) (transport.Transport, error) { return &fakeTransport{}, nil }})
+	require.NoError(t, err)
+	defer h.Close()
+	keepAlive := func(s Server) [2]any {
+		srv, err := h.newServer("x", s)
+		require.NoError(t, err)
+		return [2]any{srv.opts.KeepAlive, srv.opts.KeepAliveFailures}
+	}
+	assert.Equal(t, [2]any{5 * time.Second, 3}, keepAlive(Server{URL: "http://h/mcp"}))
+	assert.Equal(t, [2]any{time.Minute, 7}, keepAlive(Server{Command: "s"}))
+	assert.Equal(t, [2]any{time.Duration(0), 7}, keepAlive(Server{URL: "http://h/mcp", Conduit: Settings{Ping: PingPolicy{Interval: -1}}}))
+	assert.Equal(t, [2]any{10 * time.Second, 2}, keepAlive(Server{Command: "s", Conduit: Settings{Ping: PingPolicy{Interval: 10 * time.Second, Failures: 2}}}))
 }

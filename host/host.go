@@ -653,6 +653,15 @@ func (h *Host) newServer(name string, cfg Server) (*server, error) {
 		// beside the actor that supervises them.
 		s.opts.System = h.tree.System()
 	}
+	// The ping policy is the client's keep-alive: one implementation of
+	// the rule. "off" (a negative interval) sends none; without a policy
+	// (a stdio server's default) Options.Client's keep-alive stands.
+	switch {
+	case s.ping.Interval < 0:
+		s.opts.KeepAlive = 0
+	case s.ping.Interval > 0:
+		s.opts.KeepAlive, s.opts.KeepAliveFailures = s.ping.Interval, s.ping.Failures
+	}
 	return s, nil
 }
 
@@ -664,7 +673,10 @@ func defaultTransport(cfg Server, logger *slog.Logger, maxBytes int) transport.T
 		for k, v := range cfg.Headers {
 			header.Set(k, v)
 		}
-		return &transport.HTTP{URL: cfg.URL, Header: header, Logger: logger, MaxBodyBytes: maxBytes, MaxEventBytes: maxBytes}
+		if cfg.SSE {
+			return &transport.SSE{URL: cfg.URL, Header: header, Logger: logger, MaxEventBytes: maxBytes}
+		}
+		return &transport.HTTP{URL: cfg.URL, Header: header, Logger: logger, MaxBodyBytes: maxBytes, MaxEventBytes: maxBytes, SSEFallback: true}
 	}
 	return &transport.Command{Path: cfg.Command, Args: cfg.Args, Env: serverEnv(cfg, os.Environ()), Dir: cfg.Cwd, MaxMessageBytes: maxBytes}
 }
@@ -848,8 +860,8 @@ func startErr(ctx context.Context, err error) error {
 func (ss *session) Close() error { return ss.c.Close() }
 
 // Serve watches the ready server until its client ends (its error) or ctx
-// ends, refreshing its tools on tools/list_changed and pinging it when its
-// policy says so.
+// ends, refreshing its tools on tools/list_changed. Its ping policy is the
+// client's keep-alive (newServer): a server that misses it ends the client.
 func (ss *session) Serve(ctx context.Context) error {
 	s, c := ss.s, ss.c
 	var listed chan listing // non-nil while a tools/list runs
@@ -866,18 +878,16 @@ func (ss *session) Serve(ctx context.Context) error {
 			return listing{tools, err}
 		})
 	}
-	var ticks <-chan time.Time
-	if s.ping.Interval > 0 {
-		ticker := time.NewTicker(s.ping.Interval)
-		defer ticker.Stop()
-		ticks = ticker.C
-	}
-	var pinged chan error // non-nil while a ping runs
-	failedPings := 0
 	for {
 		select {
 		case <-c.Done():
-			return c.Err()
+			// The client's keep-alive (Options.KeepAlive, from the
+			// ping policy) ends it; the host says why as it always has.
+			var ka *conduit.KeepAliveError
+			if err := c.Err(); !errors.As(err, &ka) {
+				return err
+			}
+			return ka
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-s.refresh:
@@ -901,20 +911,6 @@ func (ss *session) Serve(ctx context.Context) error {
 			if again {
 				again = false
 				listed = list()
-			}
-		case <-ticks:
-			if pinged != nil {
-				break
-			}
-			pinged = helper(s.h, func() error { return c.Ping(ctx, conduit.WithTimeout(s.ping.Interval/2)) })
-		case err := <-pinged:
-			pinged = nil
-			if err == nil {
-				failedPings = 0
-				break
-			}
-			if failedPings++; failedPings >= s.ping.Failures {
-				return fmt.Errorf("%d pings in a row failed: %w", failedPings, err)
 			}
 		}
 	}

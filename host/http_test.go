@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -104,4 +105,25 @@ func TestRemoteServerDiesAndComesBack(t *testing.T) {
 	res, err := h.CallTool(ctx, "web", "hello", nil)
 	require.NoError(t, err)
 	assert.Equal(t, "hello", res.Content[0].Text)
+}
+
+// A server of "type": "sse" (the go-sdk server on its HTTP+SSE handler) is
+// supervised and called like any other.
+func TestHostSSEServer(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "old", Version: "1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "hello", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello over sse"}}}, nil
+	})
+	srv := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	t.Cleanup(srv.Close)
+	cfg, _, err := Parse("c.json", []byte(`{"servers": {"old": {"type": "sse", "url": "`+srv.URL+`/sse"}}}`), nil)
+	require.NoError(t, err)
+	h, events := newHost(t, cfg, Options{})
+	waitFor(t, events, map[string]State{"old": StateReady})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := h.CallTool(ctx, "old", "hello", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "hello over sse", res.Content[0].Text)
+	assert.Equal(t, "old__hello", h.Tools()[0].Name)
 }

@@ -73,6 +73,7 @@ var (
 	ErrUnsupportedVersion      = &RPCError{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version"}
 	ErrMissingClientCapability = &RPCError{Code: CodeMissingClientCapability, Message: "Missing required client capability"}
 	ErrHeaderMismatch          = &RPCError{Code: CodeHeaderMismatch, Message: "Header mismatch"}
+	ErrURLElicitationRequired  = &RPCError{Code: CodeURLElicitationRequired, Message: "URL elicitation required"}
 )
 
 // Kind classifies a failed call: whose fault it is and what ended it, so

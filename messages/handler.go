@@ -42,7 +42,9 @@ type FieldInfo struct {
 // ElicitationRequest is an elicitation/create request after the guards.
 type ElicitationRequest struct {
 	RequestContext
-	// Mode is "form" or "url".
+	// Mode is "form" or "url". A URL elicitation of 2025-11-25 has its id
+	// in Params.ElicitationID: the id its completion names
+	// (Handlers.ElicitationComplete).
 	Mode string
 	// URL mode: the full URL, the host it leads to, whether the host has a
 	// punycode (xn--) label after IDNA conversion, and whether it lies off

@@ -50,6 +50,14 @@ type Handlers struct {
 	// Log receives sanitised server log entries (notifications/message),
 	// one at a time in arrival order, interleaved with notifications.
 	Log func(ctx context.Context, nc NotificationContext, entry *LoggingMessage)
+	// ElicitationComplete, when set, receives each
+	// notifications/elicitation/complete (2025-11-25) of a URL elicitation
+	// the client was asked for (elicitation/create, or a -32042 error),
+	// with that request, one at a time in arrival order with the other
+	// notifications (the Notification hook then no longer sees them). A
+	// completion of an id never issued, forgotten or already completed is
+	// dropped and counted in Stats.UnknownResponses.
+	ElicitationComplete func(ctx context.Context, nc NotificationContext, c *ElicitationComplete)
 }
 
 // Listens reports whether a hook of h receives a server notification of
@@ -61,6 +69,8 @@ func (h *Handlers) Listens(method string) bool {
 		return h.Log != nil
 	case MethodProgress:
 		return h.Progress != nil || h.Notification != nil
+	case MethodElicitationComplete:
+		return h.ElicitationComplete != nil || h.Notification != nil
 	}
 	return h.Notification != nil
 }

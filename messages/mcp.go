@@ -9,6 +9,8 @@ import (
 
 // Protocol versions.
 const (
+	Version20241105 = "2024-11-05"
+	Version20250326 = "2025-03-26"
 	Version20250618 = "2025-06-18"
 	Version20251125 = "2025-11-25"
 	Version20260728 = "2026-07-28"
@@ -19,7 +21,7 @@ type Era string
 
 // The two eras.
 const (
-	EraLegacy Era = "legacy" // 2025-06-18, 2025-11-25: the server sends requests
+	EraLegacy Era = "legacy" // 2024-11-05 to 2025-11-25: the server sends requests
 	EraModern Era = "modern" // 2026-07-28: input requests arrive inside results (MRTR)
 )
 

@@ -24,8 +24,9 @@ type Stats struct {
 	// the specification or a bound, a URL verdict, sampling with no call in
 	// flight, an answer that does not fit its request), a capability the
 	// client did not declare, or a request the era or the handshake does
-	// not allow. Busy, RateLimited and a handler's own errors are not in
-	// it (all are audited refused but the first two).
+	// not allow; and the entries of a -32042 error (URLElicitationRequired)
+	// that the URL guard refused. Busy, RateLimited and a handler's own
+	// errors are not in it (all are audited refused but the first two).
 	Refused int64
 	// AbandonedHandlers is how many callbacks that ignored their context
 	// are still running after Conduit stopped waiting for them (a gauge):
@@ -47,7 +48,10 @@ type Stats struct {
 	// could not be read.
 	Malformed int64
 	// UnknownResponses counts responses to ids with no call in flight
-	// (late answers after a timeout, or a confused server).
+	// (late answers after a timeout, or a confused server), and
+	// completions (notifications/elicitation/complete, with
+	// Handlers.ElicitationComplete set) of a URL elicitation never issued,
+	// forgotten or completed already.
 	UnknownResponses int64
 	// NotificationHandlerPanics counts notification/log callbacks that
 	// panicked (logged and skipped).

@@ -111,6 +111,13 @@ type HTTP struct {
 	// notification the server refused, a standalone stream that failed. Nil
 	// discards.
 	Logger *slog.Logger
+	// SSEFallback moves the connection to the deprecated HTTP+SSE
+	// transport (see SSE) at the same URL when the server answers the
+	// first initialize with a 4xx other than 401 and 403, as servers that
+	// speak only HTTP+SSE do; the initialize is sent again there. If no
+	// SSE stream with an endpoint event can be opened either, the
+	// initialize fails with the first answer.
+	SSEFallback bool
 }
 
 // Connect checks the configuration and returns a Conn. It does no I/O: the
@@ -159,6 +166,10 @@ func (h *HTTP) Connect(ctx context.Context) (Conn, error) {
 	c.errNoHeaders = fmt.Errorf("no response headers within %v", c.connectTimeout)
 	c.errIdle = fmt.Errorf("stream idle for %v", c.idleTimeout)
 	c.base, c.stop = context.WithCancelCause(context.Background())
+	if h.SSEFallback {
+		return &fallbackConn{cur: c, sse: SSE{URL: h.URL, Client: h.Client, Header: h.Header, MaxEventBytes: h.MaxEventBytes,
+			ConnectTimeout: h.ConnectTimeout, Logger: h.Logger}}, nil
+	}
 	return c, nil
 }
 

@@ -74,6 +74,21 @@ func (p *sseParser) takeProgress() bool {
 // resuming replays a cut event rather than skipping it. An event larger
 // than max returns *MessageTooLongError.
 func (p *sseParser) next() ([]byte, error) {
+	for {
+		event, data, err := p.nextEvent()
+		if err != nil {
+			return nil, err
+		}
+		if event == "" || event == "message" {
+			return data, nil
+		}
+	}
+}
+
+// nextEvent returns the type ("" when absent) and data of the next event
+// that carries a non-blank payload, by the rules of next: the legacy
+// HTTP+SSE transport reads its endpoint event with it.
+func (p *sseParser) nextEvent() (string, []byte, error) {
 	var (
 		data    []byte
 		hasData bool
@@ -85,7 +100,7 @@ func (p *sseParser) next() ([]byte, error) {
 	for {
 		line, err := p.line(p.max - size)
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		if len(line) == 0 { // dispatch
 			if hasID {
@@ -93,9 +108,8 @@ func (p *sseParser) next() ([]byte, error) {
 			}
 			if hasData {
 				p.progress = true
-				payload := bytes.TrimSpace(data)
-				if (event == "" || event == "message") && len(payload) > 0 {
-					return fit(payload), nil
+				if payload := bytes.TrimSpace(data); len(payload) > 0 {
+					return event, fit(payload), nil
 				}
 			}
 			data, hasData, event, id, hasID, size = nil, false, "", "", false, 0

@@ -1,5 +1,6 @@
 // Package transport moves JSON-RPC messages between Conduit and one MCP
-// server: a stdio subprocess (Command), Streamable HTTP (HTTP) or an
+// server: a stdio subprocess (Command), Streamable HTTP (HTTP), the
+// deprecated HTTP+SSE transport of 2024-11-05 servers (SSE) or an
 // in-memory pipe (NewMemoryPair). Import it to pick a transport for
 // conduit.Connect, or to write one of your own.
 //

@@ -222,8 +222,10 @@ func (a *app) command(c *cobra.Command, do func(cmd *cobra.Command, args, server
 func (a *app) connectionFlags(fs *pflag.FlagSet) {
 	o := &a.opts
 	group := func(name string) { _ = fs.SetAnnotation(name, "group", []string{groupConnection}) }
-	fs.StringVar(&o.url, "url", "", "connect to the Streamable HTTP endpoint at `URL` (instead of -- COMMAND)")
+	fs.StringVar(&o.url, "url", "", "connect to the Streamable HTTP endpoint at `URL` (instead of -- COMMAND); a server that refuses initialize there with a 4xx is tried on the deprecated HTTP+SSE transport at the same URL unless --transport http")
 	group("url")
+	fs.StringVar(&o.transport, "transport", "", "the `KIND` of connection: stdio (-- COMMAND), http (Streamable HTTP at --url, no fallback) or sse (the deprecated HTTP+SSE transport of 2024-11-05: GET --url for the event stream, POST to the endpoint it announces)")
+	group("transport")
 	fs.StringVar(&o.serverID, "server-id", "", "an `ID` for the server, passed to the handlers and written in the audit records")
 	group("server-id")
 	fs.StringVar(&o.era, "era", "auto", "the protocol `ERA`: auto, legacy or modern (auto probes server/discover and falls back to initialize)")

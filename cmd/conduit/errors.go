@@ -7,15 +7,17 @@ import (
 	"strings"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/sanitize"
 	"github.com/conduitmcp/conduit/transport"
 )
 
 // exitError carries the exit status an error ends the process with, and
 // the words to say about it.
 type exitError struct {
-	code int
-	msg  string // when empty, err's text
-	err  error
+	code  int
+	msg   string // when empty, err's text
+	err   error
+	lines bool // msg is several lines, each sanitised already
 }
 
 func (e *exitError) Error() string {
@@ -74,7 +76,40 @@ func callFailed(ctx context.Context, err error) error {
 	if errors.As(err, &ce) && ce.Kind == conduit.KindUsage {
 		return &exitError{code: exitUsage, err: err}
 	}
+	var urls *conduit.URLElicitationRequiredError
+	if errors.As(err, &urls) {
+		first := plain(err)
+		if errors.As(err, &ce) && ce.RPC != nil {
+			first = fmt.Sprintf("%s: the server refused the call (%d): %s", ce.Method, ce.RPC.Code, ce.RPC.Message)
+		}
+		return &exitError{code: exitFailed, msg: sanitize.Text(first, 0) + urlsToVisit(urls), err: err, lines: true}
+	}
 	return &exitError{code: exitFailed, err: err}
+}
+
+// urlsToVisit lists the pages a -32042 error asks the user to visit, each
+// with what its URL check found, for a person to decide (nothing is
+// opened), one line each: what the server wrote is kept on its line.
+func urlsToVisit(e *conduit.URLElicitationRequiredError) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nthe server needs you to visit %d page(s) first, then to call again:", len(e.Elicitations))
+	for _, r := range e.Elicitations {
+		fmt.Fprintf(&b, "\n  %s  (host %s", sanitize.Text(r.URL, 0), r.Host)
+		if r.IDN {
+			b.WriteString("; punycode: may imitate another name")
+		}
+		if r.HostMapped {
+			fmt.Fprintf(&b, "; written as %s", sanitize.Text(r.WrittenHost, 0))
+		}
+		if r.OriginMismatch {
+			b.WriteString("; not the server's own site")
+		}
+		fmt.Fprintf(&b, ")  %s", sanitize.Text(r.Params.Message, 0))
+	}
+	for _, why := range e.Refused {
+		fmt.Fprintf(&b, "\n  refused: %s", sanitize.Text(why.Error(), 0))
+	}
+	return b.String()
 }
 
 // exitCode is the status err ends the process with. Errors that are not

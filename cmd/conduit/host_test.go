@@ -147,7 +147,7 @@ func TestHostConfigErrors(t *testing.T) {
 	bad := writeFile(t, "bad.json", `{"servers": {"x": {"type": "tcp", "url": "http://h"}}}`)
 	r := runInProcess(t, "host", "--config", bad)
 	assert.Equal(t, exitUsage, r.code)
-	assert.Equal(t, "conduit: "+bad+`: server "x": key "type": unknown type "tcp": want "stdio" or "http"`+"\nRun 'conduit host --help' for usage.\n", r.stderr)
+	assert.Equal(t, "conduit: "+bad+`: server "x": key "type": unknown type "tcp": want "stdio", "http" or "sse"`+"\nRun 'conduit host --help' for usage.\n", r.stderr)
 
 	notJSON := writeFile(t, "bad.json", `{"mcpServers": `)
 	r = runInProcess(t, "host", "--config", notJSON)

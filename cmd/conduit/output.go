@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"os"
 
@@ -66,7 +67,8 @@ func (a *app) serverText(s string) string {
 // JSON-RPC error message). A usage error, in the user's own words and
 // cobra's (whose suggestions take several lines), keeps its lines.
 func errorLine(err error, code int) string {
-	if code == exitUsage {
+	var e *exitError
+	if code == exitUsage || errors.As(err, &e) && e.lines {
 		return sanitize.Lines(err.Error())
 	}
 	return sanitize.Text(err.Error(), 0)

@@ -26,11 +26,15 @@ const scriptServerEnv = "CONDUIT_SCRIPT_SERVER"
 //   - "lists:N" lists N resource templates, one a page, whose names and
 //     descriptions hold escape sequences and newlines, and completes any
 //     argument with such values and hasMore.
+//   - "old:0" speaks only 2024-11-05 (see oldServer).
 //
 // It returns the process's exit status.
 func scriptServer(mode string, r io.Reader, w io.Writer) int {
 	kind, arg, _ := strings.Cut(mode, ":")
 	n, err := strconv.Atoi(arg)
+	if kind == "old" {
+		return oldServer(r, w)
+	}
 	if err != nil || (kind != "flood" && kind != "big" && kind != "lists") {
 		fmt.Fprintf(w, "script server: bad mode %q\n", mode)
 		return 2
@@ -99,4 +103,41 @@ func writeBigResult(w io.Writer, n int) error {
 	}
 	_, err := io.WriteString(w, `"}]}`)
 	return err
+}
+
+// oldServer is a server that speaks only 2024-11-05, whatever the client
+// offers. Its tools/call first sends elicitation/create, which that
+// revision does not have, and answers the call with the code the client
+// refused it with ("old-ok, elicitation refused -32601").
+func oldServer(r io.Reader, w io.Writer) int {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	var call json.RawMessage
+	for sc.Scan() {
+		var m hostileMsg
+		if json.Unmarshal(sc.Bytes(), &m) != nil || len(m.ID) == 0 {
+			continue
+		}
+		switch m.Method {
+		case "":
+			if string(m.ID) == `"e1"` && call != nil {
+				code := 0
+				if m.Error != nil {
+					code = m.Error.Code
+				}
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"old-ok, elicitation refused %d"}],"structuredContent":{"n":1}}}`+"\n", call, code)
+				call = nil
+			}
+		case "initialize":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{}},"serverInfo":{"name":"old","version":"1"}}}`+"\n", m.ID)
+		case "tools/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"probe","inputSchema":{"type":"object"}}]}}`+"\n", m.ID)
+		case "tools/call":
+			call = m.ID
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}`+"\n")
+		default:
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`+"\n", m.ID)
+		}
+	}
+	return 0
 }

@@ -38,6 +38,7 @@ type options struct {
 	maxTotalTimeout time.Duration
 	maxMessageBytes messageSize
 	headers         []string
+	transport       string // --transport: "" (stdio, or Streamable HTTP falling back to HTTP+SSE), stdio, http, sse
 	// handler
 	answers           string
 	roots             []string
@@ -70,10 +71,18 @@ func (o *options) check() error {
 			return usagef("--url %q: want an http:// or https:// URL with a host", o.url)
 		}
 	}
+	switch o.transport {
+	case "", "stdio", "http", "sse":
+	default:
+		return usagef("--transport %q: want stdio, http or sse", o.transport)
+	}
 	switch o.era {
 	case "auto", "legacy", "modern":
 	default:
 		return usagef("--era %q: want auto, legacy or modern", o.era)
+	}
+	if o.transport == "sse" && o.era == "modern" {
+		return usagef("--transport sse carries the legacy era only, not --era modern")
 	}
 	if v := o.protocolVersion; v != "" {
 		e, ok := era.Of(v)
@@ -160,7 +169,11 @@ func (a *app) setup(server []string, target *configTarget, interactive bool) (*c
 	case target != nil:
 	case o.url != "" && len(server) > 0:
 		return nil, usagef("give either --url URL or -- COMMAND [ARGS...], not both")
+	case o.url != "" && o.transport == "stdio":
+		return nil, usagef("--transport stdio takes -- COMMAND [ARGS...], not --url")
 	case o.url != "":
+	case o.transport == "http" || o.transport == "sse":
+		return nil, usagef("--transport %s needs --url URL", o.transport)
 	case len(server) == 0 || server[0] == "":
 		return nil, usagef("no server: give --url URL, or its command after the arguments, following --: -- COMMAND [ARGS...]")
 	}
@@ -197,7 +210,14 @@ func (a *app) setup(server []string, target *configTarget, interactive bool) (*c
 			k, v, _ := strings.Cut(h, "=")
 			header.Add(strings.TrimSpace(k), v)
 		}
-		t = &transport.HTTP{URL: o.url, Header: header}
+		switch o.transport {
+		case "sse":
+			t = &transport.SSE{URL: o.url, Header: header}
+		case "http":
+			t = &transport.HTTP{URL: o.url, Header: header}
+		default: // see docs/decisions.md: the fallback is on unless --transport http
+			t = &transport.HTTP{URL: o.url, Header: header, SSEFallback: true}
+		}
 	}
 	switch t := t.(type) {
 	case *transport.Command:
@@ -205,6 +225,8 @@ func (a *app) setup(server []string, target *configTarget, interactive bool) (*c
 		t.Logger = slog.New(tailHandler{next: options.Logger.Handler(), tail: tail})
 	case *transport.HTTP:
 		t.MaxBodyBytes, t.MaxEventBytes, t.Logger = int(o.maxMessageBytes), int(o.maxMessageBytes), options.Logger
+	case *transport.SSE:
+		t.MaxEventBytes, t.Logger = int(o.maxMessageBytes), options.Logger
 	}
 	return &connection{
 		transport: t,
