@@ -313,3 +313,19 @@ func TestMalformedListAndCompleteResultsAreProtocolErrors(t *testing.T) {
 		assert.Nil(t, r.Completion.Total)
 	})
 }
+
+// A 2024-11-05 server's tools lose their outputSchema on a page too, as in
+// ListTools: the revision has no structured output.
+func TestListToolsPageDropsAnOlderRevisionsOutputSchema(t *testing.T) {
+	c, srv := connect(t, conduit.Options{}, "2024-11-05")
+	ch := make(chan *conduit.Page[conduit.Tool], 1)
+	go func() {
+		p, err := c.ListToolsPage(context.Background(), "")
+		assert.NoError(t, err)
+		ch <- p
+	}()
+	answerList(t, srv, "tools/list", []map[string]any{{"tools": []any{map[string]any{"name": "a", "inputSchema": map[string]any{"type": "object"}, "outputSchema": map[string]any{"type": "object"}}}}})
+	p := <-ch
+	require.Len(t, p.Items, 1)
+	assert.Nil(t, p.Items[0].OutputSchema)
+}
