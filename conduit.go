@@ -770,10 +770,11 @@ type callOptions struct {
 	assigns           map[string]any
 	progressToken     any
 	awaitTask         bool
-	task              bool          // WithTask
-	taskTTL           time.Duration // WithTaskTTL
-	taskStatus        func(Task)    // WithTaskStatus
-	manual            *manualInput  // WithManualInput, WithInputResponses
+	task              bool           // WithTask
+	taskTTL           time.Duration  // WithTaskTTL
+	taskStatus        func(Task)     // WithTaskStatus
+	manual            *manualInput   // WithManualInput, WithInputResponses
+	meta              map[string]any // WithMeta
 }
 
 // callOptions applies opts to the client's defaults.
@@ -859,72 +860,6 @@ func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOpti
 	}
 	c.logLevel.Store(&level)
 	return nil
-}
-
-// ListTools lists every tool, following pagination. In the modern era a
-// tool whose x-mcp-header annotations are invalid is dropped (and logged),
-// and the valid ones are given to the transport (Mcp-Param-* headers).
-func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]Tool, error) {
-	tools, err := listAll(ctx, c, messages.MethodListTools, opts, func(r *messages.ListToolsResult) ([]Tool, string) { return r.Tools, r.NextCursor })
-	s := c.sess()
-	if err != nil {
-		return nil, err
-	}
-	if s.rt.Era() != EraModern {
-		olderRevisionTools(s.rt.Version(), tools)
-		rememberTools(s, tools)
-		return tools, nil
-	}
-	kept := tools[:0]
-	headers := map[string]map[string]string{}
-	for _, t := range tools {
-		h, err := era.ToolHeaders(t.InputSchema)
-		if err != nil {
-			c.opts.Logger.Warn("tool dropped: invalid x-mcp-header annotation", "tool", t.Name, "err", err)
-			continue
-		}
-		if h != nil {
-			headers[t.Name] = h
-		}
-		kept = append(kept, t)
-	}
-	if th, ok := s.conn.(transport.ToolHeaders); ok {
-		th.SetToolHeaders(headers)
-	}
-	return kept, nil
-}
-
-// ListResources lists every resource, following pagination.
-func (c *Client) ListResources(ctx context.Context, opts ...CallOption) ([]Resource, error) {
-	return listAll(ctx, c, messages.MethodListResources, opts, func(r *messages.ListResourcesResult) ([]Resource, string) { return r.Resources, r.NextCursor })
-}
-
-// ListPrompts lists every prompt, following pagination.
-func (c *Client) ListPrompts(ctx context.Context, opts ...CallOption) ([]Prompt, error) {
-	return listAll(ctx, c, messages.MethodListPrompts, opts, func(r *messages.ListPromptsResult) ([]Prompt, string) { return r.Prompts, r.NextCursor })
-}
-
-// maxPages stops a server that returns cursors forever.
-const maxPages = 1000
-
-// listAll calls a paginated list method until the server stops returning a
-// cursor; page picks the items and the next cursor out of one result.
-func listAll[R, T any](ctx context.Context, c *Client, method string, opts []CallOption, page func(*R) ([]T, string)) ([]T, error) {
-	var all []T
-	cursor := ""
-	for range maxPages {
-		var r R
-		if err := c.Call(ctx, method, messages.ListParams{Cursor: cursor}, &r, opts...); err != nil {
-			return nil, err
-		}
-		items, next := page(&r)
-		all = append(all, items...)
-		if next == "" {
-			return all, nil
-		}
-		cursor = next
-	}
-	return nil, &Error{Kind: KindProtocol, Method: method, Message: "more than 1000 pages"}
 }
 
 // CallTool calls a tool. args is marshalled as the arguments object (nil

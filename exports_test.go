@@ -55,6 +55,8 @@ func TestReExportsAreTheOriginals(t *testing.T) {
 		"ActionCancel":       {conduit.ActionCancel, messages.ActionCancel},
 		"ModeForm":           {conduit.ModeForm, messages.ModeForm},
 		"ModeURL":            {conduit.ModeURL, messages.ModeURL},
+		"RefPrompt":          {conduit.RefPrompt, messages.RefPrompt},
+		"RefResource":        {conduit.RefResource, messages.RefResource},
 		"OutcomeAnswered":    {conduit.OutcomeAnswered, guards.OutcomeAnswered},
 		"OutcomeRefused":     {conduit.OutcomeRefused, guards.OutcomeRefused},
 		"OutcomeTimeout":     {conduit.OutcomeTimeout, guards.OutcomeTimeout},

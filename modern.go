@@ -177,7 +177,7 @@ func (c *Client) sessionMeta(version string) (*era.Meta, error) {
 // call sends one call in the negotiated era: legacy as a plain request,
 // modern with _meta, resultType checks and MRTR.
 func (c *Client) call(ctx context.Context, method string, params any, o callOptions) (json.RawMessage, error) {
-	raw, err := encodeParams(method, params)
+	raw, err := o.encodeCall(method, params)
 	if err != nil {
 		return nil, err
 	}

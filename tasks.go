@@ -186,7 +186,7 @@ func (c *Client) callToolAsTask(ctx context.Context, p messages.CallToolParams, 
 // result: res, and no logical call.
 func (c *Client) createTask(ctx context.Context, s *session, p messages.CallToolParams, o callOptions) (*actors.Logical, *Task, *CallToolResult, error) {
 	method := messages.MethodCallTool
-	raw, err := encodeParams(method, p)
+	raw, err := o.encodeCall(method, p)
 	if err != nil {
 		return nil, nil, nil, err
 	}

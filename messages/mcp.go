@@ -46,6 +46,8 @@ const (
 	MethodListPrompts         = "prompts/list"
 	MethodGetPrompt           = "prompts/get"
 	MethodDiscover            = "server/discover"
+	MethodListTemplates       = "resources/templates/list"
+	MethodComplete            = "completion/complete"
 	// Tasks: tasks/get, tasks/cancel in both eras; tasks/update (modern);
 	// tasks/result and notifications/tasks/status (2025-11-25).
 	MethodGetTask    = "tasks/get"
@@ -53,6 +55,8 @@ const (
 	MethodCancelTask = "tasks/cancel"
 	MethodTaskResult = "tasks/result"
 	MethodTaskStatus = "notifications/tasks/status"
+	// MethodListTasks is 2025-11-25 only: the modern tasks extension has none.
+	MethodListTasks = "tasks/list"
 )
 
 // Implementation names a client or server.
@@ -267,8 +271,9 @@ type ListParams struct {
 
 // ListToolsResult is the answer to tools/list.
 type ListToolsResult struct {
-	Tools      []Tool `json:"tools"`
-	NextCursor string `json:"nextCursor,omitempty"`
+	Tools      []Tool          `json:"tools"`
+	NextCursor string          `json:"nextCursor,omitempty"`
+	Meta       json.RawMessage `json:"_meta,omitempty"`
 }
 
 // CallToolParams are the params of tools/call.
@@ -296,12 +301,34 @@ type Resource struct {
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
 	MimeType    string `json:"mimeType,omitempty"`
+	// Meta is the resource's _meta, as the server sent it.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // ListResourcesResult is the answer to resources/list.
 type ListResourcesResult struct {
-	Resources  []Resource `json:"resources"`
-	NextCursor string     `json:"nextCursor,omitempty"`
+	Resources  []Resource      `json:"resources"`
+	NextCursor string          `json:"nextCursor,omitempty"`
+	Meta       json.RawMessage `json:"_meta,omitempty"`
+}
+
+// ResourceTemplate is one URI template (RFC 6570) a server offers
+// resources under (resources/templates/list).
+type ResourceTemplate struct {
+	URITemplate string          `json:"uriTemplate"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	MimeType    string          `json:"mimeType,omitempty"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+}
+
+// ListResourceTemplatesResult is the answer to resources/templates/list.
+type ListResourceTemplatesResult struct {
+	ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
+	NextCursor        string             `json:"nextCursor,omitempty"`
+	Meta              json.RawMessage    `json:"_meta,omitempty"`
 }
 
 // ReadResourceParams are the params of resources/read.
@@ -316,11 +343,14 @@ type ResourceContents struct {
 	MimeType string `json:"mimeType,omitempty"`
 	Text     string `json:"text,omitempty"`
 	Blob     string `json:"blob,omitempty"`
+	// Meta is the item's _meta, as the server sent it.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // ReadResourceResult is the answer to resources/read.
 type ReadResourceResult struct {
 	Contents []ResourceContents `json:"contents"`
+	Meta     json.RawMessage    `json:"_meta,omitempty"`
 }
 
 // PromptArgument describes one argument of a prompt.
@@ -336,12 +366,15 @@ type Prompt struct {
 	Title       string           `json:"title,omitempty"`
 	Description string           `json:"description,omitempty"`
 	Arguments   []PromptArgument `json:"arguments,omitempty"`
+	// Meta is the prompt's _meta, as the server sent it.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // ListPromptsResult is the answer to prompts/list.
 type ListPromptsResult struct {
-	Prompts    []Prompt `json:"prompts"`
-	NextCursor string   `json:"nextCursor,omitempty"`
+	Prompts    []Prompt        `json:"prompts"`
+	NextCursor string          `json:"nextCursor,omitempty"`
+	Meta       json.RawMessage `json:"_meta,omitempty"`
 }
 
 // GetPromptParams are the params of prompts/get.
@@ -361,6 +394,54 @@ type PromptMessage struct {
 type GetPromptResult struct {
 	Description string          `json:"description,omitempty"`
 	Messages    []PromptMessage `json:"messages"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+}
+
+// Completion reference types (CompleteReference.Type).
+const (
+	RefPrompt   = "ref/prompt"
+	RefResource = "ref/resource"
+)
+
+// CompleteReference names what an argument belongs to: a prompt by Name
+// (Type RefPrompt) or a resource template by URI (Type RefResource).
+type CompleteReference struct {
+	Type string `json:"type"`
+	Name string `json:"name,omitempty"`
+	URI  string `json:"uri,omitempty"`
+}
+
+// CompleteArgument is the argument being completed and what was typed.
+type CompleteArgument struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// CompleteContext carries the values of arguments already resolved.
+type CompleteContext struct {
+	Arguments map[string]string `json:"arguments,omitempty"`
+}
+
+// CompleteParams are the params of completion/complete.
+type CompleteParams struct {
+	Ref      CompleteReference `json:"ref"`
+	Argument CompleteArgument  `json:"argument"`
+	Context  *CompleteContext  `json:"context,omitempty"`
+	Meta     json.RawMessage   `json:"_meta,omitempty"`
+}
+
+// Completion is the server's suggestions for one argument: at most 100
+// Values, the Total it has when known, and whether it has more.
+type Completion struct {
+	Values  []string `json:"values"`
+	Total   *int     `json:"total,omitempty"`
+	HasMore bool     `json:"hasMore,omitempty"`
+}
+
+// CompleteResult is the answer to completion/complete.
+type CompleteResult struct {
+	Completion Completion      `json:"completion"`
+	Meta       json.RawMessage `json:"_meta,omitempty"`
 }
 
 // LoggingMessage is a sanitised server log entry (notifications/message):
@@ -413,6 +494,13 @@ type Task struct {
 	LastUpdatedAt  string `json:"lastUpdatedAt,omitempty"`
 	TTLMs          *int64 `json:"ttlMs,omitempty"`
 	PollIntervalMs *int64 `json:"pollIntervalMs,omitempty"`
+}
+
+// ListTasksResult is the answer to tasks/list (2025-11-25).
+type ListTasksResult struct {
+	Tasks      []Task          `json:"tasks"`
+	NextCursor string          `json:"nextCursor,omitempty"`
+	Meta       json.RawMessage `json:"_meta,omitempty"`
 }
 
 // DetailedTask is a tasks/get answer: the task and, by status, its input

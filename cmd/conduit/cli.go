@@ -191,6 +191,8 @@ requests answered like any other, its status shown on stderr like progress
 			Short: "Get a prompt",
 			Long:  "Get the prompt NAME with the arguments ARGS_JSON (a JSON object of strings) and print its messages, one per line as \"[role] text\" (at a terminal, without escape sequences and control characters: see --raw). With --json, the whole GetPromptResult. With --config FILE, NAME is SERVER/NAME or SERVER__NAME, as conduit prompts --config lists it.",
 		}, "PROMPT", a.runPrompt)),
+		a.templatesCommand(),
+		a.completeCommand(),
 		a.hostCommand(),
 		a.conformanceCommand(),
 		a.demoCommand(),

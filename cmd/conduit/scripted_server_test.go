@@ -22,7 +22,10 @@ const scriptServerEnv = "CONDUIT_SCRIPT_SERVER"
 //     shows those that passed its rate limit before the answer ends the
 //     call) and answers "done";
 //   - "big:N" answers with one text block of N bytes "x", generated as it
-//     is written: the server never holds the message.
+//     is written: the server never holds the message;
+//   - "lists:N" lists N resource templates, one a page, whose names and
+//     descriptions hold escape sequences and newlines, and completes any
+//     argument with such values and hasMore.
 //   - "old:0" speaks only 2024-11-05 (see oldServer).
 //
 // It returns the process's exit status.
@@ -32,7 +35,7 @@ func scriptServer(mode string, r io.Reader, w io.Writer) int {
 	if kind == "old" {
 		return oldServer(r, w)
 	}
-	if err != nil || (kind != "flood" && kind != "big") {
+	if err != nil || (kind != "flood" && kind != "big" && kind != "lists") {
 		fmt.Fprintf(w, "script server: bad mode %q\n", mode)
 		return 2
 	}
@@ -57,6 +60,19 @@ func scriptServer(mode string, r io.Reader, w io.Writer) int {
 			_ = out.Flush()
 			time.Sleep(300 * time.Millisecond)
 			reply(m.ID, `{"content":[{"type":"text","text":"done"}]}`)
+		case m.Method == "resources/templates/list" && kind == "lists":
+			var p struct {
+				Params struct{ Cursor string }
+			}
+			_ = json.Unmarshal(sc.Bytes(), &p)
+			i, _ := strconv.Atoi(p.Params.Cursor)
+			next := ""
+			if i+1 < n {
+				next = fmt.Sprintf(`,"nextCursor":"%d"`, i+1)
+			}
+			reply(m.ID, fmt.Sprintf(`{"resourceTemplates":[{"uriTemplate":"file:///t%d/{x}","name":"t\u001b[31m%d","description":"line one\nline two"}]%s}`, i, i, next))
+		case m.Method == "completion/complete" && kind == "lists":
+			reply(m.ID, `{"completion":{"values":["red\u001b[31m","two\nlines"],"hasMore":true}}`)
 		case m.Method == "tools/call":
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":`, m.ID)
 			writeBigResult(out, n)
