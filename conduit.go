@@ -151,6 +151,9 @@ const (
 	KindUsage = messages.KindUsage
 	// KindInternal: Conduit's own fault, a bug.
 	KindInternal = messages.KindInternal
+	// KindInvalidResult: a tool's result breaks the tool's outputSchema
+	// (see CallTool).
+	KindInvalidResult = messages.KindInvalidResult
 )
 
 // ErrConnectionEnded matches, with errors.Is, the error of a call whose
@@ -430,9 +433,9 @@ type session struct {
 	rt   *actors.Runtime
 	conn transport.Conn
 	init messages.InitializeResult
-	// taskSupport is each tool's execution.taskSupport from the session's
-	// last tools/list (legacy), nil before one.
-	taskSupport atomic.Pointer[map[string]string]
+	// tools is what the session's last tools/list said of each tool
+	// (task support, output schema), nil before one.
+	tools atomic.Pointer[toolIndex]
 }
 
 func (c *Client) sess() *session { return c.cur.Load() }
@@ -754,6 +757,7 @@ type callOptions struct {
 	task              bool          // WithTask
 	taskTTL           time.Duration // WithTaskTTL
 	taskStatus        func(Task)    // WithTaskStatus
+	unvalidated       bool          // WithUnvalidatedResult
 }
 
 // callOptions applies opts to the client's defaults.
@@ -870,6 +874,7 @@ func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]Tool, err
 	if th, ok := s.conn.(transport.ToolHeaders); ok {
 		th.SetToolHeaders(headers)
 	}
+	rememberTools(s, kept)
 	return kept, nil
 }
 
@@ -915,6 +920,20 @@ func listAll[R, T any](ctx context.Context, c *Client, method string, opts []Cal
 // execution.taskSupport is "required", or "optional" and WithTask is given
 // (the tools are listed first when nobody has). The result then carries
 // the Task, to await with AwaitTask, unless WithAwaitTask awaits it here.
+//
+// A result is checked against the tool's outputSchema (JSON Schema,
+// 2020-12 by default), in both eras: structuredContent that breaks it, or
+// its absence from the result of a tool that declares one, fails the call
+// with KindInvalidResult, whose message names the failing JSON pointer and
+// schema keyword. The schema is the one the session's last tools/list
+// gave (ListTools): when nobody has listed the tools on the session yet,
+// CallTool lists them first, once; a tool the list does not name, or a
+// list that fails (logged), leaves the result unchecked. An outputSchema
+// that does not compile, refers outside itself ($ref to anything but
+// itself: nothing is fetched) or passes MaxOutputSchemaBytes fails every
+// call of the tool with KindInvalidResult, and is logged once. A result
+// with IsError, and the result AwaitTask gives, are not checked;
+// WithUnvalidatedResult returns the result as it came.
 func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*CallToolResult, error) {
 	p := messages.CallToolParams{Name: name}
 	if args != nil {
@@ -925,6 +944,17 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 		p.Arguments = raw
 	}
 	o := c.callOptions(opts)
+	res, err := c.callTool(ctx, p, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkResult(ctx, name, res, o); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (c *Client) callTool(ctx context.Context, p messages.CallToolParams, o callOptions) (*CallToolResult, error) {
 	if res, ok, err := c.callToolAsTask(ctx, p, o); ok {
 		return res, err
 	}
