@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -758,6 +759,8 @@ type callOptions struct {
 	taskTTL           time.Duration // WithTaskTTL
 	taskStatus        func(Task)    // WithTaskStatus
 	unvalidated       bool          // WithUnvalidatedResult
+	header            http.Header   // WithHeader
+	usage             error         // an option's misuse, reported by the call
 }
 
 // callOptions applies opts to the client's defaults.
@@ -944,6 +947,9 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 		p.Arguments = raw
 	}
 	o := c.callOptions(opts)
+	if err := checkHeader(c.sess(), messages.MethodCallTool, o); err != nil {
+		return nil, err
+	}
 	res, err := c.callTool(ctx, p, o)
 	if err != nil {
 		return nil, err

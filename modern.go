@@ -192,7 +192,10 @@ func (c *Client) call(ctx context.Context, method string, params any, o callOpti
 }
 
 func (c *Client) callOn(ctx context.Context, s *session, method string, raw json.RawMessage, o callOptions) (json.RawMessage, error) {
-	opts := actors.CallOptions{Timeout: o.timeout, MaxTotalTimeout: o.maxTotal, Assigns: o.assigns}
+	if err := checkHeader(s, method, o); err != nil {
+		return nil, err
+	}
+	opts := actors.CallOptions{Timeout: o.timeout, MaxTotalTimeout: o.maxTotal, Assigns: o.assigns, Header: o.header}
 	var err error
 	if s.rt.Era() != EraModern {
 		if o.progressToken != nil {
