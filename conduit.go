@@ -371,6 +371,25 @@ type Options struct {
 	// your own logs where its options say; the shared one logs, from Warn
 	// up, to slog.Default().
 	System *actor.ActorSystem
+	// SendingMiddleware wraps each request the client sends through its
+	// methods (Call, CallTool, ListTools …, Ping, SetLogLevel, the
+	// tools/list CallTool makes, tasks/cancel), the first outermost: a
+	// middleware sees the method and params, then the result or error,
+	// on the caller's goroutine, and may rewrite any of them or fail the
+	// request (an error not an *Error is returned as KindUsage; a panic
+	// as KindInternal). A modern call is one request to it however many
+	// input rounds it takes. The handshake (server/discover, initialize),
+	// notifications and the requests of a task (a 2025-11-25
+	// task-augmented tools/call, tasks/get, tasks/update, tasks/result)
+	// do not go through it.
+	SendingMiddleware []Middleware
+	// ReceivingMiddleware wraps each server request the client answers
+	// (sampling, elicitation, roots) and each notification and log entry
+	// it hands to a callback, the first outermost, on the handler's
+	// goroutine. It runs inside the guards, around the handler alone: a
+	// request the guards refuse never reaches it (Audit sees it), and its
+	// result is checked as the handler's is. See receiving for the rules.
+	ReceivingMiddleware []Middleware
 }
 
 // handlers is the handler set opts configure.
@@ -474,6 +493,7 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 		return nil, err
 	}
 	declared := era.Declare(h, opts.Sampling.Context)
+	h = receiving(h, opts.ReceivingMiddleware)
 	declared.Tasks = opts.Tasks
 	c := &Client{t: t, opts: opts, handlers: h, declared: declared, done: make(chan struct{})}
 	s, err := c.dial(ctx)

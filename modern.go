@@ -178,6 +178,17 @@ func (c *Client) call(ctx context.Context, method string, params any, o callOpti
 	if err != nil {
 		return nil, err
 	}
+	if len(c.opts.SendingMiddleware) > 0 {
+		return c.sendThrough(ctx, method, raw, func(ctx context.Context, method string, raw json.RawMessage) (json.RawMessage, error) {
+			return c.callRenewing(ctx, method, raw, o)
+		})
+	}
+	return c.callRenewing(ctx, method, raw, o)
+}
+
+// callRenewing sends one call on the current session, renewing a session
+// the server forgot and sending it once more.
+func (c *Client) callRenewing(ctx context.Context, method string, raw json.RawMessage, o callOptions) (json.RawMessage, error) {
 	s := c.sess()
 	res, err := c.callOn(ctx, s, method, raw, o)
 	if errors.Is(err, transport.ErrSessionTerminated) {
