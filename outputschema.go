@@ -115,19 +115,32 @@ func (c *Client) checkResult(ctx context.Context, name string, res *CallToolResu
 		return &Error{Kind: KindInvalidResult, Method: messages.MethodCallTool,
 			Message: fmt.Sprintf("tool %q declares an outputSchema but its result has no structuredContent", name)}
 	}
-	if d := jsonDepth(res.StructuredContent); d > MaxStructuredContentDepth {
+	if err := validateValue(schema, res.StructuredContent); err != nil {
+		var ce *Error
+		if errors.As(err, &ce) {
+			ce.Message = fmt.Sprintf("tool %q: %s", name, ce.Message)
+		}
+		return err
+	}
+	return nil
+}
+
+// validateValue checks a structuredContent against its compiled schema:
+// what each call with an outputSchema pays.
+func validateValue(schema *jsonschema.Schema, raw json.RawMessage) error {
+	if d := jsonDepth(raw); d > MaxStructuredContentDepth {
 		return &Error{Kind: KindInvalidResult, Method: messages.MethodCallTool,
-			Message: fmt.Sprintf("tool %q: structuredContent nests %d levels deep, over the limit of %d (MaxStructuredContentDepth): not checked", name, d, MaxStructuredContentDepth)}
+			Message: fmt.Sprintf("structuredContent nests %d levels deep, over the limit of %d (MaxStructuredContentDepth): not checked", d, MaxStructuredContentDepth)}
 	}
 	var v any
-	dec := json.NewDecoder(bytes.NewReader(res.StructuredContent))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber() // as the validator wants numbers
 	if err := dec.Decode(&v); err != nil {
 		return &Error{Kind: KindProtocol, Method: messages.MethodCallTool, Message: "malformed structuredContent", Err: err}
 	}
 	if err := schema.Validate(v); err != nil {
 		return &Error{Kind: KindInvalidResult, Method: messages.MethodCallTool,
-			Message: fmt.Sprintf("tool %q: structuredContent does not match its outputSchema: %s", name, describeMismatch(err)), Err: err}
+			Message: "structuredContent does not match its outputSchema: " + describeMismatch(err), Err: err}
 	}
 	return nil
 }
