@@ -140,7 +140,7 @@ func validateValue(schema *jsonschema.Schema, raw json.RawMessage) error {
 	}
 	if err := schema.Validate(v); err != nil {
 		return &Error{Kind: KindInvalidResult, Method: messages.MethodCallTool,
-			Message: "structuredContent does not match its outputSchema: " + describeMismatch(err), Err: err}
+			Message: "structuredContent does not match its outputSchema: " + describeMismatch(err)}
 	}
 	return nil
 }
