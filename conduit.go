@@ -949,9 +949,11 @@ func listAll[R, T any](ctx context.Context, c *Client, method string, opts []Cal
 // its absence from the result of a tool that declares one, fails the call
 // with KindInvalidResult, whose message names the failing JSON pointer and
 // schema keyword. The schema is the one the session's last tools/list
-// gave (ListTools): when nobody has listed the tools on the session yet,
-// CallTool lists them first, once; a tool the list does not name, or a
-// list that fails (logged), leaves the result unchecked. An outputSchema
+// gave (ListTools): when nobody has listed the tools on the session yet
+// and the server declares tools, CallTool lists them once, when the first
+// result to check arrives (the task path above uses the same listing); a
+// tool the list does not name, or a list that fails (logged), leaves the
+// result unchecked. An outputSchema
 // that does not compile, refers outside itself ($ref to anything but
 // itself: nothing is fetched) or passes MaxOutputSchemaBytes fails every
 // call of the tool with KindInvalidResult, and is logged once. A result
