@@ -124,9 +124,7 @@ func TestRequestTiedToTheOnlyCallGetsItsAssignsAndContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &handler{}
 		c, srv := connect(t, conduit.Options{Name: "acme", ServerID: "srv-1", Handler: h, Assigns: map[string]any{"who": "client"}}, "2025-11-25")
-		// Unvalidated: no tools/list after the call, so the next frame
-		// the server reads is the answer to roots/list.
-		done := callAsync(c, "t", conduit.WithAssigns(map[string]any{"who": "call"}), conduit.WithUnvalidatedResult())
+		done := callAsync(c, "t", conduit.WithAssigns(map[string]any{"who": "call"}))
 		call := srv.next()
 		srv.request("s1", "sampling/createMessage", samplingParams)
 		m := srv.expectResponse("s1")
