@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -213,4 +214,29 @@ func TestReceivingMiddleware(t *testing.T) {
 		require.NoError(t, err, "the client goes on")
 		assert.Equal(t, prefix+"hello", textOf(t, r))
 	})
+}
+
+// Receiving middleware wraps notification and log callbacks too; one
+// that does not call next keeps the entry from the callback.
+func TestReceivingMiddlewareOnNotifications(t *testing.T) {
+	tr := &trail{}
+	got := make(chan string, 4)
+	drop := func(next conduit.MethodHandler) conduit.MethodHandler {
+		return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			if strings.Contains(string(params), "secret") {
+				return nil, nil
+			}
+			return next(ctx, method, params)
+		}
+	}
+	h := conduit.Handlers{Log: func(_ context.Context, _ conduit.NotificationContext, e *conduit.LoggingMessage) {
+		got <- fmt.Sprint(e.Data)
+	}}
+	c, srv := connect(t, conduit.Options{Handlers: h, ReceivingMiddleware: []conduit.Middleware{recording(tr, "a"), drop}}, "2025-11-25")
+	defer c.Close()
+	srv.sendRaw(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"secret"}}`)
+	srv.sendRaw(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hello"}}`)
+	assert.Equal(t, "hello", <-got)
+	require.NoError(t, c.Close()) // the callback and its middleware have returned
+	assert.Equal(t, []string{"a>notifications/message", "<a notifications/message", "a>notifications/message", "<a notifications/message"}, tr.take())
 }
