@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -151,6 +152,9 @@ const (
 	KindUsage = messages.KindUsage
 	// KindInternal: Conduit's own fault, a bug.
 	KindInternal = messages.KindInternal
+	// KindInvalidResult: a tool's result breaks the tool's outputSchema
+	// (see CallTool).
+	KindInvalidResult = messages.KindInvalidResult
 )
 
 // ErrConnectionEnded matches, with errors.Is, the error of a call whose
@@ -375,6 +379,25 @@ type Options struct {
 	// your own logs where its options say; the shared one logs, from Warn
 	// up, to slog.Default().
 	System *actor.ActorSystem
+	// SendingMiddleware wraps each request the client sends through its
+	// methods (Call, CallTool, ListTools …, Ping, SetLogLevel, the
+	// tools/list CallTool makes, tasks/cancel), the first outermost: a
+	// middleware sees the method and params, then the result or error,
+	// on the caller's goroutine, and may rewrite any of them or fail the
+	// request (an error not an *Error is returned as KindUsage; a panic
+	// as KindInternal). A modern call is one request to it however many
+	// input rounds it takes. The handshake (server/discover, initialize),
+	// notifications and the requests of a task (a 2025-11-25
+	// task-augmented tools/call, tasks/get, tasks/update, tasks/result)
+	// do not go through it.
+	SendingMiddleware []Middleware
+	// ReceivingMiddleware wraps each server request the client answers
+	// (sampling, elicitation, roots) and each notification and log entry
+	// it hands to a callback, the first outermost, on the handler's
+	// goroutine. It runs inside the guards, around the handler alone: a
+	// request the guards refuse never reaches it (Audit sees it), and its
+	// result is checked as the handler's is. See receiving for the rules.
+	ReceivingMiddleware []Middleware
 }
 
 // handlers is the handler set opts configure.
@@ -441,9 +464,9 @@ type session struct {
 	rt   *actors.Runtime
 	conn transport.Conn
 	init messages.InitializeResult
-	// taskSupport is each tool's execution.taskSupport from the session's
-	// last tools/list (legacy), nil before one.
-	taskSupport atomic.Pointer[map[string]string]
+	// tools is what the session's last tools/list said of each tool
+	// (task support, output schema), nil before one.
+	tools atomic.Pointer[toolIndex]
 }
 
 func (c *Client) sess() *session { return c.cur.Load() }
@@ -481,6 +504,7 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 		return nil, err
 	}
 	declared := era.Declare(h, opts.Sampling.Context)
+	h = receiving(h, opts.ReceivingMiddleware)
 	declared.Tasks = opts.Tasks
 	c := &Client{t: t, opts: opts, handlers: h, declared: declared, done: make(chan struct{})}
 	c.handlers = c.withRefresh(h)
@@ -775,6 +799,9 @@ type callOptions struct {
 	taskStatus        func(Task)     // WithTaskStatus
 	manual            *manualInput   // WithManualInput, WithInputResponses
 	meta              map[string]any // WithMeta
+	unvalidated       bool           // WithUnvalidatedResult
+	header            http.Header    // WithHeader
+	usage             error          // an option's misuse, reported by the call
 }
 
 // callOptions applies opts to the client's defaults.
@@ -871,6 +898,22 @@ func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOpti
 // execution.taskSupport is "required", or "optional" and WithTask is given
 // (the tools are listed first when nobody has). The result then carries
 // the Task, to await with AwaitTask, unless WithAwaitTask awaits it here.
+//
+// A result is checked against the tool's outputSchema (JSON Schema,
+// 2020-12 by default), in both eras: structuredContent that breaks it, or
+// its absence from the result of a tool that declares one, fails the call
+// with KindInvalidResult, whose message names the failing JSON pointer and
+// schema keyword. The schema is the one the session's last tools/list
+// gave (ListTools): when nobody has listed the tools on the session yet
+// and the server declares tools, CallTool lists them once, when the first
+// result to check arrives (the task path above uses the same listing); a
+// tool the list does not name, or a list that fails (logged), leaves the
+// result unchecked. An outputSchema
+// that does not compile, refers outside itself ($ref to anything but
+// itself: nothing is fetched) or passes MaxOutputSchemaBytes fails every
+// call of the tool with KindInvalidResult, and is logged once. A result
+// with IsError, and the result AwaitTask gives, are not checked;
+// WithUnvalidatedResult returns the result as it came.
 func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*CallToolResult, error) {
 	p := messages.CallToolParams{Name: name}
 	if args != nil {
@@ -881,6 +924,20 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 		p.Arguments = raw
 	}
 	o := c.callOptions(opts)
+	if err := checkHeader(c.sess(), messages.MethodCallTool, o); err != nil {
+		return nil, err
+	}
+	res, err := c.callTool(ctx, p, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkResult(ctx, name, res, o); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (c *Client) callTool(ctx context.Context, p messages.CallToolParams, o callOptions) (*CallToolResult, error) {
 	if res, ok, err := c.callToolAsTask(ctx, p, o); ok {
 		return res, err
 	}

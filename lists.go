@@ -204,6 +204,7 @@ func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]Tool, err
 	if th, ok := s.conn.(transport.ToolHeaders); ok {
 		th.SetToolHeaders(headers)
 	}
+	rememberTools(s, tools)
 	return tools, nil
 }
 

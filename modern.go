@@ -185,14 +185,28 @@ func (c *Client) call(ctx context.Context, method string, params any, o callOpti
 	gen := c.changes.cache.gen.Load()
 	if cacheable {
 		if hit, ok := c.changes.cache.get(key); ok {
-			return hit, nil
+			return hit, nil // not sent: no middleware sees it
 		}
 	}
-	s := c.sess()
-	res, err := c.callOn(ctx, s, method, raw, o)
-	if err == nil && cacheable && s.rt.Era() == EraModern {
+	var res json.RawMessage
+	if len(c.opts.SendingMiddleware) > 0 {
+		res, err = c.sendThrough(ctx, method, raw, func(ctx context.Context, method string, raw json.RawMessage) (json.RawMessage, error) {
+			return c.callRenewing(ctx, method, raw, o)
+		})
+	} else {
+		res, err = c.callRenewing(ctx, method, raw, o)
+	}
+	if err == nil && cacheable && c.Era() == EraModern {
 		c.changes.cache.put(key, res, gen)
 	}
+	return res, err
+}
+
+// callRenewing sends one call on the current session, renewing a session
+// the server forgot and sending it once more.
+func (c *Client) callRenewing(ctx context.Context, method string, raw json.RawMessage, o callOptions) (json.RawMessage, error) {
+	s := c.sess()
+	res, err := c.callOn(ctx, s, method, raw, o)
 	if errors.Is(err, transport.ErrSessionTerminated) {
 		// The server forgot the session (legacy HTTP 404): a fresh
 		// initialize, then the call once more.
@@ -208,7 +222,10 @@ func (c *Client) call(ctx context.Context, method string, params any, o callOpti
 }
 
 func (c *Client) callOn(ctx context.Context, s *session, method string, raw json.RawMessage, o callOptions) (json.RawMessage, error) {
-	opts := actors.CallOptions{Timeout: o.timeout, MaxTotalTimeout: o.maxTotal, Assigns: o.assigns}
+	if err := checkHeader(s, method, o); err != nil {
+		return nil, err
+	}
+	opts := actors.CallOptions{Timeout: o.timeout, MaxTotalTimeout: o.maxTotal, Assigns: o.assigns, Header: o.header}
 	var err error
 	if s.rt.Era() != EraModern {
 		if o.manual != nil && o.manual.answered {

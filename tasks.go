@@ -115,28 +115,11 @@ func declared(v json.RawMessage) bool { return len(v) > 0 && string(v) != "null"
 // tools/list of the session; the first call that needs it lists the tools
 // when nobody has. A list that fails leaves the call a plain one.
 func (c *Client) taskSupport(ctx context.Context, s *session, name string) string {
-	m := s.taskSupport.Load()
-	if m == nil {
-		if _, err := c.ListTools(ctx); err != nil {
-			c.opts.Logger.Warn("tools/list failed: the tool's task support is unknown", "tool", name, "err", err)
-			return ""
-		}
-		if m = s.taskSupport.Load(); m == nil {
-			return ""
-		}
+	idx := c.listedTools(ctx, s, "the tool's task support is unknown")
+	if idx == nil {
+		return ""
 	}
-	return (*m)[name]
-}
-
-// rememberTools records the task support of each tool s listed.
-func rememberTools(s *session, tools []Tool) {
-	m := make(map[string]string, len(tools))
-	for _, t := range tools {
-		if t.Execution != nil {
-			m[t.Name] = t.Execution.TaskSupport
-		}
-	}
-	s.taskSupport.Store(&m)
+	return idx.taskSupport[name]
 }
 
 // callToolAsTask runs a tools/call as a task when it is one to run so

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -96,7 +97,7 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 			return nil, &messages.Error{Kind: messages.KindUsage, Method: m.Method, Err: err} // the caller's progress token
 		}
 		params := own.With(extra, meta)
-		raw, err := rt.round(ctx, logical, m.Method, params, expired)
+		raw, err := rt.round(ctx, logical, m.Method, params, expired, opts.Header)
 		if err != nil {
 			return nil, err
 		}
@@ -189,11 +190,12 @@ func (m Modern) capRounds(round int, inputRequests map[string]json.RawMessage) e
 // params are written as they are (Frame.EncodeAsIs): era.Params.With
 // made them compact and escaped as json.Marshal would, except the
 // requestState, which goes back byte for byte as the server sent it.
-func (rt *Runtime) round(ctx context.Context, logical messages.ID, method string, params json.RawMessage, expired chan error) (json.RawMessage, error) {
+func (rt *Runtime) round(ctx context.Context, logical messages.ID, method string, params json.RawMessage, expired chan error, header http.Header) (json.RawMessage, error) {
 	m, err := newCallEncoded(messages.IntID(rt.nextID.Add(1)), method, params, (*messages.Frame).EncodeAsIs)
 	if err != nil {
 		return nil, err
 	}
+	defer rt.requestHeader(m.id, header)()
 	return rt.send(ctx, m, logical, expired, false)
 }
 

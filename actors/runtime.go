@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -403,6 +404,20 @@ type CallOptions struct {
 	Timeout         time.Duration
 	MaxTotalTimeout time.Duration
 	Assigns         map[string]any
+	// Header goes on each request of the call, when the connection
+	// takes headers per request (transport.RequestHeaders).
+	Header http.Header
+}
+
+// requestHeader gives the connection the header of the request id, and
+// returns what forgets it once the request is over.
+func (rt *Runtime) requestHeader(id messages.ID, h http.Header) func() {
+	rh, ok := rt.cfg.Conn.(transport.RequestHeaders)
+	if h == nil || !ok {
+		return func() {}
+	}
+	rh.SetRequestHeader(id, h)
+	return func() { rh.SetRequestHeader(id, nil) }
 }
 
 // begin gives a call without assigns the client's, and refuses it once
@@ -430,6 +445,7 @@ func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage,
 		return nil, err
 	}
 	m.timeout, m.maxTotal, m.assigns = opts.Timeout, opts.MaxTotalTimeout, opts.Assigns
+	defer rt.requestHeader(id, opts.Header)()
 	reply := m.reply
 	rt.system.Root.Send(rt.pid, m)
 	select {

@@ -185,7 +185,10 @@ func connect(t *testing.T, opts conduit.Options, version string) (*conduit.Clien
 }
 
 // callAsync runs a tool call in the background and returns its outcome.
+// The call skips the outputSchema check: the scripted server answers only
+// what each test scripts, and a tools/list after the result would wait.
 func callAsync(c *conduit.Client, name string, opts ...conduit.CallOption) <-chan callResult {
+	opts = append([]conduit.CallOption{conduit.WithUnvalidatedResult()}, opts...)
 	ch := make(chan callResult, 1)
 	go func() {
 		r, err := c.CallTool(context.Background(), name, map[string]any{}, opts...)

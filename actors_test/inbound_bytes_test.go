@@ -58,6 +58,8 @@ func (p *logPipe) Write(_ context.Context, data []byte) error {
 		p.replies = append(p.replies, []byte(`{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32601,"message":"Method not found"}}`))
 	case "initialize":
 		p.replies = append(p.replies, []byte(`{"jsonrpc":"2.0","id":`+id+`,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"flood","version":"1"}}}`))
+	case "tools/list": // CallTool's, for the tools' outputSchemas
+		p.replies = append(p.replies, []byte(`{"jsonrpc":"2.0","id":`+id+`,"result":{"tools":[]}}`))
 	case "tools/call":
 		p.left, p.call = p.n, []byte(id)
 	}

@@ -121,6 +121,13 @@ const (
 	// KindInternal: Conduit's own fault (an internal actor failed): a
 	// bug, never the server's nor the caller's.
 	KindInternal Kind = "internal"
+	// KindInvalidResult: a tool's result does not match the tool's
+	// outputSchema (structuredContent that breaks it, or none where the
+	// tool declares one), or the outputSchema cannot be used (it does not
+	// compile, refers outside itself, or is too large). The server's
+	// fault, found after a well-formed answer; Message names the failing
+	// JSON pointer and schema keyword.
+	KindInvalidResult Kind = "invalid_result"
 )
 
 // ContextEnded is the error of a call abandoned because ctx ended:

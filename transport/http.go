@@ -275,6 +275,7 @@ type httpConn struct {
 	standalone  bool                         // the GET stream was started
 	toolHeaders map[string]map[string]string // replaced, never mutated
 	calls       map[messages.ID]*httpCall    // requests in flight, by id
+	reqHeaders  map[messages.ID]http.Header  // SetRequestHeader's, by request id
 }
 
 // httpCall is one client request in flight.
@@ -319,6 +320,21 @@ func (c *httpConn) SetToolHeaders(headers map[string]map[string]string) {
 	c.mu.Lock()
 	c.toolHeaders = copied
 	c.mu.Unlock()
+}
+
+// SetRequestHeader sets the caller's headers of the request id (nil: forget
+// them); reserved names are left out.
+func (c *httpConn) SetRequestHeader(id messages.ID, h http.Header) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h == nil {
+		delete(c.reqHeaders, id)
+		return
+	}
+	if c.reqHeaders == nil {
+		c.reqHeaders = map[messages.ID]http.Header{}
+	}
+	c.reqHeaders[id] = h.Clone()
 }
 
 // Read returns the next message from any stream, in arrival order; the
@@ -393,6 +409,13 @@ func (c *httpConn) callFor(id []byte) *httpCall {
 // whether it carries Mcp-Session-Id (a 404 then means the session is gone).
 func (c *httpConn) postHeaderLocked(m *outgoing, modern bool) (h http.Header, sessionSent bool) {
 	h = c.extra.Clone()
+	if m.kind == kindRequest {
+		for k, vs := range c.reqHeaders[m.key] {
+			if !ReservedHeader(k) {
+				h[http.CanonicalHeaderKey(k)] = vs
+			}
+		}
+	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", acceptPost)
 	switch {

@@ -25,6 +25,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"net/http"
 
 	"github.com/conduitmcp/conduit/messages"
 )
@@ -98,4 +99,31 @@ type Session interface {
 // name → header name map of its valid annotations.
 type ToolHeaders interface {
 	SetToolHeaders(headers map[string]map[string]string)
+}
+
+// RequestHeaders is implemented by connections that can put headers of the
+// caller's own on one request (Streamable HTTP, both eras). The client calls
+// SetRequestHeader with the request's id before the request is written, and
+// with a nil header once the call is over; the headers go on that request
+// alone. Names ReservedHeader reports are ignored.
+type RequestHeaders interface {
+	SetRequestHeader(id messages.ID, h http.Header)
+}
+
+// ReservedHeader reports whether a header may not be set per request
+// (conduit.WithHeader): those the transport owns (Accept, Content-Type,
+// MCP-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Mcp-Param-*,
+// Last-Event-ID), the credentials (Authorization, Proxy-Authorization:
+// HTTP.Header and the sign-in flow hold them, for every request of the
+// session alike), and those net/http writes itself (Host, Content-Length,
+// Transfer-Encoding, Connection, Te, Trailer, Upgrade).
+func ReservedHeader(name string) bool {
+	if protocolHeader(name) {
+		return true
+	}
+	switch http.CanonicalHeaderKey(name) {
+	case "Authorization", "Proxy-Authorization", "Host", "Content-Length", "Transfer-Encoding", "Connection", "Te", "Trailer", "Upgrade":
+		return true
+	}
+	return false
 }
