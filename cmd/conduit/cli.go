@@ -129,8 +129,9 @@ roots) and prints the result. At a terminal you answer each request yourself;
 --answers FILE answers them from a scripted file.
 
 Give the server as a command after -- (a subprocess speaking stdio) or as
---url URL (Streamable HTTP). conduit demo needs neither: it runs an embedded
-server that asks for every kind of input.`,
+--url URL (Streamable HTTP, falling back to the older HTTP+SSE transport when
+the server refuses it; --transport picks one). conduit demo needs neither: it
+runs an embedded server that asks for every kind of input.`,
 		Annotations: map[string]string{"more": exitStatusHelp},
 		Example: `  conduit demo
   conduit tools -- everything-server

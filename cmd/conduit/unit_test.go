@@ -475,7 +475,7 @@ func TestHelpIsCurrent(t *testing.T) {
 	want := map[string][]string{
 		"": {
 			"At a terminal you answer each request yourself;\n--answers FILE answers them from a scripted file.",
-			"Give the server as a command after -- (a subprocess speaking stdio) or as\n--url URL (Streamable HTTP).",
+			"Give the server as a command after -- (a subprocess speaking stdio) or as\n--url URL (Streamable HTTP, falling back to the older HTTP+SSE transport when\nthe server refuses it; --transport picks one).",
 			"  conduit call --url http://127.0.0.1:8080/mcp test_simple_text\n",
 			"  conformance  Run one client scenario",
 			"  demo         Watch the client answer",
