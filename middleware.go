@@ -94,6 +94,31 @@ func receiving(h Handlers, mw []Middleware) Handlers {
 			notifyThrough(ctx, mw, messages.MethodLog, e, func(ctx context.Context) { f(ctx, nc, e) })
 		}
 	}
+	if f := h.ElicitationComplete; f != nil {
+		h.ElicitationComplete = func(ctx context.Context, nc NotificationContext, e *ElicitationComplete) {
+			notifyThrough(ctx, mw, messages.MethodElicitationComplete, e, func(ctx context.Context) { f(ctx, nc, e) })
+		}
+	}
+	if f := h.ToolsChanged; f != nil {
+		h.ToolsChanged = func(ctx context.Context, nc NotificationContext, c *ToolsChange) {
+			notifyThrough(ctx, mw, messages.MethodToolsListChanged, c, func(ctx context.Context) { f(ctx, nc, c) })
+		}
+	}
+	if f := h.PromptsChanged; f != nil {
+		h.PromptsChanged = func(ctx context.Context, nc NotificationContext, c *PromptsChange) {
+			notifyThrough(ctx, mw, messages.MethodPromptsListChanged, c, func(ctx context.Context) { f(ctx, nc, c) })
+		}
+	}
+	if f := h.ResourcesChanged; f != nil {
+		h.ResourcesChanged = func(ctx context.Context, nc NotificationContext, c *ResourcesChange) {
+			notifyThrough(ctx, mw, messages.MethodResourcesListChanged, c, func(ctx context.Context) { f(ctx, nc, c) })
+		}
+	}
+	if f := h.ResourceUpdated; f != nil {
+		h.ResourceUpdated = func(ctx context.Context, nc NotificationContext, u *ResourceUpdate) {
+			notifyThrough(ctx, mw, messages.MethodResourceUpdated, u, func(ctx context.Context) { f(ctx, nc, u) })
+		}
+	}
 	if f := h.Progress; f != nil {
 		h.Progress = func(ctx context.Context, nc NotificationContext, p *Progress) {
 			notifyThrough(ctx, mw, messages.MethodProgress, p, func(ctx context.Context) { f(ctx, nc, p) })

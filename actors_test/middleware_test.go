@@ -240,3 +240,25 @@ func TestReceivingMiddlewareOnNotifications(t *testing.T) {
 	require.NoError(t, c.Close()) // the callback and its middleware have returned
 	assert.Equal(t, []string{"a>notifications/message", "<a notifications/message", "a>notifications/message", "<a notifications/message"}, tr.take())
 }
+
+// The typed change hooks go through the receiving middleware as the
+// notifications they come from, with the typed value as params.
+func TestReceivingMiddlewareOnChangeHooks(t *testing.T) {
+	tr := &trail{}
+	got := make(chan string, 4)
+	h := conduit.Handlers{
+		ToolsChanged: func(context.Context, conduit.NotificationContext, *conduit.ToolsChange) { got <- "tools" },
+		ResourceUpdated: func(_ context.Context, _ conduit.NotificationContext, u *conduit.ResourceUpdate) {
+			got <- u.URI
+		},
+	}
+	c, srv := connect(t, conduit.Options{Handlers: h, ReceivingMiddleware: []conduit.Middleware{recording(tr, "a")}}, "2025-11-25")
+	defer c.Close()
+	srv.sendRaw(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	assert.Equal(t, "tools", <-got)
+	srv.sendRaw(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://r"}}`)
+	assert.Equal(t, "test://r", <-got)
+	require.NoError(t, c.Close())
+	assert.Equal(t, []string{"a>notifications/tools/list_changed", "<a notifications/tools/list_changed",
+		"a>notifications/resources/updated", "<a notifications/resources/updated"}, tr.take())
+}
