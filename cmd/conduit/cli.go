@@ -192,6 +192,7 @@ requests answered like any other, its status shown on stderr like progress
 			Long:  "Get the prompt NAME with the arguments ARGS_JSON (a JSON object of strings) and print its messages, one per line as \"[role] text\" (at a terminal, without escape sequences and control characters: see --raw). With --json, the whole GetPromptResult. With --config FILE, NAME is SERVER/NAME or SERVER__NAME, as conduit prompts --config lists it.",
 		}, "PROMPT", a.runPrompt)),
 		a.hostCommand(),
+		a.gatewayCommand(),
 		a.conformanceCommand(),
 		a.demoCommand(),
 		a.loadCommand(),
