@@ -126,7 +126,8 @@ func (g *Gateway) Host() *host.Host { return g.h }
 // (Server.Run, Server.Connect).
 func (g *Gateway) Server() *mcp.Server { return g.srv }
 
-// Close stops serving the catalog and stops every server.
+// Close stops serving the catalog, closes every downstream session and
+// stops every server.
 func (g *Gateway) Close() error {
 	select {
 	case <-g.stop:
@@ -135,6 +136,13 @@ func (g *Gateway) Close() error {
 	}
 	<-g.done
 	g.relay.close()
+	var sessions []*mcp.ServerSession
+	for ss := range g.srv.Sessions() {
+		sessions = append(sessions, ss)
+	}
+	for _, ss := range sessions {
+		_ = ss.Close()
+	}
 	return g.h.Close()
 }
 

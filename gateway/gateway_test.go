@@ -269,3 +269,107 @@ func TestGatewayHostileUpstream(t *testing.T) {
 	assert.Equal(t, `elicit: calling "elicitation/create": Internal error: elicitation answer does not fit the schema: field "age" is not in the schema`, text(t, res), "the off-schema answer did not go up")
 	assert.Equal(t, int64(1), asked.Load())
 }
+
+// A modern client's requestState is the gateway's own: altered, it is
+// refused (-32602) and the call stays pending; the state as issued resumes
+// the upstream call; used once, it is refused.
+func TestGatewayRequestState(t *testing.T) {
+	bin := everything(t)
+	_, url := serve(t, host.Config{Servers: map[string]host.Server{
+		"b": {Command: bin, Conduit: host.Settings{Era: conduit.EraModern}},
+	}})
+	client := mcp.NewClient(&mcp.Implementation{Name: "raw", Version: "1"}, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return nil, fmt.Errorf("not used")
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	const tool = "b__test_input_required_result_sampling"
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.True(t, res.NeedsInput())
+	require.Len(t, res.InputRequests, 1)
+	var key string
+	for k, ir := range res.InputRequests {
+		key = k
+		assert.IsType(t, &mcp.CreateMessageWithToolsParams{}, ir)
+	}
+	answer := mcp.InputResponseMap{key: &mcp.CreateMessageResult{Role: "assistant", Model: "raw", Content: &mcp.TextContent{Text: "Paris-42"}}}
+	state := res.RequestState
+	tampered := state[:len(state)-2] + "AA"
+	if tampered == state {
+		tampered = state[:len(state)-2] + "BB"
+	}
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}, InputResponses: answer, RequestState: tampered})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "requestState is not one this gateway issued, or was altered")
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}, InputResponses: answer, RequestState: state})
+	require.NoError(t, err)
+	require.False(t, res.NeedsInput())
+	data, _ := json.Marshal(res.Content)
+	assert.Contains(t, string(data), "Paris-42")
+
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}, InputResponses: answer, RequestState: state})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "requestState is not pending: already answered, or its call ended")
+}
+
+// A requestState past its deadline is refused, its MAC intact.
+func TestRequestStateExpires(t *testing.T) {
+	r := newRelays()
+	id, err := r.open(r.seal("abc", time.Now().Add(time.Minute)))
+	require.NoError(t, err)
+	assert.Equal(t, "abc", id)
+	_, err = r.open(r.seal("abc", time.Now().Add(-time.Millisecond)))
+	assert.ErrorIs(t, err, errStateExpired)
+	_, err = r.open("garbage")
+	assert.ErrorIs(t, err, errStateInvalid)
+	other := newRelays()
+	_, err = other.open(r.seal("abc", time.Now().Add(time.Minute)))
+	assert.ErrorIs(t, err, errStateInvalid, "another gateway's key")
+}
+
+// Access: a token is required when set (401 without it), a foreign Origin
+// is refused (403), and the gateway listens beyond loopback only with a
+// token.
+func TestGatewayAccess(t *testing.T) {
+	g, err := New(host.Config{Servers: map[string]host.Server{}}, Options{})
+	require.NoError(t, err)
+	defer g.Close()
+	srv := httptest.NewServer(g.Handler(HTTPOptions{Token: "s3cret"}))
+	defer srv.Close()
+	post := func(auth, origin string) int {
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+		req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	assert.Equal(t, http.StatusUnauthorized, post("", ""))
+	assert.Equal(t, http.StatusUnauthorized, post("Bearer wrong", ""))
+	assert.Equal(t, http.StatusForbidden, post("Bearer s3cret", "http://evil.example"))
+	assert.Equal(t, http.StatusOK, post("Bearer s3cret", "http://localhost:1234"))
+	assert.Equal(t, http.StatusOK, post("Bearer s3cret", ""))
+
+	assert.NoError(t, CheckListen("127.0.0.1:8080", ""))
+	assert.NoError(t, CheckListen("[::1]:8080", ""))
+	assert.NoError(t, CheckListen("localhost:8080", ""))
+	assert.NoError(t, CheckListen("0.0.0.0:8080", "tok"))
+	assert.EqualError(t, CheckListen("0.0.0.0:8080", ""), "refusing to listen on 0.0.0.0:8080 (0.0.0.0) without a bearer token: set --token or CONDUIT_GATEWAY_TOKEN, or listen on 127.0.0.1")
+	assert.EqualError(t, CheckListen(":8080", ""), "refusing to listen on :8080 (every interface) without a bearer token: set --token or CONDUIT_GATEWAY_TOKEN, or listen on 127.0.0.1")
+}
