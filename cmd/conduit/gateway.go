@@ -47,6 +47,10 @@ on loopback only. docs/gateway.md says what is relayed and what is not yet.`,
 	return c
 }
 
+// gatewaySettle bounds how long conduit gateway waits for its servers
+// before it serves; one still starting joins the catalog when ready.
+const gatewaySettle = 10 * time.Second
+
 func (a *app) runGateway(ctx context.Context, listen, token string) error {
 	if a.opts.config == "" {
 		return usagef("missing --config FILE")
@@ -66,6 +70,17 @@ func (a *app) runGateway(ctx context.Context, listen, token string) error {
 		return &exitError{code: exitUsage, err: err}
 	}
 	defer g.Close()
+	// A client that connects at once sees every server that could start:
+	// wait for each to be ready (or parked, or stopped), a while at most.
+	events, unsubscribe := g.Host().Subscribe()
+	wait, cancel := context.WithTimeout(ctx, gatewaySettle)
+	err = settle(wait, g.Host(), events)
+	cancel()
+	unsubscribe()
+	if ctx.Err() != nil {
+		return err
+	}
+	g.Sync()
 	if listen == "" {
 		return g.ServeStdio(ctx)
 	}
