@@ -373,3 +373,39 @@ func TestGatewayAccess(t *testing.T) {
 	assert.EqualError(t, CheckListen("0.0.0.0:8080", ""), "refusing to listen on 0.0.0.0:8080 (0.0.0.0) without a bearer token: set --token or CONDUIT_GATEWAY_TOKEN, or listen on 127.0.0.1")
 	assert.EqualError(t, CheckListen(":8080", ""), "refusing to listen on :8080 (every interface) without a bearer token: set --token or CONDUIT_GATEWAY_TOKEN, or listen on 127.0.0.1")
 }
+
+// The catalog follows the servers: prompts are served under the catalog's
+// names, and a server's tools/list_changed becomes the gateway's, with the
+// new tool listed.
+func TestGatewayCatalogFollows(t *testing.T) {
+	bin := everything(t)
+	_, url := serve(t, host.Config{Servers: map[string]host.Server{
+		"a": {Command: bin, Conduit: host.Settings{Era: conduit.EraLegacy}},
+	}})
+	changed := make(chan struct{}, 16)
+	c := connect(t, url+"/mcp", conduit.EraLegacy, conduit.Handlers{ToolsChanged: func(context.Context, conduit.NotificationContext, *conduit.ToolsChange) {
+		changed <- struct{}{}
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := c.GetPrompt(ctx, "a__test_simple_prompt", nil)
+	require.NoError(t, err)
+	require.Len(t, p.Messages, 1)
+	assert.Equal(t, "This is a simple prompt for testing.", p.Messages[0].Content.Text)
+
+	res, err := c.CallTool(ctx, "a__test_trigger_tool_change", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "tools_list_changed published", text(t, res))
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("no notifications/tools/list_changed from the gateway")
+	}
+	tools, err := c.ListTools(ctx)
+	require.NoError(t, err)
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+	}
+	assert.Contains(t, names, "a____transient_tool_for_list_changed")
+}
