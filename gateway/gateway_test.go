@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -410,4 +411,34 @@ func TestGatewayCatalogFollows(t *testing.T) {
 		names = append(names, tl.Name)
 	}
 	assert.Contains(t, names, "a____transient_tool_for_list_changed")
+}
+
+// A parked call whose client never retries is cancelled when its state
+// expires (the input's handler timeout), and forgotten; a call that ends
+// is forgotten at once.
+func TestParkedCallExpires(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRelays()
+		pc := r.start("tool")
+		state := r.park(pc, time.Minute)
+		time.Sleep(time.Minute - time.Millisecond)
+		synctest.Wait()
+		require.NoError(t, pc.ctx.Err())
+		time.Sleep(2 * time.Millisecond)
+		synctest.Wait()
+		assert.ErrorIs(t, pc.ctx.Err(), context.Canceled)
+		r.mu.Lock()
+		assert.Empty(t, r.pending)
+		assert.Empty(t, r.live)
+		r.mu.Unlock()
+		_, err := r.resume(state, "tool", nil)
+		assert.ErrorIs(t, err, errStateExpired)
+
+		done := r.start("tool")
+		done.finish(&conduit.CallToolResult{}, nil)
+		synctest.Wait()
+		r.mu.Lock()
+		assert.Empty(t, r.live)
+		r.mu.Unlock()
+	})
 }
