@@ -33,9 +33,9 @@ type Options struct {
 	// Logger receives the gateway's own logs and the host's; nil discards.
 	Logger *slog.Logger
 	// Host are the host's options. Their Client.Handlers' input callbacks
-	// (Sampling, Elicitation, Roots) are replaced by the relay: an upstream
-	// server's input goes to the downstream client of its call, nowhere
-	// else. The other hooks are kept.
+	// (Sampling, Elicitation, Roots) and Progress are replaced by the
+	// relay: an upstream server's input and progress go to the downstream
+	// client of its call, nowhere else. The other hooks are kept.
 	Host host.Options
 }
 
@@ -47,6 +47,7 @@ type Gateway struct {
 	srv    *mcp.Server
 	logger *slog.Logger
 	relay  *relays
+	prog   progressRoutes
 
 	// serial holds, per upstream server whose input requests the wire
 	// cannot attribute (a legacy stdio server), the one-slot semaphore that
@@ -106,6 +107,7 @@ func New(cfg host.Config, opts Options) (*Gateway, error) {
 	ho.Client.Handlers.Elicitation = g.relay.elicitation
 	ho.Client.Handlers.ElicitationModes = []string{"form", "url"}
 	ho.Client.Handlers.Roots = g.relay.roots
+	ho.Client.Handlers.Progress = g.prog.relay
 	h, err := host.New(cfg, ho)
 	if err != nil {
 		return nil, err

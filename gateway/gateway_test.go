@@ -442,3 +442,26 @@ func TestParkedCallExpires(t *testing.T) {
 		r.mu.Unlock()
 	})
 }
+
+// A legacy session that asks for progress gets the upstream's, under its
+// own token.
+func TestGatewayRelaysProgress(t *testing.T) {
+	bin := everything(t)
+	_, url := serve(t, host.Config{Servers: map[string]host.Server{
+		"a": {Command: bin, Conduit: host.Settings{Era: conduit.EraLegacy}},
+	}})
+	got := make(chan conduit.Progress, 64)
+	c := connect(t, url+"/mcp", conduit.EraLegacy, conduit.Handlers{Progress: func(_ context.Context, _ conduit.NotificationContext, p *conduit.Progress) {
+		got <- *p
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := c.CallTool(ctx, "a__test_tool_with_progress", nil, conduit.WithProgressToken("mine"))
+	require.NoError(t, err)
+	select {
+	case p := <-got:
+		assert.Equal(t, "mine", p.Token)
+	case <-ctx.Done():
+		t.Fatal("no progress relayed")
+	}
+}

@@ -52,7 +52,13 @@ func (g *Gateway) toolHandler(server, tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if !modern(req) {
 			d := &downstream{caps: req.ClientCapabilities(), session: req.Session}
-			res, err := g.call(ctx, server, tool, req.Params.Arguments, d)
+			var opts []conduit.CallOption
+			if token := req.Params.GetProgressToken(); token != nil {
+				opt, done := g.prog.open(req.Session, token)
+				defer done()
+				opts = append(opts, opt)
+			}
+			res, err := g.call(ctx, server, tool, req.Params.Arguments, d, opts...)
 			return toolResult(res, err)
 		}
 		if state := req.Params.RequestState; state != "" {
@@ -75,7 +81,7 @@ func (g *Gateway) toolHandler(server, tool string) mcp.ToolHandler {
 
 // call calls tool on server for a downstream client d: its input requests
 // reach d, and no other client, through the call's assigns.
-func (g *Gateway) call(ctx context.Context, server, tool string, args json.RawMessage, d *downstream) (*conduit.CallToolResult, error) {
+func (g *Gateway) call(ctx context.Context, server, tool string, args json.RawMessage, d *downstream, opts ...conduit.CallOption) (*conduit.CallToolResult, error) {
 	release, err := g.acquire(ctx, server)
 	if err != nil {
 		return nil, err
@@ -85,7 +91,7 @@ func (g *Gateway) call(ctx context.Context, server, tool string, args json.RawMe
 	if len(args) > 0 {
 		a = args
 	}
-	return g.h.CallTool(ctx, server, tool, a, conduit.WithAssigns(map[string]any{relayKey: d}))
+	return g.h.CallTool(ctx, server, tool, a, append(opts, conduit.WithAssigns(map[string]any{relayKey: d}))...)
 }
 
 // await waits for pc's next input request (returned as an input_required
