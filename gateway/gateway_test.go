@@ -465,3 +465,47 @@ func TestGatewayRelaysProgress(t *testing.T) {
 		t.Fatal("no progress relayed")
 	}
 }
+
+// A downstream client that cancels its call cancels the upstream call, in
+// both eras (legacy: notifications/cancelled; modern: the request's end):
+// the upstream server's handler sees its ctx end.
+func TestGatewayCancelReachesUpstream(t *testing.T) {
+	started, ended := make(chan struct{}, 1), make(chan struct{}, 1)
+	s := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "block", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		ended <- struct{}{}
+		return nil, ctx.Err()
+	})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(func() {
+		up.CloseClientConnections()
+		up.Close()
+	})
+	_, url := serve(t, host.Config{Servers: map[string]host.Server{
+		"s": {URL: up.URL, Conduit: host.Settings{Era: conduit.EraLegacy, Ping: host.PingPolicy{Interval: -1}}},
+	}})
+	for _, era := range []conduit.Era{conduit.EraLegacy, conduit.EraModern} {
+		c := connect(t, url+"/mcp", era, conduit.Handlers{})
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() {
+			_, err := c.CallTool(ctx, "s__block", nil)
+			errc <- err
+		}()
+		wait := time.After(30 * time.Second)
+		select {
+		case <-started:
+		case <-wait:
+			t.Fatal("the upstream tool did not start")
+		}
+		cancel()
+		select {
+		case <-ended:
+		case <-wait:
+			t.Fatal("the upstream call was not cancelled")
+		}
+		assert.ErrorIs(t, <-errc, context.Canceled)
+	}
+}
