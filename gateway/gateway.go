@@ -50,9 +50,9 @@ type Gateway struct {
 	prog   progressRoutes
 
 	// serial holds, per upstream server whose input requests the wire
-	// cannot attribute (a legacy stdio server), the one-slot semaphore that
-	// runs its calls one at a time (docs/decisions.md).
-	serial map[string]chan struct{}
+	// cannot attribute (a legacy stdio server), the gate that runs a call
+	// that may ask for input alone (docs/decisions.md #35).
+	serial map[string]*gate
 
 	mu        sync.Mutex
 	tools     map[string]exposed // by exposed name
@@ -82,16 +82,17 @@ func New(cfg host.Config, opts Options) (*Gateway, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	g := &Gateway{
-		cfg: cfg, logger: logger, serial: map[string]chan struct{}{},
+		cfg: cfg, logger: logger, serial: map[string]*gate{},
 		tools: map[string]exposed{}, prompts: map[string]exposed{}, resources: map[string]exposed{}, refused: map[string]bool{},
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	for name, s := range cfg.Servers {
 		if s.URL == "" && s.Conduit.Era != conduit.EraModern {
-			g.serial[name] = make(chan struct{}, 1)
+			g.serial[name] = newGate()
 		}
 	}
 	g.relay = newRelays()
+	g.relay.stray = g.stray
 	ho := opts.Host
 	if ho.Client.Logger == nil {
 		ho.Client.Logger = logger
@@ -195,6 +196,15 @@ func (g *Gateway) sync() {
 	// the host); the host's lock is not held meanwhile.
 	ctx, cancel := context.WithTimeout(context.Background(), conduit.DefaultHandlerTimeout)
 	defer cancel()
+	// The listings are requests in flight on each server: on a server whose
+	// calls run alone they wait for their turn, as a plain call does, so
+	// that they never make a call's input unattributable.
+	release, err := g.listTurn(ctx)
+	if err != nil {
+		g.logger.Warn("gateway: prompts and resources not listed again: a server's calls held it too long", "err", err)
+		return
+	}
+	defer release()
 	prompts, err := g.h.Prompts(ctx)
 	if err != nil {
 		g.logger.Warn("gateway: prompts/list failed on a server; its prompts are left out", "err", err)
@@ -323,21 +333,6 @@ func downstreamError(err error) error {
 		return je
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-}
-
-// acquire takes server's call slot when its calls run one at a time
-// (serial); release gives it back.
-func (g *Gateway) acquire(ctx context.Context, server string) (release func(), err error) {
-	slot, ok := g.serial[server]
-	if !ok {
-		return func() {}, nil
-	}
-	select {
-	case slot <- struct{}{}:
-		return func() { <-slot }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 }
 
 func (g *Gateway) promptHandler(server, name string) mcp.PromptHandler {

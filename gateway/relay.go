@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -39,6 +40,8 @@ type downstream struct {
 	// call is a modern client's pending call: input goes as input_required
 	// rounds of it.
 	call *pendingCall
+	// asked is set when the upstream asked for input during the call.
+	asked atomic.Bool
 }
 
 // modern reports whether req comes from a client that takes input as
@@ -82,11 +85,12 @@ func (g *Gateway) toolHandler(server, tool string) mcp.ToolHandler {
 // call calls tool on server for a downstream client d: its input requests
 // reach d, and no other client, through the call's assigns.
 func (g *Gateway) call(ctx context.Context, server, tool string, args json.RawMessage, d *downstream, opts ...conduit.CallOption) (*conduit.CallToolResult, error) {
-	release, err := g.acquire(ctx, server)
+	gt := g.serial[server]
+	release, err := gt.acquire(ctx, tool)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer func() { release(d.asked.Load()) }()
 	var a any
 	if len(args) > 0 {
 		a = args
@@ -147,7 +151,7 @@ func inputRequest(a *ask) (mcp.InputRequest, error) {
 // The relay's callbacks: the host's handlers for every upstream server.
 
 func (r *relays) sampling(ctx context.Context, req *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) {
-	d, err := route(req.RequestContext, messages.MethodCreateMessage, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
+	d, err := r.route(req.RequestContext, messages.MethodCreateMessage, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +190,7 @@ func (r *relays) sampling(ctx context.Context, req *conduit.SamplingRequest) (*c
 }
 
 func (r *relays) elicitation(ctx context.Context, req *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
-	d, err := route(req.RequestContext, messages.MethodElicit, func(c *mcp.ClientCapabilities) bool {
+	d, err := r.route(req.RequestContext, messages.MethodElicit, func(c *mcp.ClientCapabilities) bool {
 		if c.Elicitation == nil {
 			return false
 		}
@@ -221,7 +225,7 @@ func (r *relays) elicitation(ctx context.Context, req *conduit.ElicitationReques
 }
 
 func (r *relays) roots(ctx context.Context, req *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
-	d, err := route(req.RequestContext, messages.MethodListRoots, func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil })
+	d, err := r.route(req.RequestContext, messages.MethodListRoots, func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil })
 	if err != nil {
 		return nil, err
 	}
@@ -244,9 +248,15 @@ func (r *relays) roots(ctx context.Context, req *conduit.RootsRequest) (*conduit
 // to, from the call's assigns; it never guesses. An input that belongs to
 // no gateway call, or whose client did not declare the capability
 // (declared), is refused as an undeclared capability is.
-func route(rc conduit.RequestContext, method string, declared func(*mcp.ClientCapabilities) bool) (*downstream, error) {
+func (r *relays) route(rc conduit.RequestContext, method string, declared func(*mcp.ClientCapabilities) bool) (*downstream, error) {
 	d, _ := rc.Assigns[relayKey].(*downstream)
+	if d != nil {
+		d.asked.Store(true)
+	}
 	if d == nil {
+		if r.stray != nil {
+			r.stray(rc.ServerID)
+		}
 		return nil, &messages.RPCError{Code: messages.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %s (it belongs to no call of a client of the gateway)", method)}
 	}
 	if d.caps == nil || !declared(d.caps) {
@@ -273,6 +283,8 @@ func upstreamError(err error) error {
 // requestState while its input request is with the client.
 type relays struct {
 	key []byte // the requestState MAC's key, random per gateway
+	// stray is told the server of an input that belongs to no call.
+	stray func(server string)
 
 	mu      sync.Mutex
 	pending map[string]*pendingCall // parked, by id
