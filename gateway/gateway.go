@@ -137,8 +137,8 @@ func (g *Gateway) Close() error {
 	default:
 		close(g.stop)
 	}
+	g.relay.close() // a parked call's turn is what a sync may be waiting for
 	<-g.done
-	g.relay.close()
 	var sessions []*mcp.ServerSession
 	for ss := range g.srv.Sessions() {
 		sessions = append(sessions, ss)
