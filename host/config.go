@@ -82,6 +82,10 @@ type Settings struct {
 	// (and its own env), as desktop hosts do: a server need not see every
 	// secret the host was started with.
 	InheritEnv bool
+	// NoPrefix is "prefix": false: a gateway (package gateway) exposes this
+	// server's tools and prompts under their own names rather than
+	// SERVER__NAME. The host's catalog is unchanged.
+	NoPrefix bool
 }
 
 // RestartPolicy says when a failed server is started again: backoff,
@@ -552,6 +556,10 @@ func (p *parser) parseSettings(raw json.RawMessage) (Settings, error) {
 			s.Disabled, err = p.boolean(key, v)
 		case "inheritEnv":
 			s.InheritEnv, err = p.boolean(key, v)
+		case "prefix":
+			var prefix bool
+			prefix, err = p.boolean(key, v)
+			s.NoPrefix = !prefix
 		default:
 			p.warn(key, "unknown key, ignored")
 		}

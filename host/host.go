@@ -153,6 +153,7 @@ type Host struct {
 	// for it, so that two processes of one server never overlap.
 	retiring map[string]<-chan struct{}
 	subs     map[*subscriber]struct{}
+	catalog  chan struct{} // one slot: the catalog may have changed (CatalogChanged)
 }
 
 // entry is one configured server; it outlives its supervisors. Guarded by
@@ -180,7 +181,7 @@ func New(cfg Config, opts Options) (*Host, error) {
 	if opts.Client, err = withHandlers(opts.Client); err != nil {
 		return nil, err
 	}
-	h := &Host{opts: opts, tree: restart.NewTree(opts.Client.Logger), servers: map[string]*entry{}, retiring: map[string]<-chan struct{}{}, subs: map[*subscriber]struct{}{}}
+	h := &Host{opts: opts, tree: restart.NewTree(opts.Client.Logger), servers: map[string]*entry{}, retiring: map[string]<-chan struct{}{}, subs: map[*subscriber]struct{}{}, catalog: make(chan struct{}, 1)}
 	h.Apply(cfg)
 	return h, nil
 }
@@ -289,6 +290,7 @@ func (h *Host) update(s *server, change func(e *entry)) {
 		return
 	}
 	change(e)
+	h.catalogChanged()
 	close(e.changed)
 	e.changed = make(chan struct{})
 }
@@ -298,6 +300,7 @@ func (h *Host) set(name string, e *entry, st Status) {
 	st.Server, st.Since = name, time.Now()
 	e.status = st
 	h.emit(h.snapshot(e))
+	h.catalogChanged()
 	close(e.changed)
 	e.changed = make(chan struct{})
 }

@@ -195,6 +195,7 @@ requests answered like any other, its status shown on stderr like progress
 		a.templatesCommand(),
 		a.completeCommand(),
 		a.hostCommand(),
+		a.gatewayCommand(),
 		a.conformanceCommand(),
 		a.demoCommand(),
 		a.loadCommand(),

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/conduitmcp/conduit/gateway"
+	"github.com/conduitmcp/conduit/host"
+)
+
+func (a *app) gatewayCommand() *cobra.Command {
+	var listen, token string
+	c := &cobra.Command{
+		Use:   "gateway --config FILE [--listen ADDR] [flags]",
+		Short: "Serve the servers of a configuration file as one MCP server",
+		Long: `Run every MCP server of the configuration FILE under supervision, as
+conduit host does, and serve them as one MCP server: over Streamable HTTP at
+http://ADDR/mcp with --listen, otherwise over stdin/stdout (so a desktop
+client can launch it as one server). Tools and prompts carry the catalog's
+names, SERVER__NAME; "conduit": {"prefix": false} on a server exposes its
+names as they are. An input request of a server (sampling, elicitation,
+roots) is relayed to the client whose call caused it, after Conduit's guards.
+
+Without a bearer token (--token or CONDUIT_GATEWAY_TOKEN) the gateway listens
+on loopback only. docs/gateway.md says what is relayed and what is not yet.`,
+		Example: `  conduit gateway --config mcp.json --listen 127.0.0.1:8080
+  conduit gateway --config mcp.json
+  CONDUIT_GATEWAY_TOKEN=secret conduit gateway --config mcp.json --listen 0.0.0.0:8080`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runGateway(cmd.Context(), listen, cmp.Or(token, os.Getenv("CONDUIT_GATEWAY_TOKEN")))
+		},
+	}
+	c.Flags().SortFlags = false
+	c.Flags().StringVar(&a.opts.config, "config", "", "serve the servers of the configuration `FILE` (mcpServers or VS Code servers)")
+	c.Flags().StringVar(&listen, "listen", "", "serve Streamable HTTP at http://`ADDR`/mcp (host:port) instead of stdio")
+	c.Flags().StringVar(&token, "token", "", "require this bearer `TOKEN` of every HTTP request (default $CONDUIT_GATEWAY_TOKEN); needed to listen beyond loopback")
+	a.maxMessageFlag(c.Flags())
+	return c
+}
+
+// gatewaySettle bounds how long conduit gateway waits for its servers
+// before it serves; one still starting joins the catalog when ready.
+const gatewaySettle = 10 * time.Second
+
+func (a *app) runGateway(ctx context.Context, listen, token string) error {
+	if a.opts.config == "" {
+		return usagef("missing --config FILE")
+	}
+	if listen != "" {
+		if err := gateway.CheckListen(listen, token); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+	}
+	logger := newLogger(a.stderr, a.opts.verbose, a.opts.json)
+	cfg, err := a.readConfig(logger)
+	if err != nil {
+		return err
+	}
+	g, err := gateway.New(cfg, gateway.Options{Logger: logger, Host: host.Options{MaxMessageBytes: int(a.opts.maxMessageBytes)}})
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	defer g.Close()
+	// A client that connects at once sees every server that could start:
+	// wait for each to be ready (or parked, or stopped), a while at most.
+	events, unsubscribe := g.Host().Subscribe()
+	wait, cancel := context.WithTimeout(ctx, gatewaySettle)
+	err = settle(wait, g.Host(), events)
+	cancel()
+	unsubscribe()
+	if ctx.Err() != nil {
+		return err
+	}
+	g.Sync()
+	if listen == "" {
+		return g.ServeStdio(ctx)
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("listen on %s: %w", listen, err)}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", g.Handler(gateway.HTTPOptions{Token: token}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(a.stderr, "conduit gateway: %d servers at http://%s/mcp\n", len(cfg.Servers), ln.Addr())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err = srv.Shutdown(shut)
+		<-served
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}

@@ -1,0 +1,61 @@
+package gateway
+
+import (
+	"context"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/conduitmcp/conduit"
+)
+
+// progressRoutes relay an upstream call's progress to the downstream
+// session that asked for it: the upstream call carries a token of the
+// gateway's (unique across sessions), which maps back to the session and
+// its own token.
+type progressRoutes struct {
+	mu     sync.Mutex
+	n      uint64
+	routes map[string]progressRoute
+}
+
+type progressRoute struct {
+	session *mcp.ServerSession
+	token   any
+}
+
+// open routes the progress of one call to session under token; close
+// forgets it. Its CallOption asks the upstream for progress under the
+// gateway's token.
+func (p *progressRoutes) open(session *mcp.ServerSession, token any) (conduit.CallOption, func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.routes == nil {
+		p.routes = map[string]progressRoute{}
+	}
+	p.n++
+	key := "gateway-" + strconv.FormatUint(p.n, 10)
+	p.routes[key] = progressRoute{session: session, token: token}
+	return conduit.WithProgressToken(key), func() {
+		p.mu.Lock()
+		delete(p.routes, key)
+		p.mu.Unlock()
+	}
+}
+
+// relay is the upstream clients' Progress hook.
+func (p *progressRoutes) relay(ctx context.Context, _ conduit.NotificationContext, pr *conduit.Progress) {
+	key, _ := pr.Token.(string)
+	p.mu.Lock()
+	r, ok := p.routes[key]
+	p.mu.Unlock()
+	if !ok {
+		return // a call that has ended, or not the gateway's
+	}
+	params := &mcp.ProgressNotificationParams{ProgressToken: r.token, Progress: pr.Progress, Message: pr.Message}
+	if pr.Total != nil {
+		params.Total = *pr.Total
+	}
+	_ = r.session.NotifyProgress(ctx, params)
+}

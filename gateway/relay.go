@@ -1,0 +1,505 @@
+//lint:file-ignore SA1019 the gateway relays sampling and roots, deprecated in 2026-07-28 (SEP-2577) but not gone: its clients and servers still use them
+
+package gateway
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/messages"
+)
+
+// modernVersion is the first revision whose clients take input as
+// input_required results (multi round-trip) rather than as server→client
+// requests.
+const modernVersion = "2026-07-28"
+
+// downstream is where the input of one upstream call goes: the downstream
+// client whose tools/call caused it, with what it declared.
+type downstream struct {
+	caps *mcp.ClientCapabilities
+	// session is a legacy client's session: input goes as server→client
+	// requests on it.
+	session *mcp.ServerSession
+	// call is a modern client's pending call: input goes as input_required
+	// rounds of it.
+	call *pendingCall
+	// asked is set when the upstream asked for input during the call.
+	asked atomic.Bool
+}
+
+// modern reports whether req comes from a client that takes input as
+// input_required results.
+func modern(req *mcp.CallToolRequest) bool {
+	p := req.Session.InitializeParams()
+	return p != nil && p.ProtocolVersion >= modernVersion
+}
+
+func (g *Gateway) toolHandler(server, tool string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if !modern(req) {
+			d := &downstream{caps: req.ClientCapabilities(), session: req.Session}
+			var opts []conduit.CallOption
+			if token := req.Params.GetProgressToken(); token != nil {
+				opt, done := g.prog.open(req.Session, token)
+				defer done()
+				opts = append(opts, opt)
+			}
+			res, err := g.call(ctx, server, tool, req.Params.Arguments, d, opts...)
+			return toolResult(res, err)
+		}
+		if state := req.Params.RequestState; state != "" {
+			pc, err := g.relay.resume(state, req.Params.Name, req.Params.InputResponses)
+			if err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+			}
+			return g.await(ctx, pc)
+		}
+		pc := g.relay.start(req.Params.Name)
+		d := &downstream{caps: req.ClientCapabilities(), call: pc}
+		args := req.Params.Arguments
+		go func() {
+			res, err := g.call(pc.ctx, server, tool, args, d)
+			pc.finish(res, err)
+		}()
+		return g.await(ctx, pc)
+	}
+}
+
+// call calls tool on server for a downstream client d: its input requests
+// reach d, and no other client, through the call's assigns.
+func (g *Gateway) call(ctx context.Context, server, tool string, args json.RawMessage, d *downstream, opts ...conduit.CallOption) (*conduit.CallToolResult, error) {
+	gt := g.serial[server]
+	release, err := gt.acquire(ctx, tool)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { release(d.asked.Load()) }()
+	var a any
+	if len(args) > 0 {
+		a = args
+	}
+	return g.h.CallTool(ctx, server, tool, a, append(opts, conduit.WithAssigns(map[string]any{relayKey: d}))...)
+}
+
+// await waits for pc's next input request (returned as an input_required
+// result whose requestState resumes pc) or its end. A downstream request
+// that ends meanwhile cancels the upstream call.
+func (g *Gateway) await(ctx context.Context, pc *pendingCall) (*mcp.CallToolResult, error) {
+	select {
+	case a := <-pc.asks:
+		key := pc.hold(a)
+		ir, err := inputRequest(a)
+		if err != nil {
+			a.reply <- reply{err: err}
+			return g.await(ctx, pc)
+		}
+		state := g.relay.park(pc, a.timeout)
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{key: ir}, RequestState: state}, nil
+	case <-pc.done:
+		return toolResult(pc.res, pc.err)
+	case <-ctx.Done():
+		pc.cancel()
+		return nil, ctx.Err()
+	}
+}
+
+func toolResult(res *conduit.CallToolResult, err error) (*mcp.CallToolResult, error) {
+	if err != nil {
+		return nil, downstreamError(err)
+	}
+	var out mcp.CallToolResult
+	if err := remarshal(res, &out); err != nil {
+		return nil, downstreamError(err)
+	}
+	return &out, nil
+}
+
+// inputRequest is a's request as the go-sdk puts it in an input_required
+// result.
+func inputRequest(a *ask) (mcp.InputRequest, error) {
+	var ir mcp.InputRequest
+	switch a.method {
+	case messages.MethodCreateMessage:
+		ir = &mcp.CreateMessageWithToolsParams{}
+	case messages.MethodElicit:
+		ir = &mcp.ElicitParams{}
+	case messages.MethodListRoots:
+		ir = &mcp.ListRootsParams{}
+	default:
+		return nil, fmt.Errorf("unknown input %q", a.method)
+	}
+	return ir, remarshal(a.params, ir)
+}
+
+// The relay's callbacks: the host's handlers for every upstream server.
+
+func (r *relays) sampling(ctx context.Context, req *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) {
+	d, err := r.route(req.RequestContext, messages.MethodCreateMessage, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
+	if err != nil {
+		return nil, err
+	}
+	var out conduit.CreateMessageResult
+	if d.session != nil {
+		var res any
+		var p mcp.CreateMessageParams
+		if len(req.Params.Tools) == 0 && remarshal(req.Params, &p) == nil {
+			res, err = d.session.CreateMessage(ctx, &p)
+		} else {
+			var pt mcp.CreateMessageWithToolsParams
+			if err := remarshal(req.Params, &pt); err != nil {
+				return nil, err
+			}
+			res, err = d.session.CreateMessageWithTools(ctx, &pt)
+		}
+		if err != nil {
+			return nil, upstreamError(err)
+		}
+		if err := remarshal(res, &out); err != nil {
+			return nil, err
+		}
+		return &out, nil
+	}
+	raw, err := d.call.ask(ctx, messages.MethodCreateMessage, req.Params, conduit.DefaultHandlerTimeout)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, err
+	}
+	if len(out.Content.Blocks) == 1 {
+		out.Content.Array = false
+	}
+	return &out, nil
+}
+
+func (r *relays) elicitation(ctx context.Context, req *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
+	d, err := r.route(req.RequestContext, messages.MethodElicit, func(c *mcp.ClientCapabilities) bool {
+		if c.Elicitation == nil {
+			return false
+		}
+		if req.Mode == messages.ModeURL {
+			return c.Elicitation.URL != nil
+		}
+		return c.Elicitation.Form != nil || c.Elicitation.URL == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out conduit.ElicitResult
+	if d.session != nil {
+		var p mcp.ElicitParams
+		if err := remarshal(req.Params, &p); err != nil {
+			return nil, err
+		}
+		res, err := d.session.Elicit(ctx, &p)
+		if err != nil {
+			return nil, upstreamError(err)
+		}
+		if err := remarshal(res, &out); err != nil {
+			return nil, err
+		}
+		return &out, nil
+	}
+	raw, err := d.call.ask(ctx, messages.MethodElicit, req.Params, conduit.DefaultElicitationTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return &out, json.Unmarshal(raw, &out)
+}
+
+func (r *relays) roots(ctx context.Context, req *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+	d, err := r.route(req.RequestContext, messages.MethodListRoots, func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil })
+	if err != nil {
+		return nil, err
+	}
+	var out conduit.ListRootsResult
+	if d.session != nil {
+		res, err := d.session.ListRoots(ctx, &mcp.ListRootsParams{})
+		if err != nil {
+			return nil, upstreamError(err)
+		}
+		return &out, remarshal(res, &out)
+	}
+	raw, err := d.call.ask(ctx, messages.MethodListRoots, map[string]any{}, conduit.DefaultHandlerTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return &out, json.Unmarshal(raw, &out)
+}
+
+// route finds the downstream client of the call an input request belongs
+// to, from the call's assigns; it never guesses. An input that belongs to
+// no gateway call, or whose client did not declare the capability
+// (declared), is refused as an undeclared capability is.
+func (r *relays) route(rc conduit.RequestContext, method string, declared func(*mcp.ClientCapabilities) bool) (*downstream, error) {
+	d, _ := rc.Assigns[relayKey].(*downstream)
+	if d != nil {
+		d.asked.Store(true)
+	}
+	if d == nil {
+		if r.stray != nil {
+			r.stray(rc.ServerID)
+		}
+		return nil, &messages.RPCError{Code: messages.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %s (it belongs to no call of a client of the gateway)", method)}
+	}
+	if d.caps == nil || !declared(d.caps) {
+		return nil, &messages.RPCError{Code: messages.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %s (the client did not declare this capability)", method)}
+	}
+	return d, nil
+}
+
+// upstreamError is the error an upstream server gets when the downstream
+// client failed its input request: the client's JSON-RPC error as it is;
+// anything else becomes -32603 (the input pipeline's rule for a handler's
+// error).
+func upstreamError(err error) error {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return &messages.RPCError{Code: int(je.Code), Message: je.Message, Data: je.Data}
+	}
+	return err
+}
+
+// The modern relay: pending calls and their requestState.
+
+// relays holds the modern clients' pending calls, each parked under a
+// requestState while its input request is with the client.
+type relays struct {
+	key []byte // the requestState MAC's key, random per gateway
+	// stray is told the server of an input that belongs to no call.
+	stray func(server string)
+
+	mu      sync.Mutex
+	pending map[string]*pendingCall // parked, by id
+	live    map[*pendingCall]struct{}
+}
+
+func newRelays() *relays {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	return &relays{key: key, pending: map[string]*pendingCall{}, live: map[*pendingCall]struct{}{}}
+}
+
+// pendingCall is one upstream call of a modern downstream client: it runs
+// in the gateway (its ctx) across the client's rounds.
+type pendingCall struct {
+	id     string
+	tool   string // the downstream name it was called by
+	ctx    context.Context
+	cancel context.CancelFunc
+	asks   chan *ask     // the callbacks' input requests
+	done   chan struct{} // closed by finish
+	res    *conduit.CallToolResult
+	err    error
+
+	mu      sync.Mutex
+	held    map[string]*ask // with the client, by input key
+	n       int
+	expires *time.Timer // while parked
+}
+
+// ask is one input request of an upstream server waiting for the client.
+type ask struct {
+	method  string
+	params  any
+	timeout time.Duration
+	reply   chan reply // one slot
+}
+
+type reply struct {
+	raw json.RawMessage
+	err error
+}
+
+func (r *relays) start(tool string) *pendingCall {
+	id := make([]byte, 16)
+	_, _ = rand.Read(id)
+	ctx, cancel := context.WithCancel(context.Background())
+	pc := &pendingCall{id: hex.EncodeToString(id), tool: tool, ctx: ctx, cancel: cancel, asks: make(chan *ask), done: make(chan struct{}), held: map[string]*ask{}}
+	r.mu.Lock()
+	r.live[pc] = struct{}{}
+	r.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		r.mu.Lock()
+		delete(r.live, pc)
+		if r.pending[pc.id] == pc {
+			delete(r.pending, pc.id)
+		}
+		r.mu.Unlock()
+	})
+	return pc
+}
+
+// finish records the upstream call's outcome; the call's ctx ends, which
+// forgets it.
+func (pc *pendingCall) finish(res *conduit.CallToolResult, err error) {
+	pc.res, pc.err = res, err
+	close(pc.done)
+	pc.cancel()
+}
+
+// ask hands an input request to the client's next round and waits for its
+// answer.
+func (pc *pendingCall) ask(ctx context.Context, method string, params any, timeout time.Duration) (json.RawMessage, error) {
+	a := &ask{method: method, params: params, timeout: timeout, reply: make(chan reply, 1)}
+	select {
+	case pc.asks <- a:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	select {
+	case r := <-a.reply:
+		return r.raw, r.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// hold keeps a while the client has it and returns its input key.
+func (pc *pendingCall) hold(a *ask) string {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	pc.n++
+	key := "input-" + strconv.Itoa(pc.n)
+	pc.held[key] = a
+	return key
+}
+
+// park keeps pc until the client's retry, or until ttl passes (the input's
+// handler timeout), which cancels the upstream call; it returns the
+// requestState that resumes it.
+func (r *relays) park(pc *pendingCall, ttl time.Duration) string {
+	deadline := time.Now().Add(ttl)
+	r.mu.Lock()
+	r.pending[pc.id] = pc
+	r.mu.Unlock()
+	pc.mu.Lock()
+	if pc.expires != nil {
+		pc.expires.Stop()
+	}
+	pc.expires = time.AfterFunc(ttl, func() {
+		if r.take(pc.id) == pc {
+			pc.cancel()
+		}
+	})
+	pc.mu.Unlock()
+	return r.seal(pc.id, deadline)
+}
+
+// take removes the parked call id; nil when none is parked under it.
+func (r *relays) take(id string) *pendingCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	pc := r.pending[id]
+	delete(r.pending, id)
+	return pc
+}
+
+// Errors of a requestState the gateway refuses (-32602).
+var (
+	errStateInvalid = errors.New("requestState is not one this gateway issued, or was altered")
+	errStateExpired = errors.New("requestState has expired")
+	errStateUsed    = errors.New("requestState is not pending: already answered, or its call ended")
+)
+
+// resume takes the call a requestState parked and gives the client's
+// answers to its input requests. A state that fails its MAC, has expired,
+// was already used or names another tool is refused; an answer missing
+// cancels the call.
+func (r *relays) resume(state, tool string, responses mcp.InputResponseMap) (*pendingCall, error) {
+	id, err := r.open(state)
+	if err != nil {
+		return nil, err
+	}
+	pc := r.take(id)
+	if pc == nil {
+		return nil, errStateUsed
+	}
+	pc.mu.Lock()
+	if pc.expires != nil {
+		pc.expires.Stop()
+	}
+	held := pc.held
+	pc.held = map[string]*ask{}
+	pc.mu.Unlock()
+	if pc.tool != tool {
+		pc.cancel()
+		return nil, fmt.Errorf("requestState belongs to a call of tool %q", pc.tool)
+	}
+	for key, a := range held {
+		resp, ok := responses[key]
+		if !ok {
+			pc.cancel()
+			return nil, fmt.Errorf("inputResponses has no answer to %q", key)
+		}
+		raw, err := json.Marshal(resp)
+		a.reply <- reply{raw: raw, err: err}
+	}
+	return pc, nil
+}
+
+// seal is a requestState: the call's id and the state's deadline, with a
+// MAC over both.
+func (r *relays) seal(id string, deadline time.Time) string {
+	payload := id + "." + strconv.FormatInt(deadline.UnixMilli(), 10)
+	m := hmac.New(sha256.New, r.key)
+	m.Write([]byte(payload))
+	return base64.RawURLEncoding.EncodeToString([]byte(payload)) + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// open checks a requestState's MAC and deadline and returns its call's id.
+func (r *relays) open(state string) (string, error) {
+	p64, mac64, ok := strings.Cut(state, ".")
+	if !ok {
+		return "", errStateInvalid
+	}
+	payload, err1 := base64.RawURLEncoding.DecodeString(p64)
+	mac, err2 := base64.RawURLEncoding.DecodeString(mac64)
+	if err1 != nil || err2 != nil {
+		return "", errStateInvalid
+	}
+	m := hmac.New(sha256.New, r.key)
+	m.Write(payload)
+	if !hmac.Equal(mac, m.Sum(nil)) {
+		return "", errStateInvalid
+	}
+	id, ms, _ := strings.Cut(string(payload), ".")
+	at, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil {
+		return "", errStateInvalid
+	}
+	if time.Now().UnixMilli() > at {
+		return "", errStateExpired
+	}
+	return id, nil
+}
+
+// close cancels every pending call.
+func (r *relays) close() {
+	r.mu.Lock()
+	calls := make([]*pendingCall, 0, len(r.live))
+	for pc := range r.live {
+		calls = append(calls, pc)
+	}
+	r.mu.Unlock()
+	for _, pc := range calls {
+		pc.cancel()
+	}
+}
