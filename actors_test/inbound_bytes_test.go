@@ -225,17 +225,14 @@ func liveHeap() uint64 {
 // MaxWaitingNotificationBytes (16 MiB each), the entry in the callback's
 // hands and the server's own copy of one entry (this process is the
 // server too); over HTTP also transport.MaxQueuedBytes (16 MiB) and the
-// SSE parser's buffer, which takes the capacity of MaxEventBytes (64 MiB)
-// once a line passes 1 MiB and is kept for the next lines (grow and keep
-// in transport/buffer.go; mostly address space, but the collector counts
-// it live). The memory held from the system may then reach twice that:
-// with GOGC=100 the heap grows to twice its live set before the next
-// collection, and each 3 MB entry copied out of the parser's buffer is
-// garbage once handled. A heap profile at the HTTP peak (235 MiB held) had
-// 106 MiB live: 64 MiB the parser's buffer, 21 MiB entries in flight, 3 MiB
-// the server's; the rest was garbage awaiting collection (heap goal 212
-// MiB), not memory the client holds. So the HTTP case, whose live set has
-// the 64 MiB buffer more, may hold more than the stdio-like ones.
+// SSE parser's buffer, four times an entry once the first one is read
+// (detach in transport/http_sse.go). The memory held from the system may
+// then reach twice that: with GOGC=100 the heap grows to twice its live
+// set before the next collection, and each entry is garbage once handled.
+// The HTTP case held 229-246 MiB when the parser kept the limit's 64 MiB
+// buffer: a heap profile at the peak had 106 MiB live (64 MiB that
+// buffer, 21 MiB entries in flight, 3 MiB the server's) and the rest was
+// garbage the collector let pile up beside them (heap goal 212 MiB).
 //
 // Under the race detector fewer entries (900 MB takes minutes), still more
 // than the bounds, so the bounds bite there too.
@@ -252,7 +249,6 @@ func TestLogFloodOfLargeEntriesHoldsBoundedMemory(t *testing.T) {
 	const (
 		inbound = 16 << 20 // Options.MaxInboundBytes
 		waiting = 16 << 20 // Options.MaxWaitingNotificationBytes
-		event   = 64 << 20 // transport.HTTP.MaxEventBytes: the SSE parser's buffer
 		slack   = 16 << 20 // the runtime's and the actors' small change; a collection counts live what is allocated while it marks
 	)
 	held := uint64(inbound + waiting + 2*size + slack) // one entry in hand, one the server's
@@ -268,7 +264,7 @@ func TestLogFloodOfLargeEntriesHoldsBoundedMemory(t *testing.T) {
 		{"stdio-like, default log limit", func() transport.Transport { return newLogPipe(n, size) }, conduit.Options{}, held},
 		{"stdio-like, log limit lifted", func() transport.Transport { return newLogPipe(n, size) }, conduit.Options{LogRateLimit: rate.Inf}, held},
 		{"HTTP, default log limit", func() transport.Transport { return &transport.HTTP{URL: url} }, conduit.Options{Era: conduit.EraLegacy},
-			held + transport.MaxQueuedBytes + event},
+			held + transport.MaxQueuedBytes + 4*uint64(size)}, // the SSE parser's buffer
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			peak, live, base, s, handled := logFloodPeak(t, tc.tr(), tc.opts)
