@@ -158,3 +158,29 @@ func TestSSEKeptBufferFitsTheEvents(t *testing.T) {
 type chunked struct{ r io.Reader }
 
 func (c chunked) Read(b []byte) (int, error) { return c.r.Read(b[:min(len(b), 64<<10)]) }
+
+// Stdio lines under a quarter of the limit keep a buffer of four times the
+// first one, not the limit's capacity, and a longer line that fits in it
+// is copied out of it rather than taking it along.
+func TestReadLineKeptBufferFitsTheLines(t *testing.T) {
+	const limit, size = 64 << 20, 3 << 20
+	sizes := []int{size, size, size + size/2, size, 2 * size, size}
+	var stream bytes.Buffer
+	for i, n := range sizes {
+		stream.Write(bytes.Repeat([]byte{byte('a' + i)}, n))
+		stream.WriteByte('\n')
+	}
+	r := bufio.NewReaderSize(&stream, 64<<10)
+	var spare []byte
+	fitted := 4*size + 4<<10
+	for i, n := range sizes {
+		line, next, err := readLine(r, limit, spare)
+		spare = next
+		if err != nil || len(line) != n || cap(line) != n || line[0] != byte('a'+i) || line[n-1] != byte('a'+i) {
+			t.Fatalf("line %d: %d bytes (cap %d), %v; want %d bytes, a copy of its size", i, len(line), cap(line), err, n)
+		}
+		if cap(spare) != fitted || len(spare) != 0 {
+			t.Fatalf("after line %d: spare of cap %d, len %d; want %d (four times the first line), empty", i, cap(spare), len(spare), fitted)
+		}
+	}
+}
