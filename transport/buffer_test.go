@@ -121,3 +121,66 @@ func TestSSEBigEventDetached(t *testing.T) {
 		t.Fatalf("at the end: %v, want io.EOF", err)
 	}
 }
+
+// A stream of big events under a quarter of the limit keeps a buffer of
+// four times the first one, not the limit's capacity (which the collector
+// counts live), and a larger event that fits in it is copied out of it
+// rather than taking it along: only the first event takes the limit's
+// capacity, and every event is read whole.
+func TestSSEKeptBufferFitsTheEvents(t *testing.T) {
+	const limit, size = 64 << 20, 3 << 20
+	sizes := []int{size, size, size + size/2, size, 2 * size, size}
+	var stream strings.Builder
+	for i, n := range sizes {
+		stream.WriteString("data: " + strings.Repeat(string(rune('a'+i)), n) + "\n\n")
+	}
+	p := newSSEParser(limit)
+	p.reset(chunked{strings.NewReader(stream.String())}) // as a socket gives it
+	fitted := 4*size + 4<<10
+	for i, n := range sizes {
+		got, err := p.next()
+		if err != nil || len(got) != n || got[0] != byte('a'+i) || got[n-1] != byte('a'+i) {
+			t.Fatalf("event %d: %d bytes, %v; want %d bytes", i, len(got), err, n)
+		}
+		if cap(got) != n {
+			t.Fatalf("event %d: cap %d, want %d (a copy of its size)", i, cap(got), n)
+		}
+		if cap(p.buf) != fitted {
+			t.Fatalf("after event %d: the parser's buffer has cap %d, want %d (four times the first event)", i, cap(p.buf), fitted)
+		}
+	}
+	if _, err := p.next(); err != io.EOF {
+		t.Fatalf("at the end: %v, want io.EOF", err)
+	}
+}
+
+// chunked reads at most 64 KiB at a time, as a socket does.
+type chunked struct{ r io.Reader }
+
+func (c chunked) Read(b []byte) (int, error) { return c.r.Read(b[:min(len(b), 64<<10)]) }
+
+// Stdio lines under a quarter of the limit keep a buffer of four times the
+// first one, not the limit's capacity, and a longer line that fits in it
+// is copied out of it rather than taking it along.
+func TestReadLineKeptBufferFitsTheLines(t *testing.T) {
+	const limit, size = 64 << 20, 3 << 20
+	sizes := []int{size, size, size + size/2, size, 2 * size, size}
+	var stream bytes.Buffer
+	for i, n := range sizes {
+		stream.Write(bytes.Repeat([]byte{byte('a' + i)}, n))
+		stream.WriteByte('\n')
+	}
+	r := bufio.NewReaderSize(&stream, 64<<10)
+	var spare []byte
+	fitted := 4*size + 4<<10
+	for i, n := range sizes {
+		line, next, err := readLine(r, limit, spare)
+		spare = next
+		if err != nil || len(line) != n || cap(line) != n || line[0] != byte('a'+i) || line[n-1] != byte('a'+i) {
+			t.Fatalf("line %d: %d bytes (cap %d), %v; want %d bytes, a copy of its size", i, len(line), cap(line), err, n)
+		}
+		if cap(spare) != fitted || len(spare) != 0 {
+			t.Fatalf("after line %d: spare of cap %d, len %d; want %d (four times the first line), empty", i, cap(spare), len(spare), fitted)
+		}
+	}
+}

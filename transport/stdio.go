@@ -459,16 +459,34 @@ func readLine(r *bufio.Reader, limit int, spare []byte) (line, next []byte, err 
 		line = append(grow(line, len(chunk), limit), chunk...)
 		switch {
 		case err == nil:
-			line, next = keep(line)
+			line, next = keepLine(line, limit)
 			return line, next, nil
 		case errors.Is(err, bufio.ErrBufferFull):
 		case errors.Is(err, io.EOF) && len(line) > 0:
-			line, next = keep(line)
+			line, next = keepLine(line, limit)
 			return line, next, nil // the next call reports EOF
 		default:
 			return nil, spare, err
 		}
 	}
+}
+
+// keepLine is keep for a stdio line read into a buffer under limit, with
+// the rule of the SSE parser's detach: the buffer kept is cut to four
+// times the line copied out of it when it is larger (the collector counts
+// its whole capacity live), and any later line that fits in that fitted
+// buffer (one over 1 MiB and under the limit's capacity) is copied out of
+// it, so that it is not handed over and the next line grown to the limit
+// again.
+func keepLine(b []byte, limit int) (msg, buf []byte) {
+	if cap(b) > bigMessage && cap(b) < limit {
+		return append(make([]byte, 0, len(b)), b...), b[:0]
+	}
+	msg, buf = keep(b)
+	if fit := 4*len(msg) + 4<<10; buf != nil && cap(buf) > 2*fit {
+		buf = make([]byte, 0, fit)
+	}
+	return msg, buf
 }
 
 // logLoop forwards stderr to logger line by line until the pipe ends.
