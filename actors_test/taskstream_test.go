@@ -2,6 +2,10 @@ package actors_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -96,4 +100,74 @@ func TestTaskStatusPolledWithoutPush(t *testing.T) {
 		srv.reply(get["id"], map[string]any{"resultType": "complete", "taskId": "t1", "status": "completed", "result": map[string]any{"content": []any{}}})
 		require.NoError(t, <-done)
 	})
+}
+
+// Over HTTP: the listen POST asks for the awaited task; its pushed
+// terminal status ends an await whose poll interval is a minute, and a
+// status for a task not awaited is dropped and counted.
+func TestHTTPPushedTaskStatusWakesTheAwait(t *testing.T) {
+	var pushed atomic.Bool
+	var gets atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Notifications map[string]any `json:"notifications"`
+			} `json:"params"`
+		}
+		if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&m) != nil {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		reply := func(res map[string]any) {
+			w.Header().Set("Content-Type", "application/json")
+			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
+			_, _ = w.Write(b)
+		}
+		switch m.Method {
+		case "server/discover":
+			res := map[string]any{}
+			for k, v := range discoverResult {
+				res[k] = v
+			}
+			res["capabilities"] = pushCaps
+			reply(res)
+		case "tasks/get":
+			if n := gets.Add(1); n >= 2 && pushed.Load() { // the first poll says working, whenever it comes
+				reply(map[string]any{"resultType": "complete", "taskId": "t1", "status": "completed", "result": map[string]any{"content": []any{map[string]any{"type": "text", "text": "done"}}}})
+				return
+			}
+			reply(map[string]any{"resultType": "complete", "taskId": "t1", "status": "working", "pollIntervalMs": 60000})
+		case "subscriptions/listen":
+			w.Header().Set("Content-Type", "text/event-stream")
+			event := func(v any) {
+				b, _ := json.Marshal(v)
+				_, _ = w.Write([]byte("data: " + string(b) + "\n\n"))
+				w.(http.Flusher).Flush()
+			}
+			tag := map[string]any{subID: m.ID}
+			event(map[string]any{"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": map[string]any{"notifications": m.Params.Notifications, "_meta": tag}})
+			if ids, _ := m.Params.Notifications["taskIds"].([]any); len(ids) == 1 && ids[0] == "t1" {
+				pushed.Store(true)
+				event(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks", "params": map[string]any{"taskId": "t9", "status": "completed", "_meta": tag}})
+				event(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks", "params": map[string]any{"taskId": "t1", "status": "completed", "_meta": tag}})
+			}
+			<-r.Context().Done()
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := conduit.Connect(ctx, &transport.HTTP{URL: srv.URL}, conduit.Options{Tasks: true})
+	require.NoError(t, err)
+	defer c.Close()
+	poll := int64(60000)
+	r, err := c.AwaitTask(ctx, &conduit.Task{TaskID: "t1", Status: "working", PollIntervalMs: &poll}, conduit.WithTimeout(time.Hour))
+	require.NoError(t, err, "woken by the push: the 60 s poll would outlast ctx")
+	assert.Equal(t, "done", r.Content[0].Text)
+	assert.EqualValues(t, 2, gets.Load())
+	assert.EqualValues(t, 1, c.Stats().Unsubscribed)
 }
