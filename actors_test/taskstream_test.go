@@ -171,3 +171,51 @@ func TestHTTPPushedTaskStatusWakesTheAwait(t *testing.T) {
 	assert.EqualValues(t, 2, gets.Load())
 	assert.EqualValues(t, 1, c.Stats().Unsubscribed)
 }
+
+// A flood of pushed statuses for the awaited task is bounded: the wake
+// holds one pending signal, polls it causes are 100 ms apart at least
+// (the burst costs two tasks/get: one at once, one for the pushes that
+// came during it), and then the poll interval rules again.
+func TestPushedTaskStatusFloodIsBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cs, ss := transport.NewMemoryPair()
+		ch, srv := startListening(t, cs, ss, conduit.Options{Tasks: true}, pushCaps)
+		c := <-ch
+		done := make(chan error, 1)
+		poll := int64(60000)
+		go func() {
+			_, err := c.AwaitTask(context.Background(), &conduit.Task{TaskID: "t1", Status: "working", PollIntervalMs: &poll}, conduit.WithTimeout(time.Hour))
+			done <- err
+		}()
+		var listen, get map[string]any
+		for listen == nil || get == nil {
+			m := srv.next()
+			if m["method"] == "subscriptions/listen" {
+				listen = m
+			} else {
+				get = m
+			}
+		}
+		srv.reply(get["id"], map[string]any{"resultType": "complete", "taskId": "t1", "status": "working", "pollIntervalMs": poll})
+		srv.ack(listen, map[string]any{"taskIds": []any{"t1"}})
+		synctest.Wait()
+		for range 500 {
+			srv.notify("notifications/tasks", map[string]any{"taskId": "t1", "status": "working", "_meta": map[string]any{subID: listen["id"]}})
+		}
+		get = srv.next()
+		require.Equal(t, "tasks/get", get["method"])
+		srv.reply(get["id"], map[string]any{"resultType": "complete", "taskId": "t1", "status": "working", "pollIntervalMs": poll})
+		start := time.Now()
+		get = srv.next()
+		require.Equal(t, "tasks/get", get["method"])
+		assert.Equal(t, 100*time.Millisecond, time.Since(start), "the pushes during the first poll: one more, 100 ms on")
+		srv.reply(get["id"], map[string]any{"resultType": "complete", "taskId": "t1", "status": "working", "pollIntervalMs": poll})
+		start = time.Now()
+		get = srv.next()
+		require.Equal(t, "tasks/get", get["method"])
+		assert.Equal(t, time.Minute, time.Since(start), "500 pushes: two early polls, then the interval")
+		srv.reply(get["id"], map[string]any{"resultType": "complete", "taskId": "t1", "status": "completed", "result": map[string]any{"content": []any{}}})
+		require.NoError(t, <-done)
+		assert.EqualValues(t, 0, c.Stats().Unsubscribed)
+	})
+}
