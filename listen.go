@@ -97,6 +97,7 @@ func hasChangeHooks(h *Handlers) bool {
 type changes struct {
 	mu        sync.Mutex
 	resources []string // subscribed, in order
+	tasks     []string // awaited with their status pushed on the stream (taskstream.go)
 	refresh   []*refresher
 	cache     listCache // the cacheable list results (cache.go)
 }
@@ -218,6 +219,9 @@ func offered(caps json.RawMessage) messages.Subscriptions {
 	if json.Unmarshal(caps, &cp) != nil {
 		return s
 	}
+	if pushesTaskStatus(caps) {
+		s.TaskIDs = []string{}
+	}
 	s.ToolsListChanged = cp.Tools != nil && cp.Tools.ListChanged
 	s.PromptsListChanged = cp.Prompts != nil && cp.Prompts.ListChanged
 	if cp.Resources != nil {
@@ -234,6 +238,7 @@ func (c *Client) wanted() messages.Subscriptions {
 	w := c.handlers.Changes()
 	c.changes.mu.Lock()
 	w.ResourceSubscriptions = slices.Clone(c.changes.resources)
+	w.TaskIDs = slices.Clone(c.changes.tasks)
 	c.changes.mu.Unlock()
 	return w
 }

@@ -332,6 +332,9 @@ func (c *Client) await(ctx context.Context, s *session, l *actors.Logical, t *Ta
 	}
 	wake, stop := s.rt.WatchTask(t.TaskID)
 	defer stop()
+	if !legacy {
+		defer c.streamTask(s, t.TaskID)()
+	}
 	last := *t
 	if o.taskStatus != nil {
 		o.taskStatus(last)

@@ -429,10 +429,10 @@ func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame, si
 	if messages.Subscribable(f.Method) && c.shared.session.Load().era == messages.EraModern && !c.subscribed(f.Method, f.Params) {
 		return false
 	}
-	if c.cfg.OnChange != nil && messages.Subscribable(f.Method) {
+	if c.cfg.OnChange != nil && messages.Subscribable(f.Method) && f.Method != messages.MethodTasks {
 		c.cfg.OnChange(f.Method) // before the mailbox: a hook that lists again gets the fresh list
 	}
-	if f.Method == messages.MethodTaskStatus {
+	if f.Method == messages.MethodTaskStatus || f.Method == messages.MethodTasks {
 		c.shared.taskWatch.notified(f.Params) // wakes the task's poller; the host gets it too
 	}
 	if !c.shared.handlers.Listens(f.Method) {

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -127,12 +128,14 @@ func (c *connection) streamAnswered(id messages.ID) {
 }
 
 // changeMeta is what the connection reads of a change notification's
-// params: the stream it names and, for resources/updated, the uri.
+// params: the stream it names and, for resources/updated, the uri; for
+// notifications/tasks, the task id.
 type changeMeta struct {
 	Meta struct {
 		SubscriptionID json.RawMessage `json:"io.modelcontextprotocol/subscriptionId"`
 	} `json:"_meta"`
 	URI           string                 `json:"uri"`
+	TaskID        string                 `json:"taskId"`
 	Notifications messages.Subscriptions `json:"notifications"`
 }
 
@@ -182,7 +185,7 @@ func (c *connection) subscribed(method string, params json.RawMessage) bool {
 		c.unsubscribed(method, "without the subscriptionId of the listen stream in flight")
 	case c.stream.acked == nil:
 		c.unsubscribed(method, "before the listen stream was acknowledged")
-	case !c.stream.acked.Allows(method, m.URI):
+	case !c.stream.acked.Allows(method, cmp.Or(m.URI, m.TaskID)):
 		c.unsubscribed(method, "of a kind or resource the listen stream did not acknowledge")
 	default:
 		return true
@@ -298,6 +301,9 @@ func (l *listener) asked() messages.Subscriptions {
 	}
 	if o.ResourceSubscriptions != nil {
 		s.ResourceSubscriptions = slices.Clone(l.want.ResourceSubscriptions)
+	}
+	if o.TaskIDs != nil { // the server pushes task status on the stream
+		s.TaskIDs = slices.Clone(l.want.TaskIDs)
 	}
 	return s
 }
@@ -458,7 +464,8 @@ func (l *listener) run() {
 
 func equalSubs(a, b messages.Subscriptions) bool {
 	return a.ToolsListChanged == b.ToolsListChanged && a.PromptsListChanged == b.PromptsListChanged &&
-		a.ResourcesListChanged == b.ResourcesListChanged && slices.Equal(a.ResourceSubscriptions, b.ResourceSubscriptions)
+		a.ResourcesListChanged == b.ResourcesListChanged && slices.Equal(a.ResourceSubscriptions, b.ResourceSubscriptions) &&
+		slices.Equal(a.TaskIDs, b.TaskIDs)
 }
 
 // openStream sends a subscriptions/listen request for asked.

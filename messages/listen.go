@@ -1,6 +1,7 @@
 package messages
 
 import (
+	"slices"
 	"time"
 )
 
@@ -16,6 +17,10 @@ const (
 	MethodUnsubscribe          = "resources/unsubscribe"
 	MethodListen               = "subscriptions/listen"
 	MethodListenAcknowledged   = "notifications/subscriptions/acknowledged"
+	// MethodTasks is a task's status pushed on a subscriptions/listen
+	// stream that asked for its id (2026-07-28 tasks extension; the
+	// renamed notifications/tasks/status).
+	MethodTasks = "notifications/tasks"
 	// MetaSubscriptionID is the _meta key that ties a notification to the
 	// subscriptions/listen request (its JSON-RPC id) whose stream carries
 	// it.
@@ -29,15 +34,19 @@ type Subscriptions struct {
 	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	// TaskIDs are the tasks whose status the stream pushes
+	// (notifications/tasks; tasks extension).
+	TaskIDs []string `json:"taskIds,omitempty"`
 }
 
 // Empty reports whether s asks for nothing.
 func (s Subscriptions) Empty() bool {
-	return !s.ToolsListChanged && !s.PromptsListChanged && !s.ResourcesListChanged && len(s.ResourceSubscriptions) == 0
+	return !s.ToolsListChanged && !s.PromptsListChanged && !s.ResourcesListChanged && len(s.ResourceSubscriptions) == 0 && len(s.TaskIDs) == 0
 }
 
 // Allows reports whether s lets a notification of method (and, for
-// notifications/resources/updated, of uri) through.
+// notifications/resources/updated, of uri; for notifications/tasks, of
+// the task id uri) through.
 func (s Subscriptions) Allows(method, uri string) bool {
 	switch method {
 	case MethodToolsListChanged:
@@ -52,6 +61,8 @@ func (s Subscriptions) Allows(method, uri string) bool {
 				return true
 			}
 		}
+	case MethodTasks:
+		return slices.Contains(s.TaskIDs, uri)
 	}
 	return false
 }
@@ -69,6 +80,11 @@ func (s Subscriptions) Within(ack Subscriptions) Subscriptions {
 			out.ResourceSubscriptions = append(out.ResourceSubscriptions, u)
 		}
 	}
+	for _, id := range ack.TaskIDs {
+		if s.Allows(MethodTasks, id) && !out.Allows(MethodTasks, id) {
+			out.TaskIDs = append(out.TaskIDs, id)
+		}
+	}
 	return out
 }
 
@@ -76,7 +92,7 @@ func (s Subscriptions) Within(ack Subscriptions) Subscriptions {
 // modern server may send only on a subscriptions/listen stream.
 func Subscribable(method string) bool {
 	switch method {
-	case MethodToolsListChanged, MethodPromptsListChanged, MethodResourcesListChanged, MethodResourceUpdated:
+	case MethodToolsListChanged, MethodPromptsListChanged, MethodResourcesListChanged, MethodResourceUpdated, MethodTasks:
 		return true
 	}
 	return false
