@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http/httptest"
 	"os/exec"
+	"runtime"
 	"testing"
 	"time"
 
@@ -21,7 +22,9 @@ import (
 // process: through the gateway (the everything-server behind it over
 // stdio, legacy, "prefix": false) and straight to the everything-server's
 // own HTTP endpoint (stateful, as the check runs it). One op is one call;
-// calls/s is reported.
+// calls/s is reported. gateway-floor holds the 32 MB floor under the
+// collector's target that conduit gateway holds (gcFloor); the load's
+// clients run in this process too, so they share the floor and the cores.
 func BenchmarkThroughput(b *testing.B) {
 	bin, err := testpeer.EverythingServer()
 	if err != nil {
@@ -41,7 +44,11 @@ func BenchmarkThroughput(b *testing.B) {
 		}
 		b.ReportMetric(rep.Throughput, "calls/s")
 	}
-	b.Run("gateway", func(b *testing.B) {
+	gw := func(b *testing.B, floor bool) {
+		if floor {
+			ballast := make([]byte, 32<<20) // conduit gateway's gcFloor (cmd/conduit/gateway.go)
+			defer runtime.KeepAlive(ballast)
+		}
 		cfg := host.Config{Servers: map[string]host.Server{"every": {Command: bin, Conduit: host.Settings{Era: conduit.EraLegacy, NoPrefix: true}}}}
 		g, err := New(cfg, Options{})
 		if err != nil {
@@ -65,7 +72,9 @@ func BenchmarkThroughput(b *testing.B) {
 			_ = g.Close()
 		}()
 		run(b, srv.URL)
-	})
+	}
+	b.Run("gateway", func(b *testing.B) { gw(b, false) })
+	b.Run("gateway-floor", func(b *testing.B) { gw(b, true) })
 	b.Run("direct", func(b *testing.B) {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
