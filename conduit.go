@@ -467,6 +467,8 @@ type session struct {
 	// tools is what the session's last tools/list said of each tool
 	// (task support, output schema), nil before one.
 	tools atomic.Pointer[toolIndex]
+	// tasks is init's tasks capability, decoded once (serverTasks).
+	tasks atomic.Pointer[serverTaskCaps]
 }
 
 func (c *Client) sess() *session { return c.cur.Load() }

@@ -100,11 +100,16 @@ type serverTaskCaps struct {
 	} `json:"requests"`
 }
 
+// It is decoded at the session's first call, not at every call.
 func serverTasks(s *session) serverTaskCaps {
+	if t := s.tasks.Load(); t != nil {
+		return *t
+	}
 	var caps struct {
 		Tasks serverTaskCaps `json:"tasks"`
 	}
 	_ = json.Unmarshal(s.init.Capabilities, &caps) // malformed: nothing offered
+	s.tasks.Store(&caps.Tasks)
 	return caps.Tasks
 }
 

@@ -124,6 +124,9 @@ func toolResult(res *conduit.CallToolResult, err error) (*mcp.CallToolResult, er
 	if err != nil {
 		return nil, downstreamError(err)
 	}
+	if out, ok := plainResult(res); ok {
+		return out, nil
+	}
 	var out mcp.CallToolResult
 	if err := remarshal(res, &out); err != nil {
 		return nil, downstreamError(err)

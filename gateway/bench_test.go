@@ -1,0 +1,103 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http/httptest"
+	"os/exec"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/host"
+	"github.com/conduitmcp/conduit/internal/testpeer"
+	"github.com/conduitmcp/conduit/load"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// BenchmarkThroughput is the gateway check's throughput load (conduit
+// load --era legacy --sessions 2 --concurrency 8 test_simple_text) run in
+// process: through the gateway (the everything-server behind it over
+// stdio, legacy, "prefix": false) and straight to the everything-server's
+// own HTTP endpoint (stateful, as the check runs it). One op is one call;
+// calls/s is reported. gateway-floor holds the 32 MB floor under the
+// collector's target that conduit gateway holds (gcFloor); the load's
+// clients run in this process too, so they share the floor and the cores.
+func BenchmarkThroughput(b *testing.B) {
+	bin, err := testpeer.EverythingServer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	run := func(b *testing.B, url string) {
+		b.ReportAllocs()
+		rep, err := load.Run(context.Background(), load.Config{
+			Transport: &transport.HTTP{URL: url}, Options: conduit.Options{Era: conduit.EraLegacy},
+			Sessions: 2, Concurrency: 8, Calls: b.N, Mix: []load.Call{{Tool: "test_simple_text"}},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Failed != 0 {
+			b.Fatalf("%d calls of %d failed", rep.Failed, rep.Calls)
+		}
+		b.ReportMetric(rep.Throughput, "calls/s")
+	}
+	gw := func(b *testing.B, floor bool) {
+		if floor {
+			ballast := make([]byte, 32<<20) // conduit gateway's gcFloor (cmd/conduit/gateway.go)
+			defer runtime.KeepAlive(ballast)
+		}
+		cfg := host.Config{Servers: map[string]host.Server{"every": {Command: bin, Conduit: host.Settings{Era: conduit.EraLegacy, NoPrefix: true}}}}
+		g, err := New(cfg, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		events, cancel := g.Host().Subscribe()
+		for ev := range events {
+			if ev.State == host.StateReady {
+				break
+			}
+			if ev.State == host.StateParked {
+				b.Fatalf("server parked: %v", ev.Err)
+			}
+		}
+		cancel()
+		g.Sync()
+		srv := httptest.NewServer(g.Handler(HTTPOptions{}))
+		defer func() {
+			srv.CloseClientConnections()
+			srv.Close()
+			_ = g.Close()
+		}()
+		run(b, srv.URL)
+	}
+	b.Run("gateway", func(b *testing.B) { gw(b, false) })
+	b.Run("gateway-floor", func(b *testing.B) { gw(b, true) })
+	b.Run("direct", func(b *testing.B) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		cmd := exec.Command(bin, "-http", addr, "-stateless=false")
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+		for i := 0; ; i++ {
+			c, err := net.Dial("tcp", addr)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if i == 200 {
+				b.Fatal(fmt.Errorf("everything-server did not listen: %w", err))
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		run(b, "http://"+addr+"/mcp")
+	})
+}
