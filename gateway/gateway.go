@@ -59,6 +59,7 @@ type Gateway struct {
 	prompts   map[string]exposed
 	resources map[string]exposed // by URI
 	refused   map[string]bool    // exposed names withheld for a collision, logged once
+	more      extras             // templates, completions, subscriptions, logging (relay_lists.go)
 
 	stop chan struct{}
 	done chan struct{}
@@ -109,15 +110,19 @@ func New(cfg host.Config, opts Options) (*Gateway, error) {
 	ho.Client.Handlers.ElicitationModes = []string{"form", "url"}
 	ho.Client.Handlers.Roots = g.relay.roots
 	ho.Client.Handlers.Progress = g.prog.relay
+	g.relayHandlers(&ho.Client.Handlers)
 	h, err := host.New(cfg, ho)
 	if err != nil {
 		return nil, err
 	}
 	g.h = h
-	g.srv = mcp.NewServer(&mcp.Implementation{Name: cmp.Or(opts.Name, "conduit-gateway"), Version: cmp.Or(opts.Version, "dev")}, &mcp.ServerOptions{
+	so := &mcp.ServerOptions{
 		Logger:       logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-	})
+	}
+	g.serverOptions(so)
+	g.srv = mcp.NewServer(&mcp.Implementation{Name: cmp.Or(opts.Name, "conduit-gateway"), Version: cmp.Or(opts.Version, "dev")}, so)
+	g.srv.AddReceivingMiddleware(g.setLevel)
 	go g.follow()
 	return g, nil
 }
@@ -246,6 +251,7 @@ func (g *Gateway) sync() {
 	g.apply(g.resources, wantR, "resource", func(uris ...string) { g.srv.RemoveResources(uris...) }, func(uri string, e exposed) error {
 		return safely(func() { g.srv.AddResource(rdefs[uri], g.resourceHandler(e.server)) })
 	})
+	g.syncTemplates(ctx)
 }
 
 // apply makes have (the exposed items of one kind) what want says: items
