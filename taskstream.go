@@ -7,19 +7,16 @@ import (
 	"github.com/conduitmcp/conduit/era"
 )
 
-// pushesTaskStatus reports whether a modern server's capabilities offer
-// task status on the subscriptions/listen stream: the tasks extension's
-// settings say "taskIds": true. The extension defines no settings yet, so
-// this is Conduit's reading (docs/protocol.md); a server without it is
-// polled at its pollIntervalMs, and is never sent a listen request for
-// tasks.
+// pushesTaskStatus reports whether a modern server may push task status
+// on the subscriptions/listen stream: it declares the tasks extension. The
+// extension has no setting that says so; the stream's acknowledgement
+// does (a server that grants no taskIds, or refuses the stream, is only
+// polled, at its pollIntervalMs, as every server is).
 func pushesTaskStatus(caps json.RawMessage) bool {
 	var cp struct {
-		Extensions map[string]struct {
-			TaskIDs bool `json:"taskIds"`
-		} `json:"extensions"`
+		Extensions map[string]json.RawMessage `json:"extensions"`
 	}
-	return json.Unmarshal(caps, &cp) == nil && cp.Extensions[era.TasksExtension].TaskIDs
+	return json.Unmarshal(caps, &cp) == nil && declared(cp.Extensions[era.TasksExtension])
 }
 
 // streamTask adds taskID to the client's listen stream, re-opening it with

@@ -76,9 +76,10 @@ func TestPushedTaskStatusWakesTheAwait(t *testing.T) {
 	})
 }
 
-// A modern server that offers tasks but not their status on the stream is
-// polled at its pollIntervalMs and never sent a listen request.
-func TestTaskStatusPolledWithoutPush(t *testing.T) {
+// A modern server that declares tasks is asked for the awaited task's
+// status on the listen stream; one that refuses the stream (-32601) is
+// polled at its pollIntervalMs, and asked no more.
+func TestTaskStatusPolledWhenTheStreamIsRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cs, ss := transport.NewMemoryPair()
 		caps := map[string]any{"tools": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
@@ -90,12 +91,26 @@ func TestTaskStatusPolledWithoutPush(t *testing.T) {
 			_, err := c.AwaitTask(context.Background(), &conduit.Task{TaskID: "t1", Status: "working", PollIntervalMs: &poll}, conduit.WithTimeout(time.Hour))
 			done <- err
 		}()
-		get := srv.next()
-		require.Equal(t, "tasks/get", get["method"])
-		srv.reply(get["id"], map[string]any{"resultType": "complete", "taskId": "t1", "status": "working", "pollIntervalMs": poll})
+		// The listen request and the first poll, in either order.
+		var listens, gets int
+		for listens == 0 || gets == 0 {
+			m := srv.next()
+			switch m["method"] {
+			case "subscriptions/listen":
+				listens++
+				assert.Equal(t, []any{"t1"}, m["params"].(map[string]any)["notifications"].(map[string]any)["taskIds"])
+				srv.send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "error": map[string]any{"code": -32601, "message": "Method not found"}})
+			case "tasks/get":
+				gets++
+				srv.reply(m["id"], map[string]any{"resultType": "complete", "taskId": "t1", "status": "working", "pollIntervalMs": poll})
+			default:
+				t.Fatalf("unexpected %v", m["method"])
+			}
+		}
+		synctest.Wait()
 		start := time.Now()
-		get = srv.next()
-		require.Equal(t, "tasks/get", get["method"], "no listen request")
+		get := srv.next()
+		require.Equal(t, "tasks/get", get["method"], "polled; the refused stream is not asked again")
 		assert.Equal(t, 3*time.Second, time.Since(start))
 		srv.reply(get["id"], map[string]any{"resultType": "complete", "taskId": "t1", "status": "completed", "result": map[string]any{"content": []any{}}})
 		require.NoError(t, <-done)
