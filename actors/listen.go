@@ -443,7 +443,12 @@ func (l *listener) run() {
 					out.err = &messages.Error{Kind: messages.KindTimeout, Method: messages.MethodListen,
 						Message: fmt.Sprintf("the server did not acknowledge subscriptions/listen (notifications/subscriptions/acknowledged) within %s", l.cfg.Timeout)}
 				}
-				l.rt.cfg.Logger.Error("subscriptions/listen failed: change notifications will not arrive", "err", out.err)
+				if tasksOnly(current) {
+					// Task status is polled anyway: nothing is lost.
+					l.rt.cfg.Logger.Debug("subscriptions/listen failed: task status is polled", "err", out.err)
+				} else {
+					l.rt.cfg.Logger.Error("subscriptions/listen failed: change notifications will not arrive", "err", out.err)
+				}
 				l.set(messages.Subscriptions{}, false, out.err)
 				l.answer(ListenResult{Err: out.err})
 			default:
@@ -514,4 +519,10 @@ func (c *connection) post(ctx actor.Context, f func(context.Context, messages.No
 	}
 	ctx.Send(c.mailbox, &enqueue{post: f})
 	c.notified = nil
+}
+
+// tasksOnly reports whether s asks only for task status, which the await
+// polls for whatever the stream does.
+func tasksOnly(s messages.Subscriptions) bool {
+	return len(s.TaskIDs) > 0 && !s.ToolsListChanged && !s.PromptsListChanged && !s.ResourcesListChanged && len(s.ResourceSubscriptions) == 0
 }
