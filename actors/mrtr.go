@@ -397,7 +397,7 @@ func (rt *Runtime) inputStarted(method string, logical messages.ID) (*inputGrant
 // outcome onto the error that ends the call, if any: an error on abort
 // (the call's deadline, or the connection's end) ends it with that error.
 func (rt *Runtime) answerInput(ctx context.Context, m Modern, r inputRequest, g *inputGrant, abort <-chan error) (any, error) {
-	rc := messages.RequestContext{Client: rt.cfg.Name, ServerID: rt.cfg.ServerID, Era: messages.EraModern, Assigns: rt.cfg.Assigns}
+	rc := messages.RequestContext{Client: rt.cfg.Name, ServerID: rt.cfg.ServerID, Era: messages.EraModern, Assigns: rt.cfg.Assigns, InputKey: r.key}
 	in := new(input).init(rt.shared, guards.Input{Method: r.method, Params: r.params, Context: rc, Version: m.Version, Origin: rt.cfg.Origin}, r.key, rt.cfg.handlerTimeout(r.method))
 	o, aborted := in.run(ctx, g, abort)
 	switch o.ending {

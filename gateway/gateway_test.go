@@ -302,6 +302,7 @@ func TestGatewayRequestState(t *testing.T) {
 		key = k
 		assert.IsType(t, &mcp.CreateMessageWithToolsParams{}, ir)
 	}
+	assert.Equal(t, "capital_question", key, "the upstream's own input key")
 	answer := mcp.InputResponseMap{key: &mcp.CreateMessageResult{Role: "assistant", Model: "raw", Content: &mcp.TextContent{Text: "Paris-42"}}}
 	state := res.RequestState
 	tampered := state[:len(state)-2] + "AA"

@@ -179,7 +179,7 @@ func (r *relays) sampling(ctx context.Context, req *conduit.SamplingRequest) (*c
 		}
 		return &out, nil
 	}
-	raw, err := d.call.ask(ctx, messages.MethodCreateMessage, req.Params, conduit.DefaultHandlerTimeout)
+	raw, err := d.call.ask(ctx, req.InputKey, messages.MethodCreateMessage, req.Params, conduit.DefaultHandlerTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func (r *relays) elicitation(ctx context.Context, req *conduit.ElicitationReques
 		}
 		return &out, nil
 	}
-	raw, err := d.call.ask(ctx, messages.MethodElicit, req.Params, conduit.DefaultElicitationTimeout)
+	raw, err := d.call.ask(ctx, req.InputKey, messages.MethodElicit, req.Params, conduit.DefaultElicitationTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +240,7 @@ func (r *relays) roots(ctx context.Context, req *conduit.RootsRequest) (*conduit
 		}
 		return &out, remarshal(res, &out)
 	}
-	raw, err := d.call.ask(ctx, messages.MethodListRoots, map[string]any{}, conduit.DefaultHandlerTimeout)
+	raw, err := d.call.ask(ctx, req.InputKey, messages.MethodListRoots, map[string]any{}, conduit.DefaultHandlerTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -320,6 +320,7 @@ type pendingCall struct {
 
 // ask is one input request of an upstream server waiting for the client.
 type ask struct {
+	key     string // the upstream's input key (a modern server's), or empty
 	method  string
 	params  any
 	timeout time.Duration
@@ -360,8 +361,8 @@ func (pc *pendingCall) finish(res *conduit.CallToolResult, err error) {
 
 // ask hands an input request to the client's next round and waits for its
 // answer.
-func (pc *pendingCall) ask(ctx context.Context, method string, params any, timeout time.Duration) (json.RawMessage, error) {
-	a := &ask{method: method, params: params, timeout: timeout, reply: make(chan reply, 1)}
+func (pc *pendingCall) ask(ctx context.Context, key, method string, params any, timeout time.Duration) (json.RawMessage, error) {
+	a := &ask{key: key, method: method, params: params, timeout: timeout, reply: make(chan reply, 1)}
 	select {
 	case pc.asks <- a:
 	case <-ctx.Done():
@@ -375,12 +376,23 @@ func (pc *pendingCall) ask(ctx context.Context, method string, params any, timeo
 	}
 }
 
-// hold keeps a while the client has it and returns its input key.
+// hold keeps a while the client has it and returns its input key: the
+// upstream's own key (a modern server's), so the client sees the keys the
+// server chose, or "input-N" for a legacy server's request or a key
+// already held.
 func (pc *pendingCall) hold(a *ask) string {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
-	pc.n++
-	key := "input-" + strconv.Itoa(pc.n)
+	key := a.key
+	if _, taken := pc.held[key]; key == "" || taken {
+		for {
+			pc.n++
+			key = "input-" + strconv.Itoa(pc.n)
+			if _, taken := pc.held[key]; !taken {
+				break
+			}
+		}
+	}
 	pc.held[key] = a
 	return key
 }

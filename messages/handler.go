@@ -21,6 +21,9 @@ type RequestContext struct {
 	// RequestID is the server's JSON-RPC id of a legacy request (zero for
 	// modern input requests, which are keyed instead).
 	RequestID ID
+	// InputKey is a modern input request's key in the server's
+	// inputRequests (empty for legacy requests).
+	InputKey string
 }
 
 // SamplingRequest is a sampling/createMessage request after the guards.
