@@ -5,12 +5,22 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/semaphore"
 )
 
 // exclusive is the weight of a call that runs alone on its server.
 const exclusive = 1 << 20
+
+// parkGrace is how long a modern client's parked round may hold its gated
+// server while another call waits for it: past it, the parked call is
+// cancelled upstream and the waiting call runs (docs/decisions.md #38).
+// A client that retries within it (conformance clients do, in
+// milliseconds) keeps its call; one that abandoned its round, or takes
+// longer while others wait, loses it: its retry is refused as not pending.
+const parkGrace = 5 * time.Second
 
 // gate runs the calls of one upstream server whose input requests the wire
 // cannot attribute (a legacy stdio server) so that every input is
@@ -25,10 +35,62 @@ type gate struct {
 	sem   *semaphore.Weighted // FIFO: an exclusive call waiting holds back later ones
 	mu    sync.Mutex
 	plain map[string]bool
+	// parked are the calls holding the gate whose modern client has their
+	// input: when parked and the cancel that ends each, by a number.
+	parked map[uint64]parkedCall
+	nextID uint64
+	// preempted counts parked calls cancelled because another call waited
+	// past parkGrace.
+	preempted atomic.Int64
+	// onPreempt is told how many parked calls one wait cancelled.
+	onPreempt func(n int)
+}
+
+type parkedCall struct {
+	since  time.Time
+	cancel func()
 }
 
 func newGate() *gate {
-	return &gate{sem: semaphore.NewWeighted(exclusive), plain: map[string]bool{}}
+	return &gate{sem: semaphore.NewWeighted(exclusive), plain: map[string]bool{}, parked: map[uint64]parkedCall{}}
+}
+
+// park records that a call holding the gate waits for its client's next
+// round; cancel ends it. The returned unpark forgets it (the client came
+// back, or the call ended). A nil gate records nothing.
+func (gt *gate) park(cancel func()) (unpark func()) {
+	if gt == nil {
+		return func() {}
+	}
+	gt.mu.Lock()
+	gt.nextID++
+	id := gt.nextID
+	gt.parked[id] = parkedCall{since: time.Now(), cancel: cancel}
+	gt.mu.Unlock()
+	return func() {
+		gt.mu.Lock()
+		delete(gt.parked, id)
+		gt.mu.Unlock()
+	}
+}
+
+// preempt cancels the calls parked for at least parkGrace; it reports how
+// many.
+func (gt *gate) preempt() int {
+	gt.mu.Lock()
+	var stale []func()
+	for id, p := range gt.parked {
+		if time.Since(p.since) >= parkGrace {
+			stale = append(stale, p.cancel)
+			delete(gt.parked, id)
+		}
+	}
+	gt.mu.Unlock()
+	for _, cancel := range stale {
+		cancel()
+	}
+	gt.preempted.Add(int64(len(stale)))
+	return len(stale)
 }
 
 // acquire waits for tool's turn within ctx; release, told whether the call
@@ -43,8 +105,22 @@ func (gt *gate) acquire(ctx context.Context, tool string) (release func(asked bo
 		w = 1
 	}
 	gt.mu.Unlock()
-	if err := gt.sem.Acquire(ctx, w); err != nil {
-		return nil, err
+	for {
+		// Wait at most parkGrace at a time: a round parked that long while
+		// this call waits is cancelled, so no client that walked away
+		// holds the server until its state expires.
+		wctx, stop := context.WithTimeout(ctx, parkGrace)
+		err := gt.sem.Acquire(wctx, w)
+		stop()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if n := gt.preempt(); n > 0 && gt.onPreempt != nil {
+			gt.onPreempt(n)
+		}
 	}
 	return func(asked bool) {
 		gt.mu.Lock()

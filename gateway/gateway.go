@@ -89,7 +89,12 @@ func New(cfg host.Config, opts Options) (*Gateway, error) {
 	}
 	for name, s := range cfg.Servers {
 		if s.URL == "" && s.Conduit.Era != conduit.EraModern {
-			g.serial[name] = newGate()
+			gt := newGate()
+			gt.onPreempt = func(n int) {
+				logger.Warn("gateway: a modern client's parked round held a gated server while another call waited; cancelled upstream",
+					"server", name, "cancelled", n, "total", gt.preempted.Load())
+			}
+			g.serial[name] = gt
 		}
 	}
 	g.relay = newRelays()

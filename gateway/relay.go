@@ -72,6 +72,7 @@ func (g *Gateway) toolHandler(server, tool string) mcp.ToolHandler {
 			return g.await(ctx, pc)
 		}
 		pc := g.relay.start(req.Params.Name)
+		pc.gate = g.serial[server]
 		d := &downstream{caps: req.ClientCapabilities(), call: pc}
 		args := req.Params.Arguments
 		go func() {
@@ -111,6 +112,10 @@ func (g *Gateway) await(ctx context.Context, pc *pendingCall) (*mcp.CallToolResu
 			return g.await(ctx, pc)
 		}
 		state := g.relay.park(pc, a.timeout)
+		pc.setUnpark(pc.gate.park(pc.cancel))
+		if pc.ctx.Err() != nil { // ended meanwhile: nothing to preempt
+			pc.setUnpark(nil)
+		}
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{key: ir}, RequestState: state}, nil
 	case <-pc.done:
 		return toolResult(pc.res, pc.err)
@@ -311,8 +316,10 @@ type pendingCall struct {
 	done   chan struct{} // closed by finish
 	res    *conduit.CallToolResult
 	err    error
+	gate   *gate // its server's, when gated: a parked round may be preempted
 
 	mu      sync.Mutex
+	unpark  func()          // while parked on a gate
 	held    map[string]*ask // with the client, by input key
 	n       int
 	expires *time.Timer // while parked
@@ -341,6 +348,7 @@ func (r *relays) start(tool string) *pendingCall {
 	r.live[pc] = struct{}{}
 	r.mu.Unlock()
 	context.AfterFunc(ctx, func() {
+		pc.setUnpark(nil)
 		r.mu.Lock()
 		delete(r.live, pc)
 		if r.pending[pc.id] == pc {
@@ -418,6 +426,18 @@ func (r *relays) park(pc *pendingCall, ttl time.Duration) string {
 	return r.seal(pc.id, deadline)
 }
 
+// setUnpark forgets pc's parking on its gate, if any, and keeps unpark as
+// the next one's (nil: none).
+func (pc *pendingCall) setUnpark(unpark func()) {
+	pc.mu.Lock()
+	prev := pc.unpark
+	pc.unpark = unpark
+	pc.mu.Unlock()
+	if prev != nil {
+		prev()
+	}
+}
+
 // take removes the parked call id; nil when none is parked under it.
 func (r *relays) take(id string) *pendingCall {
 	r.mu.Lock()
@@ -447,6 +467,7 @@ func (r *relays) resume(state, tool string, responses mcp.InputResponseMap) (*pe
 	if pc == nil {
 		return nil, errStateUsed
 	}
+	pc.setUnpark(nil)
 	pc.mu.Lock()
 	if pc.expires != nil {
 		pc.expires.Stop()

@@ -1,0 +1,116 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/host"
+)
+
+// A round parked on a gated server while another call waits is cancelled
+// after parkGrace, and the waiting call runs; one whose client comes back
+// within it keeps its call.
+func TestParkedRoundPreempted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gt := newGate()
+		var told atomic.Int64
+		gt.onPreempt = func(n int) { told.Add(int64(n)) }
+		ctx := context.Background()
+
+		// Comes back after 4 s, while another call waits: kept.
+		release, err := gt.acquire(ctx, "ask")
+		require.NoError(t, err)
+		var cancelled atomic.Bool
+		unpark := gt.park(func() { cancelled.Store(true) })
+		got := make(chan time.Duration, 1)
+		start := time.Now()
+		go func() {
+			r, err := gt.acquire(ctx, "ask")
+			if err == nil {
+				got <- time.Since(start)
+				r(true)
+			}
+		}()
+		time.Sleep(4 * time.Second)
+		unpark()
+		time.Sleep(3 * time.Second) // the retried round runs on
+		synctest.Wait()
+		assert.False(t, cancelled.Load(), "a round retried within the grace is not cancelled")
+		release(true)
+		assert.Equal(t, 7*time.Second, <-got)
+
+		// Abandoned: cancelled once the waiter has waited parkGrace.
+		release, err = gt.acquire(ctx, "ask")
+		require.NoError(t, err)
+		gt.park(func() { cancelled.Store(true); release(true) })
+		start = time.Now()
+		go func() {
+			r, err := gt.acquire(ctx, "ask")
+			if err == nil {
+				got <- time.Since(start)
+				r(true)
+			}
+		}()
+		assert.Equal(t, parkGrace, <-got)
+		assert.True(t, cancelled.Load())
+		assert.Equal(t, int64(1), gt.preempted.Load())
+		assert.Equal(t, int64(1), told.Load())
+		gt.mu.Lock()
+		assert.Empty(t, gt.parked)
+		gt.mu.Unlock()
+	})
+}
+
+// Through the gateway: a modern client that abandons its input round on a
+// legacy stdio server (gated) holds it no longer than parkGrace; the next
+// call runs, and the abandoned state is refused as not pending.
+func TestGatewayAbandonedRoundReleasesServer(t *testing.T) {
+	bin := everything(t)
+	_, url := serve(t, host.Config{Servers: map[string]host.Server{
+		"a": {Command: bin, Conduit: host.Settings{Era: conduit.EraLegacy}},
+	}})
+	client := mcp.NewClient(&mcp.Implementation{Name: "raw", Version: "1"}, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return nil, assert.AnError
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	const tool = "a__test_sampling"
+	args := map[string]any{"prompt": "capital?"}
+	first, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	require.NoError(t, err)
+	require.True(t, first.NeedsInput())
+
+	start := time.Now()
+	second, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	require.NoError(t, err)
+	require.True(t, second.NeedsInput(), "the next call ran upstream and asked")
+	assert.Less(t, time.Since(start), parkGrace+10*time.Second)
+	var key string
+	for k := range second.InputRequests {
+		key = k
+	}
+	answer := mcp.InputResponseMap{key: &mcp.CreateMessageResult{Role: "assistant", Model: "raw", Content: &mcp.TextContent{Text: "Paris-42"}}}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args, InputResponses: answer, RequestState: second.RequestState})
+	require.NoError(t, err)
+	data, _ := json.Marshal(res.Content)
+	assert.Contains(t, string(data), "Paris-42")
+
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args, InputResponses: answer, RequestState: first.RequestState})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "requestState is not pending: already answered, or its call ended")
+}
