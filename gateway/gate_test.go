@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the tests relay sampling, deprecated in 2026-07-28 (SEP-2577) but not gone
+
 package gateway
 
 import (
