@@ -451,19 +451,23 @@ func TestGatewayRelaysProgress(t *testing.T) {
 	_, url := serve(t, host.Config{Servers: map[string]host.Server{
 		"a": {Command: bin, Conduit: host.Settings{Era: conduit.EraLegacy}},
 	}})
-	got := make(chan conduit.Progress, 64)
-	c := connect(t, url+"/mcp", conduit.EraLegacy, conduit.Handlers{Progress: func(_ context.Context, _ conduit.NotificationContext, p *conduit.Progress) {
-		got <- *p
-	}})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, err := c.CallTool(ctx, "a__test_tool_with_progress", nil, conduit.WithProgressToken("mine"))
-	require.NoError(t, err)
-	select {
-	case p := <-got:
-		assert.Equal(t, "mine", p.Token)
-	case <-ctx.Done():
-		t.Fatal("no progress relayed")
+	for _, e := range []conduit.Era{conduit.EraLegacy, conduit.EraModern} {
+		t.Run(string(e), func(t *testing.T) {
+			got := make(chan conduit.Progress, 64)
+			c := connect(t, url+"/mcp", e, conduit.Handlers{Progress: func(_ context.Context, _ conduit.NotificationContext, p *conduit.Progress) {
+				got <- *p
+			}})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_, err := c.CallTool(ctx, "a__test_tool_with_progress", nil, conduit.WithProgressToken("mine"))
+			require.NoError(t, err)
+			select {
+			case p := <-got:
+				assert.Equal(t, "mine", p.Token)
+			case <-ctx.Done():
+				t.Fatal("no progress relayed")
+			}
+		})
 	}
 }
 

@@ -21,14 +21,16 @@ type progressRoutes struct {
 }
 
 type progressRoute struct {
+	ctx     context.Context // the downstream request's: its stream carries the progress
 	session *mcp.ServerSession
 	token   any
 }
 
-// open routes the progress of one call to session under token; close
-// forgets it. Its CallOption asks the upstream for progress under the
+// open routes the progress of one call to session under token, on the
+// stream of the downstream request whose ctx it is (a modern client's
+// stateless request has no other); close forgets it. Its CallOption asks the upstream for progress under the
 // gateway's token.
-func (p *progressRoutes) open(session *mcp.ServerSession, token any) (conduit.CallOption, func()) {
+func (p *progressRoutes) open(ctx context.Context, session *mcp.ServerSession, token any) (conduit.CallOption, func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.routes == nil {
@@ -36,7 +38,7 @@ func (p *progressRoutes) open(session *mcp.ServerSession, token any) (conduit.Ca
 	}
 	p.n++
 	key := "gateway-" + strconv.FormatUint(p.n, 10)
-	p.routes[key] = progressRoute{session: session, token: token}
+	p.routes[key] = progressRoute{ctx: ctx, session: session, token: token}
 	return conduit.WithProgressToken(key), func() {
 		p.mu.Lock()
 		delete(p.routes, key)
@@ -57,5 +59,5 @@ func (p *progressRoutes) relay(ctx context.Context, _ conduit.NotificationContex
 	if pr.Total != nil {
 		params.Total = *pr.Total
 	}
-	_ = r.session.NotifyProgress(ctx, params)
+	_ = r.session.NotifyProgress(r.ctx, params)
 }

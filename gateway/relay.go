@@ -57,7 +57,7 @@ func (g *Gateway) toolHandler(server, tool string) mcp.ToolHandler {
 			d := &downstream{caps: req.ClientCapabilities(), session: req.Session}
 			var opts []conduit.CallOption
 			if token := req.Params.GetProgressToken(); token != nil {
-				opt, done := g.prog.open(req.Session, token)
+				opt, done := g.prog.open(ctx, req.Session, token)
 				defer done()
 				opts = append(opts, opt)
 			}
@@ -75,8 +75,17 @@ func (g *Gateway) toolHandler(server, tool string) mcp.ToolHandler {
 		pc.gate = g.serial[server]
 		d := &downstream{caps: req.ClientCapabilities(), call: pc}
 		args := req.Params.Arguments
+		var opts []conduit.CallOption
+		if token := req.Params.GetProgressToken(); token != nil {
+			// The first round's progress reaches the client on its
+			// request's stream; a later round's is dropped (it has
+			// no stream of its own).
+			opt, done := g.prog.open(ctx, req.Session, token)
+			defer done()
+			opts = append(opts, opt)
+		}
 		go func() {
-			res, err := g.call(pc.ctx, server, tool, args, d)
+			res, err := g.call(pc.ctx, server, tool, args, d, opts...)
 			pc.finish(res, err)
 		}()
 		return g.await(ctx, pc)
