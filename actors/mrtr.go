@@ -233,6 +233,7 @@ type inputRequest struct {
 	key    string
 	method string
 	params json.RawMessage
+	round  int // how many input requests its round holds
 }
 
 // gather answers one round's input requests through the input pipeline,
@@ -254,7 +255,7 @@ func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, ra
 		if !ok || r.Method == "" {
 			return nil, &messages.Error{Kind: messages.KindProtocol, Method: m.Method, Message: fmt.Sprintf("input request %q is malformed", k)}
 		}
-		reqs = append(reqs, inputRequest{key: k, method: r.Method, params: r.Params})
+		reqs = append(reqs, inputRequest{key: k, method: r.Method, params: r.Params, round: len(keys)})
 	}
 	if err := rt.refuseUndeclared(m, reqs); err != nil {
 		return nil, err
@@ -397,7 +398,7 @@ func (rt *Runtime) inputStarted(method string, logical messages.ID) (*inputGrant
 // outcome onto the error that ends the call, if any: an error on abort
 // (the call's deadline, or the connection's end) ends it with that error.
 func (rt *Runtime) answerInput(ctx context.Context, m Modern, r inputRequest, g *inputGrant, abort <-chan error) (any, error) {
-	rc := messages.RequestContext{Client: rt.cfg.Name, ServerID: rt.cfg.ServerID, Era: messages.EraModern, Assigns: rt.cfg.Assigns, InputKey: r.key}
+	rc := messages.RequestContext{Client: rt.cfg.Name, ServerID: rt.cfg.ServerID, Era: messages.EraModern, Assigns: rt.cfg.Assigns, InputKey: r.key, InputsInRound: r.round}
 	in := new(input).init(rt.shared, guards.Input{Method: r.method, Params: r.params, Context: rc, Version: m.Version, Origin: rt.cfg.Origin}, r.key, rt.cfg.handlerTimeout(r.method))
 	o, aborted := in.run(ctx, g, abort)
 	switch o.ending {

@@ -116,3 +116,34 @@ func TestGatewayAbandonedRoundReleasesServer(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "requestState is not pending: already answered, or its call ended")
 }
+
+// A modern server's round of several input requests reaches a modern
+// client as one round, under the server's keys.
+func TestGatewayRelaysWholeRound(t *testing.T) {
+	bin := everything(t)
+	_, url := serve(t, host.Config{Servers: map[string]host.Server{
+		"b": {Command: bin, Conduit: host.Settings{Era: conduit.EraModern}},
+	}})
+	client := mcp.NewClient(&mcp.Implementation{Name: "raw", Version: "1"}, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return nil, assert.AnError
+		},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, assert.AnError
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "b__test_input_required_result_multiple_inputs", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.True(t, res.NeedsInput())
+	var keys []string
+	for k := range res.InputRequests {
+		keys = append(keys, k)
+	}
+	assert.ElementsMatch(t, []string{"user_name", "greeting", "client_roots"}, keys)
+}

@@ -114,18 +114,27 @@ func (g *Gateway) call(ctx context.Context, server, tool string, args json.RawMe
 func (g *Gateway) await(ctx context.Context, pc *pendingCall) (*mcp.CallToolResult, error) {
 	select {
 	case a := <-pc.asks:
-		key := pc.hold(a)
-		ir, err := inputRequest(a)
-		if err != nil {
-			a.reply <- reply{err: err}
+		batch := pc.collect(a)
+		irs := mcp.InputRequestMap{}
+		ttl := time.Duration(0)
+		for _, a := range batch {
+			ir, err := inputRequest(a)
+			if err != nil {
+				a.reply <- reply{err: err}
+				continue
+			}
+			irs[pc.hold(a)] = ir
+			ttl = max(ttl, a.timeout)
+		}
+		if len(irs) == 0 {
 			return g.await(ctx, pc)
 		}
-		state := g.relay.park(pc, a.timeout)
+		state := g.relay.park(pc, ttl)
 		pc.setUnpark(pc.gate.park(pc.cancel))
 		if pc.ctx.Err() != nil { // ended meanwhile: nothing to preempt
 			pc.setUnpark(nil)
 		}
-		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{key: ir}, RequestState: state}, nil
+		return &mcp.CallToolResult{InputRequests: irs, RequestState: state}, nil
 	case <-pc.done:
 		return toolResult(pc.res, pc.err)
 	case <-ctx.Done():
@@ -146,6 +155,35 @@ func toolResult(res *conduit.CallToolResult, err error) (*mcp.CallToolResult, er
 		return nil, downstreamError(err)
 	}
 	return &out, nil
+}
+
+// roundWindow is how long the gateway waits for the rest of a modern
+// server's round once its first input request came: the round's requests
+// pass the guards side by side, and one refused ends the round, so the
+// others may never come.
+const roundWindow = 100 * time.Millisecond
+
+// collect is a's round: a and the other input requests of its upstream
+// round that arrive within roundWindow (a legacy server's come one by
+// one).
+func (pc *pendingCall) collect(a *ask) []*ask {
+	batch := []*ask{a}
+	if a.round <= 1 {
+		return batch
+	}
+	t := time.NewTimer(roundWindow)
+	defer t.Stop()
+	for len(batch) < a.round {
+		select {
+		case b := <-pc.asks:
+			batch = append(batch, b)
+		case <-t.C:
+			return batch
+		case <-pc.done:
+			return batch
+		}
+	}
+	return batch
 }
 
 // inputRequest is a's request as the go-sdk puts it in an input_required
@@ -193,7 +231,7 @@ func (r *relays) sampling(ctx context.Context, req *conduit.SamplingRequest) (*c
 		}
 		return &out, nil
 	}
-	raw, err := d.call.ask(ctx, req.InputKey, messages.MethodCreateMessage, req.Params, conduit.DefaultHandlerTimeout)
+	raw, err := d.call.ask(ctx, req.RequestContext, messages.MethodCreateMessage, req.Params, conduit.DefaultHandlerTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +272,7 @@ func (r *relays) elicitation(ctx context.Context, req *conduit.ElicitationReques
 		}
 		return &out, nil
 	}
-	raw, err := d.call.ask(ctx, req.InputKey, messages.MethodElicit, req.Params, conduit.DefaultElicitationTimeout)
+	raw, err := d.call.ask(ctx, req.RequestContext, messages.MethodElicit, req.Params, conduit.DefaultElicitationTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +292,7 @@ func (r *relays) roots(ctx context.Context, req *conduit.RootsRequest) (*conduit
 		}
 		return &out, remarshal(res, &out)
 	}
-	raw, err := d.call.ask(ctx, req.InputKey, messages.MethodListRoots, map[string]any{}, conduit.DefaultHandlerTimeout)
+	raw, err := d.call.ask(ctx, req.RequestContext, messages.MethodListRoots, map[string]any{}, conduit.DefaultHandlerTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -337,6 +375,7 @@ type pendingCall struct {
 // ask is one input request of an upstream server waiting for the client.
 type ask struct {
 	key     string // the upstream's input key (a modern server's), or empty
+	round   int    // how many input requests its round holds (a modern server's)
 	method  string
 	params  any
 	timeout time.Duration
@@ -378,8 +417,8 @@ func (pc *pendingCall) finish(res *conduit.CallToolResult, err error) {
 
 // ask hands an input request to the client's next round and waits for its
 // answer.
-func (pc *pendingCall) ask(ctx context.Context, key, method string, params any, timeout time.Duration) (json.RawMessage, error) {
-	a := &ask{key: key, method: method, params: params, timeout: timeout, reply: make(chan reply, 1)}
+func (pc *pendingCall) ask(ctx context.Context, rc conduit.RequestContext, method string, params any, timeout time.Duration) (json.RawMessage, error) {
+	a := &ask{key: rc.InputKey, round: rc.InputsInRound, method: method, params: params, timeout: timeout, reply: make(chan reply, 1)}
 	select {
 	case pc.asks <- a:
 	case <-ctx.Done():

@@ -24,6 +24,9 @@ type RequestContext struct {
 	// InputKey is a modern input request's key in the server's
 	// inputRequests (empty for legacy requests).
 	InputKey string
+	// InputsInRound is how many input requests the modern server's round
+	// holds, this one among them (0 for legacy requests).
+	InputsInRound int
 }
 
 // SamplingRequest is a sampling/createMessage request after the guards.
