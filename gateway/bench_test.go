@@ -101,3 +101,85 @@ func BenchmarkThroughput(b *testing.B) {
 		run(b, "http://"+addr+"/mcp")
 	})
 }
+
+// BenchmarkMRTRElicitation is an MRTR elicitation tool
+// (test_input_required_result_elicitation: one input_required round, then
+// the result) under the same load shape, modern era end to end: through
+// the gateway (the everything-server behind it over stdio, pinned modern,
+// so not gated) and straight to the everything-server's own stateless HTTP
+// endpoint. One op is one call (two requests each); calls/s is reported.
+func BenchmarkMRTRElicitation(b *testing.B) {
+	bin, err := testpeer.EverythingServer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := conduit.Options{Era: conduit.EraModern, Handlers: conduit.Handlers{
+		Elicitation: func(context.Context, *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
+			return &conduit.ElicitResult{Action: "accept", Content: map[string]any{"name": "bench"}}, nil
+		},
+	}}
+	run := func(b *testing.B, url string) {
+		b.ReportAllocs()
+		rep, err := load.Run(context.Background(), load.Config{
+			Transport: &transport.HTTP{URL: url}, Options: opts,
+			Sessions: 2, Concurrency: 8, Calls: b.N, Mix: []load.Call{{Tool: "test_input_required_result_elicitation"}},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Failed != 0 {
+			b.Fatalf("%d calls of %d failed", rep.Failed, rep.Calls)
+		}
+		b.ReportMetric(rep.Throughput, "calls/s")
+	}
+	b.Run("gateway", func(b *testing.B) {
+		cfg := host.Config{Servers: map[string]host.Server{"every": {Command: bin, Conduit: host.Settings{Era: conduit.EraModern, NoPrefix: true}}}}
+		g, err := New(cfg, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		events, cancel := g.Host().Subscribe()
+		for ev := range events {
+			if ev.State == host.StateReady {
+				break
+			}
+			if ev.State == host.StateParked {
+				b.Fatalf("server parked: %v", ev.Err)
+			}
+		}
+		cancel()
+		g.Sync()
+		srv := httptest.NewServer(g.Handler(HTTPOptions{}))
+		defer func() {
+			srv.CloseClientConnections()
+			srv.Close()
+			_ = g.Close()
+		}()
+		run(b, srv.URL)
+	})
+	b.Run("direct", func(b *testing.B) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		cmd := exec.Command(bin, "-http", addr)
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+		for i := 0; ; i++ {
+			c, err := net.Dial("tcp", addr)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if i == 200 {
+				b.Fatal(fmt.Errorf("everything-server did not listen: %w", err))
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		run(b, "http://"+addr+"/mcp")
+	})
+}
