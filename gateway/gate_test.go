@@ -147,3 +147,33 @@ func TestGatewayRelaysWholeRound(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"user_name", "greeting", "client_roots"}, keys)
 }
+
+// Answers a modern client sends without a requestState (it knows the
+// tool's keys) reach a modern upstream as they are: the call completes in
+// one request, extra keys ignored, as going direct.
+func TestGatewayForwardsStatelessAnswers(t *testing.T) {
+	bin := everything(t)
+	_, url := serve(t, host.Config{Servers: map[string]host.Server{
+		"b": {Command: bin, Conduit: host.Settings{Era: conduit.EraModern}},
+	}})
+	client := mcp.NewClient(&mcp.Implementation{Name: "raw", Version: "1"}, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, assert.AnError
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	answers := mcp.InputResponseMap{
+		"user_name": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}},
+		"extra":     &mcp.ElicitResult{Action: "decline"},
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "b__test_input_required_result_elicitation", Arguments: map[string]any{}, InputResponses: answers})
+	require.NoError(t, err)
+	require.False(t, res.NeedsInput())
+	data, _ := json.Marshal(res.Content)
+	assert.Contains(t, string(data), "Hello, Ada!")
+}

@@ -84,6 +84,16 @@ func (g *Gateway) toolHandler(server, tool string) mcp.ToolHandler {
 			defer done()
 			opts = append(opts, opt)
 		}
+		if rs := req.Params.InputResponses; len(rs) > 0 && g.cfg.Servers[server].Conduit.Era == conduit.EraModern {
+			// Answers sent without a state of the gateway's (a client
+			// that knows the tool's keys) go to a modern upstream as
+			// they are, as they would going direct.
+			responses := make(map[string]any, len(rs))
+			for k, v := range rs {
+				responses[k] = v
+			}
+			opts = append(opts, conduit.WithInputResponses(nil, responses))
+		}
 		go func() {
 			res, err := g.call(pc.ctx, server, tool, args, d, opts...)
 			pc.finish(res, err)
