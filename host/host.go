@@ -100,9 +100,14 @@ type Status struct {
 }
 
 // Event is a state change of one server, with its counters at that
-// moment (Tools, Calls, Stats).
+// moment (Tools, Calls, Stats); or, with ToolsChanged, a change of its
+// tools in the catalog while it stays ready.
 type Event struct {
 	Time time.Time
+	// ToolsChanged says that the event is a refresh of the server's tools
+	// (after a list change) that changed the catalog: their names, or
+	// ToolsErr. State is unchanged; Time is when the listing came back.
+	ToolsChanged bool
 	Status
 }
 
@@ -912,8 +917,13 @@ func (ss *session) Serve(ctx context.Context) error {
 				}
 				// An empty list is a listing too: only a failed one keeps
 				// the old tools.
+				changed := (e.status.ToolsErr == nil) != (l.err == nil)
 				if e.status.ToolsErr = l.err; l.err == nil {
+					changed = changed || !sameNames(e.tools, l.tools)
 					e.tools = l.tools
+				}
+				if changed {
+					s.h.emitTools(e)
 				}
 			})
 			if again {
@@ -922,6 +932,12 @@ func (ss *session) Serve(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// sameNames reports whether a and b list the same tool names in the same
+// order: what the catalog shows of them.
+func sameNames(a, b []conduit.Tool) bool {
+	return slices.EqualFunc(a, b, func(x, y conduit.Tool) bool { return x.Name == y.Name })
 }
 
 // listing is the outcome of a tools/list.

@@ -490,6 +490,9 @@ type hostEvent struct {
 	InputRequests int64  `json:"input_requests"`
 	Drops         int64  `json:"drops"`
 	ToolsError    string `json:"tools_error,omitempty"`
+	// ToolsChanged marks a refresh of a ready server's tools that changed
+	// the catalog; its time is the refresh's.
+	ToolsChanged bool `json:"tools_changed,omitempty"`
 }
 
 // eventOf is st as a JSON event; its time is when st's state began.
@@ -511,7 +514,11 @@ func eventOf(st host.Status) hostEvent {
 
 func (a *app) printEvent(ev host.Event) {
 	if a.opts.json {
-		b, _ := json.Marshal(eventOf(ev.Status))
+		je := eventOf(ev.Status)
+		if ev.ToolsChanged {
+			je.Time, je.ToolsChanged = ev.Time.UTC(), true
+		}
+		b, _ := json.Marshal(je)
 		_ = a.write(append(b, '\n'))
 		return
 	}
@@ -527,6 +534,13 @@ func (a *app) printEvent(ev host.Event) {
 // eventLine is a state change in words, on one line.
 func eventLine(ev host.Event) string {
 	var b strings.Builder
+	if ev.ToolsChanged {
+		fmt.Fprintf(&b, "%s %s tools changed: %s", ev.Time.Format("15:04:05.000"), oneLine(ev.Server), pluralize(ev.Tools, "tool"))
+		if note := toolsNote(ev.Status); note != "" {
+			fmt.Fprintf(&b, " (%s)", note)
+		}
+		return b.String()
+	}
 	fmt.Fprintf(&b, "%s %s %s", ev.Time.Format("15:04:05.000"), oneLine(ev.Server), ev.State)
 	switch ev.State {
 	case host.StateReady:
