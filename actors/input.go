@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/conduitmcp/conduit/guards"
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/supervisor"
@@ -40,6 +42,11 @@ type input struct {
 	ended    bool
 	hctx     handlerCtx   // the handler's ctx
 	progress progressSent // what NotifyProgress reported last
+	// Tracing only (trace.go): when it started, whether it belongs to a
+	// call and that call's span context.
+	started time.Time
+	hasCall bool
+	span    trace.SpanContext
 }
 
 // driver is what drives an input: it gets the handler's outcome from the
@@ -97,6 +104,9 @@ type outcome struct {
 // (modern), timeout the handler's time. It returns in.
 func (in *input) init(s *shared, g guards.Input, key string, timeout time.Duration) *input {
 	*in = input{shared: s, guard: g, key: key, timeout: timeout}
+	if s.tracer != nil {
+		in.traceStart(nil)
+	}
 	return in
 }
 
@@ -117,6 +127,9 @@ func (in *input) start(parent context.Context, g *inputGrant, d driver) (outcome
 		return outcome{}, false
 	}
 	in.guard.CallsInFlight = g.inFlight
+	if in.shared.tracer != nil {
+		in.traceStart(g)
+	}
 	if g.hasCall {
 		in.guard.Context.RelatedRequestID, in.guard.Context.Assigns = g.related, g.assigns
 	}
@@ -222,6 +235,9 @@ func (in *input) end(o outcome) outcome {
 		// (Stats.AbandonedHandlers) until it returns, which is what an
 		// operator watches.
 		in.shared.logger.Info("input handler still running after its request ended: abandoned", in.logAttrs()...)
+	}
+	if in.shared.tracer != nil {
+		in.shared.inputSpan(in.started, in.span, in.hasCall, in.guard.Method, &in.guard.Context, o.audit, o.rpc)
 	}
 	if in.shared.auditFn == nil {
 		return o // no hook: no record to build
