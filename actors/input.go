@@ -105,7 +105,7 @@ type outcome struct {
 func (in *input) init(s *shared, g guards.Input, key string, timeout time.Duration) *input {
 	*in = input{shared: s, guard: g, key: key, timeout: timeout}
 	if s.tracer != nil {
-		in.traceStart(nil)
+		in.traceStart(nil, nil)
 	}
 	return in
 }
@@ -128,7 +128,7 @@ func (in *input) start(parent context.Context, g *inputGrant, d driver) (outcome
 	}
 	in.guard.CallsInFlight = g.inFlight
 	if in.shared.tracer != nil {
-		in.traceStart(g)
+		in.traceStart(parent, g)
 	}
 	if g.hasCall {
 		in.guard.Context.RelatedRequestID, in.guard.Context.Assigns = g.related, g.assigns

@@ -65,9 +65,6 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 	expired := make(chan error, 1)
 	rt.system.Root.Send(rt.pid, &logicalStart{id: logical, method: m.Method, timeout: opts.Timeout, maxTotal: opts.MaxTotalTimeout, assigns: opts.Assigns, expired: expired})
 	defer rt.system.Root.Send(rt.pid, &logicalEnd{id: logical})
-	if rt.shared.traceCall(ctx, logical) {
-		defer rt.shared.untraceCall(logical)
-	}
 
 	protocolErr := func(format string, args ...any) error {
 		return &messages.Error{Kind: messages.KindProtocol, Method: m.Method, Message: fmt.Sprintf(format, args...)}

@@ -47,15 +47,21 @@ func (s *shared) callSpan(id messages.ID) trace.SpanContext {
 	return trace.SpanContext{}
 }
 
-// traceStart notes when an input started, and its call's span context
-// once granted (hasCall: the call it belongs to, whose deadline it
-// pauses).
-func (in *input) traceStart(g *inputGrant) {
+// traceStart notes when an input started and, once granted (g), whether
+// it belongs to a call (and so pauses its deadline) and that call's span
+// context: the one in parent (a modern call gathers its input under its
+// own ctx), else the one registered for the related call (a legacy server
+// request).
+func (in *input) traceStart(parent context.Context, g *inputGrant) {
 	if in.started.IsZero() {
 		in.started = time.Now()
 	}
-	if g != nil && g.hasCall {
-		in.hasCall, in.span = true, in.shared.callSpan(g.related)
+	if g == nil || !g.hasCall {
+		return
+	}
+	in.hasCall = true
+	if in.span = trace.SpanContextFromContext(parent); !in.span.IsValid() {
+		in.span = in.shared.callSpan(g.related)
 	}
 }
 
