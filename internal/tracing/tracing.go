@@ -11,7 +11,7 @@ package tracing
 
 import (
 	"context"
-	"encoding/json"
+	"net/http"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
@@ -70,52 +70,41 @@ func (c *injected) Set(key, value string) {
 }
 func (c *injected) Keys() []string { return nil }
 
-// Meta is a carrier over a request's _meta members as read from the wire:
-// string values under traceparent and tracestate (any other JSON is
-// ignored).
-type Meta map[string]json.RawMessage
+// Values is a carrier over a decoded _meta (a go-sdk request's Meta):
+// string values under traceparent and tracestate, read only.
+type Values map[string]any
 
 // Get returns the string under key, "" when absent or not a string.
-func (m Meta) Get(key string) string {
-	raw, ok := m[key]
-	if !ok {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return ""
-	}
+func (v Values) Get(key string) string {
+	s, _ := v[key].(string)
 	return s
 }
 
-// Set is not used: Meta is read only.
-func (m Meta) Set(string, string) {}
+// Set is not used: Values is read only.
+func (v Values) Set(string, string) {}
 
-// Keys returns the keys of m.
-func (m Meta) Keys() []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
+// Keys returns the keys of v.
+func (v Values) Keys() []string {
+	keys := make([]string, 0, len(v))
+	for k := range v {
 		keys = append(keys, k)
 	}
 	return keys
 }
 
-// FromMeta returns ctx carrying the remote span context a request's
-// _meta names (its raw JSON object), ctx itself when it names none or is
-// malformed.
-func FromMeta(ctx context.Context, meta json.RawMessage) context.Context {
-	if len(meta) == 0 {
-		return ctx
+// Downstream returns ctx carrying the trace context a downstream client
+// sent with a request: the one in its _meta (meta), else the one in the
+// HTTP header of the request that carried it (W3C traceparent and
+// tracestate headers; nil for stdio). ctx is returned as it is when
+// neither names a valid one.
+func Downstream(ctx context.Context, meta map[string]any, header http.Header) context.Context {
+	if sc := trace.SpanContextFromContext(propagator.Extract(context.Background(), Values(meta))); sc.IsValid() {
+		return trace.ContextWithRemoteSpanContext(ctx, sc)
 	}
-	var m Meta
-	if json.Unmarshal(meta, &m) != nil || m == nil {
-		return ctx
+	if header != nil {
+		if sc := trace.SpanContextFromContext(propagator.Extract(context.Background(), propagation.HeaderCarrier(header))); sc.IsValid() {
+			return trace.ContextWithRemoteSpanContext(ctx, sc)
+		}
 	}
-	return propagator.Extract(ctx, m)
-}
-
-// FromCarrier returns ctx carrying the remote span context c names (an
-// HTTP header: propagation.HeaderCarrier), ctx itself when none.
-func FromCarrier(ctx context.Context, c propagation.TextMapCarrier) context.Context {
-	return propagator.Extract(ctx, c)
+	return ctx
 }
