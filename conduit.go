@@ -431,10 +431,11 @@ type Client struct {
 	opts     Options
 	handlers Handlers
 	declared era.Declared
-	tracer   trace.Tracer       // nil when tracing is off for good (a no-op provider)
-	done     chan struct{}      // closed once the client has ended and released everything
-	closing  context.Context    // cancelled by Close: aborts a renewal's dial; the watchers then do nothing
-	abort    context.CancelFunc // cancels closing
+	tracer   trace.Tracer                 // nil when tracing is off for good (a no-op provider)
+	global   atomic.Pointer[globalTracer] // callTracer's, with the global provider
+	done     chan struct{}                // closed once the client has ended and released everything
+	closing  context.Context              // cancelled by Close: aborts a renewal's dial; the watchers then do nothing
+	abort    context.CancelFunc           // cancels closing
 
 	logLevel  atomic.Pointer[string]   // SetLogLevel's: in every modern request's _meta, sent again to a renewed legacy session
 	fixedMeta atomic.Pointer[era.Meta] // the _meta members fixed for the version last asked of sessionMeta

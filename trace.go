@@ -24,8 +24,14 @@ import (
 // The handshake, notifications and the requests of a 2025-11-25 task are
 // not traced.
 
+// unsetGlobal is otel's global provider before the program sets one: a
+// delegate that records nothing until then.
+var unsetGlobal = otel.GetTracerProvider()
+
 // tracerOf returns the tracer of tp (nil: the global provider), or nil
-// when tp is a no-op provider: then nothing of tracing runs at all.
+// when tp is a no-op provider: then nothing of tracing runs at all. The
+// global provider's tracer delegates to the provider the program sets,
+// even later; its calls use callTracer.
 func tracerOf(tp trace.TracerProvider) trace.Tracer {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
@@ -37,19 +43,44 @@ func tracerOf(tp trace.TracerProvider) trace.Tracer {
 	return tp.Tracer(tracing.Scope)
 }
 
+// callTracer is the tracer of a call: Options.TracerProvider's; with the
+// global provider, none while the program has set no provider (a call
+// then costs nothing of tracing: no span, no allocation), else the set
+// provider's tracer, looked up once per provider.
+func (c *Client) callTracer() trace.Tracer {
+	if c.opts.TracerProvider != nil {
+		return c.tracer
+	}
+	tp := otel.GetTracerProvider()
+	if tp == unsetGlobal {
+		return nil
+	}
+	if g := c.global.Load(); g != nil && g.provider == tp {
+		return g.tracer
+	}
+	g := &globalTracer{provider: tp, tracer: tracerOf(tp)}
+	c.global.Store(g)
+	return g.tracer
+}
+
+// globalTracer is the tracer of the global provider the program set.
+type globalTracer struct {
+	provider trace.TracerProvider
+	tracer   trace.Tracer
+}
+
 var clientKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 
 // startCall starts the span of a call of method with params (the caller's,
 // before encoding: a tool's name is read from them). It returns ctx
-// unchanged and a nil span when tracing is off, or when the span neither
-// records nor carries a trace (otel's global provider before the program
-// sets one): the call then costs what it did without tracing, but for the
-// tracer's Start.
+// unchanged and a nil span when tracing is off (callTracer), or when the
+// span neither records nor carries a trace.
 func (c *Client) startCall(ctx context.Context, method string, params any) (context.Context, trace.Span) {
-	if c.tracer == nil {
+	tracer := c.callTracer()
+	if tracer == nil {
 		return ctx, nil
 	}
-	sctx, span := c.tracer.Start(ctx, method, clientKind...)
+	sctx, span := tracer.Start(ctx, method, clientKind...)
 	if !span.IsRecording() {
 		if !span.SpanContext().IsValid() {
 			return ctx, nil

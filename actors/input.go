@@ -236,7 +236,7 @@ func (in *input) end(o outcome) outcome {
 		// operator watches.
 		in.shared.logger.Info("input handler still running after its request ended: abandoned", in.logAttrs()...)
 	}
-	if in.shared.tracer != nil {
+	if in.span.IsValid() { // tracing, and its call is traced
 		in.shared.inputSpan(in.started, in.span, in.hasCall, in.guard.Method, &in.guard.Context, o.audit, o.rpc)
 	}
 	if in.shared.auditFn == nil {

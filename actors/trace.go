@@ -16,8 +16,10 @@ import (
 // Input requests are traced as spans (Config.Tracer): one per input
 // request, a child of the span of the call it belongs to (the tracker's
 // relation, the one that pauses the call's deadline), written when the
-// input ends, with its start time. With no tracer nothing of this runs:
-// the hot path pays one nil check per call and per input.
+// input ends, with its start time. An input that belongs to no call with
+// a valid span context (none in flight, or a call made while tracing
+// records nothing) is no span. With no tracer nothing of this runs: the
+// hot path pays a nil check per call and per input.
 
 // traceCall registers the span context of call id while it runs, for the
 // spans of its inputs; it reports whether it did (then untraceCall must
@@ -67,7 +69,7 @@ func (in *input) traceStart(parent context.Context, g *inputGrant) {
 
 // inputSpan records one input request that started at started (zero: it
 // was refused on arrival) and ended now with outcome (guards.Outcome…);
-// parent is its call's span context, hasCall whether it belonged to a
+// parent is its call's span context (valid), hasCall whether it belonged to a
 // call (and so paused its deadline); rpc is the JSON-RPC error it was
 // refused or failed with. rc names the server and the era. No content:
 // no params, no answer, no error message (a guard's message may quote
@@ -77,10 +79,7 @@ func (s *shared) inputSpan(started time.Time, parent trace.SpanContext, hasCall 
 	if started.IsZero() {
 		started = end
 	}
-	ctx := context.Background()
-	if parent.IsValid() {
-		ctx = trace.ContextWithSpanContext(ctx, parent)
-	}
+	ctx := trace.ContextWithSpanContext(context.Background(), parent)
 	var paused time.Duration
 	if hasCall {
 		paused = end.Sub(started)
@@ -113,6 +112,9 @@ func (c *connection) refusalSpan(f *messages.Frame, hint string, sess *session, 
 	call := c.tracker.relate(hint, relatedTask(f.Params))
 	if call != nil {
 		parent = c.shared.callSpan(call.id)
+	}
+	if !parent.IsValid() {
+		return
 	}
 	rc := messages.RequestContext{ServerID: c.cfg.ServerID, Era: sess.era}
 	c.shared.inputSpan(time.Time{}, parent, false, f.Method, &rc, outcome, e)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -374,4 +375,53 @@ func TestTraceInputOutcomes(t *testing.T) {
 		"sampling/createMessage answered  Unset",
 		"sampling/createMessage refused -32602 Error",
 	}, got)
+}
+
+// BenchmarkScriptedTracing: one op is BenchmarkScriptedSampling's (a
+// legacy tools/call carrying one sampling request, c1, against the
+// scripted server) with tracing off (a no-op provider: nothing of tracing
+// runs), with otel's global provider before the program sets one (the
+// default: a tracer whose spans record nothing and carry no trace), and
+// with an SDK provider that records every span and exports none (the cost
+// of the spans themselves; the traceparent goes in _meta).
+func BenchmarkScriptedTracing(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		tp   trace.TracerProvider
+	}{
+		{"off", noop.NewTracerProvider()},
+		{"global", nil},
+		{"recording", sdktrace.NewTracerProvider()},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var answered atomic.Int64
+			opts := conduit.Options{InputRateLimit: rate.Inf, TracerProvider: c.tp}
+			call := scriptedClients[0].legacy(b, startScripted(b, false, 0), opts, &answered, "sample")
+			runScripted(b, 1, 1, &answered, call)
+		})
+	}
+}
+
+// TestGlobalProviderSetAfterConnect: with no TracerProvider a client
+// follows otel's global provider: nothing while the program has set none,
+// then the provider it sets, even after Connect.
+func TestGlobalProviderSetAfterConnect(t *testing.T) {
+	c, srv := connect(t, conduit.Options{}, "2025-11-25")
+	d := callAsync(c, "x")
+	f := srv.next()
+	assert.NotContains(t, f["params"], "_meta")
+	srv.reply(f["id"], map[string]any{"content": []any{}})
+	require.NoError(t, (<-d).err)
+
+	rec := tracetest.NewSpanRecorder()
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+	t.Cleanup(func() { otel.SetTracerProvider(prev) })
+	d = callAsync(c, "x")
+	f = srv.next()
+	tp := traceparentOf(t, f)
+	srv.reply(f["id"], map[string]any{"content": []any{}})
+	require.NoError(t, (<-d).err)
+	require.Len(t, rec.Ended(), 1)
+	assert.Equal(t, wantTraceparent(rec.Ended()[0].SpanContext()), tp)
 }
