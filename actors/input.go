@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/conduitmcp/conduit/guards"
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/supervisor"
@@ -42,11 +40,7 @@ type input struct {
 	ended    bool
 	hctx     handlerCtx   // the handler's ctx
 	progress progressSent // what NotifyProgress reported last
-	// Tracing only (trace.go): when it started, whether it belongs to a
-	// call and that call's span context.
-	started time.Time
-	hasCall bool
-	span    trace.SpanContext
+	trace    *inputTrace  // its call's span and its start, when traced (trace.go)
 }
 
 // driver is what drives an input: it gets the handler's outcome from the
@@ -104,9 +98,6 @@ type outcome struct {
 // (modern), timeout the handler's time. It returns in.
 func (in *input) init(s *shared, g guards.Input, key string, timeout time.Duration) *input {
 	*in = input{shared: s, guard: g, key: key, timeout: timeout}
-	if s.tracer != nil {
-		in.traceStart(nil, nil)
-	}
 	return in
 }
 
@@ -127,7 +118,7 @@ func (in *input) start(parent context.Context, g *inputGrant, d driver) (outcome
 		return outcome{}, false
 	}
 	in.guard.CallsInFlight = g.inFlight
-	if in.shared.tracer != nil {
+	if in.shared.tracer != nil && g.hasCall {
 		in.traceStart(parent, g)
 	}
 	if g.hasCall {
@@ -236,8 +227,8 @@ func (in *input) end(o outcome) outcome {
 		// operator watches.
 		in.shared.logger.Info("input handler still running after its request ended: abandoned", in.logAttrs()...)
 	}
-	if in.span.IsValid() { // tracing, and its call is traced
-		in.shared.inputSpan(in.started, in.span, in.hasCall, in.guard.Method, &in.guard.Context, o.audit, o.rpc)
+	if in.trace != nil {
+		in.shared.inputSpan(in.trace.started, in.trace.span, true, in.guard.Method, &in.guard.Context, o.audit, o.rpc)
 	}
 	if in.shared.auditFn == nil {
 		return o // no hook: no record to build

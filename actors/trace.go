@@ -16,7 +16,7 @@ import (
 // Input requests are traced as spans (Config.Tracer): one per input
 // request, a child of the span of the call it belongs to (the tracker's
 // relation, the one that pauses the call's deadline), written when the
-// input ends, with its start time. An input that belongs to no call with
+// input ends, with its start time (its grant). An input that belongs to no call with
 // a valid span context (none in flight, or a call made while tracing
 // records nothing) is no span. With no tracer nothing of this runs: the
 // hot path pays a nil check per call and per input.
@@ -49,21 +49,24 @@ func (s *shared) callSpan(id messages.ID) trace.SpanContext {
 	return trace.SpanContext{}
 }
 
-// traceStart notes when an input started and, once granted (g), whether
-// it belongs to a call (and so pauses its deadline) and that call's span
-// context: the one in parent (a modern call gathers its input under its
-// own ctx), else the one registered for the related call (a legacy server
-// request).
+// inputTrace is what an input traced under its call keeps: the call's
+// span context and when the input started (its grant).
+type inputTrace struct {
+	span    trace.SpanContext
+	started time.Time
+}
+
+// traceStart traces an input granted to a call (g.hasCall) when that call
+// has a valid span context: the one in parent (a modern call gathers its
+// input under its own ctx), else the one registered for it (a legacy
+// server request).
 func (in *input) traceStart(parent context.Context, g *inputGrant) {
-	if in.started.IsZero() {
-		in.started = time.Now()
+	sc := trace.SpanContextFromContext(parent)
+	if !sc.IsValid() {
+		sc = in.shared.callSpan(g.related)
 	}
-	if g == nil || !g.hasCall {
-		return
-	}
-	in.hasCall = true
-	if in.span = trace.SpanContextFromContext(parent); !in.span.IsValid() {
-		in.span = in.shared.callSpan(g.related)
+	if sc.IsValid() {
+		in.trace = &inputTrace{span: sc, started: time.Now()}
 	}
 }
 
