@@ -241,8 +241,9 @@ func wantTraceparent(sc trace.SpanContext) string {
 
 // TestTraceparentGoesUpstreamInMeta: in both eras the request carries the
 // call span's W3C trace context in params._meta (traceparent, and
-// tracestate when the trace has one); a modern call sends it again on its
-// retry with the answers; the input request is a child span of the call.
+// tracestate when the trace has one), over a traceparent given with
+// WithMeta; a modern call sends it again on its retry with the answers;
+// the input request is a child span of the call.
 func TestTraceparentGoesUpstreamInMeta(t *testing.T) {
 	for _, e := range eras {
 		t.Run(e.name, func(t *testing.T) {
@@ -255,7 +256,8 @@ func TestTraceparentGoesUpstreamInMeta(t *testing.T) {
 			done := make(chan callResult, 1)
 			go func() {
 				ctx := trace.ContextWithRemoteSpanContext(context.Background(), parent)
-				r, err := c.CallTool(ctx, "x", map[string]any{"q": "secret-argument"}, conduit.WithUnvalidatedResult())
+				r, err := c.CallTool(ctx, "x", map[string]any{"q": "secret-argument"}, conduit.WithUnvalidatedResult(),
+					conduit.WithMeta(map[string]any{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "x.example/k": "v"}))
 				done <- callResult{r, err}
 			}()
 			first := srv.next()
@@ -263,6 +265,7 @@ func TestTraceparentGoesUpstreamInMeta(t *testing.T) {
 			tpHeader := traceparentOf(t, first)
 			mt := first["params"].(map[string]any)["_meta"].(map[string]any)
 			assert.Equal(t, "vendor=opaque", mt["tracestate"])
+			assert.Equal(t, "v", mt["x.example/k"], "the caller's own _meta stays")
 			if e.era == conduit.EraLegacy {
 				srv.request("in", "sampling/createMessage", map[string]any{"messages": []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "secret-prompt"}}}, "maxTokens": 10})
 				srv.expectResponse("in")
