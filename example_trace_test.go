@@ -42,7 +42,7 @@ func ExampleOptions_tracerProvider() {
 	fmt.Println("child of the agent's turn:", call.Parent().SpanID() == turn.SpanContext().SpanID())
 	fmt.Println("traceparent names it:", strings.Contains(sent, call.SpanContext().SpanID().String()))
 	for _, kv := range call.Attributes() {
-		fmt.Println(kv.Key, kv.Value.Emit())
+		fmt.Println(kv.Key, kv.Value.String())
 	}
 	// Output:
 	// tools/call forecast client

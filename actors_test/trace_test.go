@@ -298,7 +298,7 @@ func TestTraceparentGoesUpstreamInMeta(t *testing.T) {
 			assert.Equal(t, call.SpanContext().SpanID(), input.Parent().SpanID())
 			for _, s := range rec.Ended() {
 				for _, kv := range s.Attributes() {
-					assert.NotContains(t, kv.Value.Emit(), "secret", "span %q attribute %s", s.Name(), kv.Key)
+					assert.NotContains(t, kv.Value.String(), "secret", "span %q attribute %s", s.Name(), kv.Key)
 				}
 			}
 		})
@@ -368,7 +368,7 @@ func TestTraceInputOutcomes(t *testing.T) {
 		assert.Equal(t, callSpan.SpanContext().SpanID(), s.Parent().SpanID(), "span %q", s.Name())
 		a := map[string]string{}
 		for _, kv := range s.Attributes() {
-			a[string(kv.Key)] = kv.Value.Emit()
+			a[string(kv.Key)] = kv.Value.String()
 		}
 		got = append(got, strings.Join([]string{s.Name(), a["conduit.input.outcome"], a["rpc.jsonrpc.error_code"], s.Status().Code.String()}, " "))
 	}
