@@ -12,6 +12,8 @@ package tracing
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
@@ -50,7 +52,7 @@ const (
 var propagator = propagation.TraceContext{}
 
 // Members returns the _meta members that carry ctx's span context
-// (traceparent, and tracestate when it has one), or nil, without
+// (traceparent, and tracestate when it has one), by key, or nil, without
 // allocating, when ctx has no valid span context (tracing off).
 func Members(ctx context.Context) []era.Member {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
@@ -58,6 +60,7 @@ func Members(ctx context.Context) []era.Member {
 	}
 	var c injected
 	propagator.Inject(ctx, &c)
+	slices.SortFunc(c.members, func(a, b era.Member) int { return strings.Compare(a.Key, b.Key) })
 	return c.members
 }
 
