@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -20,8 +19,9 @@ import (
 // variables turn on an OTLP/HTTP exporter for the clients of conduit call,
 // host, gateway and load (every command that connects); without them the
 // clients get a no-op provider: no exporter, nothing recorded, nothing in
-// _meta. The exporter itself reads the OTEL_EXPORTER_OTLP_* variables
-// (endpoint, headers, timeout, compression).
+// _meta. The exporter's transport (otlphttp.go) reads the
+// OTEL_EXPORTER_OTLP_* variables (endpoint, headers, timeout, compression,
+// certificate).
 
 // tracingFlushTimeout bounds the flush of the spans still buffered when
 // the command ends.
@@ -79,7 +79,7 @@ func (a *app) tracerProvider() trace.TracerProvider {
 			return
 		}
 		ctx := context.Background()
-		exp, err := otlptracehttp.New(ctx)
+		client, err := newOTLPHTTP(os.Getenv)
 		if err != nil {
 			fmt.Fprintf(a.stderr, "conduit: traces are off: %v\n", err)
 			return
@@ -91,7 +91,7 @@ func (a *app) tracerProvider() trace.TracerProvider {
 		if err != nil {
 			fmt.Fprintf(a.stderr, "conduit: OTEL_RESOURCE_ATTRIBUTES: %v\n", err)
 		}
-		a.tracing.sdk = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+		a.tracing.sdk = sdktrace.NewTracerProvider(sdktrace.WithBatcher(client), sdktrace.WithResource(res))
 		a.tracing.provider = a.tracing.sdk
 	})
 	return a.tracing.provider
