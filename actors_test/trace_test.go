@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -427,4 +428,48 @@ func TestGlobalProviderSetAfterConnect(t *testing.T) {
 	require.NoError(t, (<-d).err)
 	require.Len(t, rec.Ended(), 1)
 	assert.Equal(t, wantTraceparent(rec.Ended()[0].SpanContext()), tp)
+}
+
+// TestTraceInputTimeoutAndCancel: an input whose handler runs out of time
+// is a span with outcome timeout (and the -32603 sent), one the server
+// cancels a span with outcome cancelled.
+func TestTraceInputTimeoutAndCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+		h := conduit.Handlers{Sampling: func(ctx context.Context, _ *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) {
+			return nil, block(ctx)
+		}}
+		c, srv := connect(t, conduit.Options{Handlers: h, HandlerTimeout: time.Second, InputRateLimit: rate.Inf, TracerProvider: tp}, "2025-11-25")
+		d := callAsync(c, "x")
+		call := srv.next()
+		params := map[string]any{"messages": []any{}, "maxTokens": 10}
+		srv.request("t", "sampling/createMessage", params)
+		srv.expectError("t", messages.CodeInternalError) // after the handler's second
+		srv.request("c", "sampling/createMessage", params)
+		synctest.Wait()
+		srv.notify("notifications/cancelled", map[string]any{"requestId": "c"})
+		synctest.Wait()
+		srv.reply(call["id"], map[string]any{"content": []any{}})
+		require.NoError(t, (<-d).err)
+
+		got := map[string]string{}
+		for _, s := range rec.Ended() {
+			for _, kv := range s.Attributes() {
+				if kv.Key == "conduit.input.outcome" {
+					got[kv.Value.String()] = s.Name()
+					if kv.Value.String() == "timeout" {
+						paused := 0.0
+						for _, a := range s.Attributes() {
+							if a.Key == "conduit.deadline.paused_ms" {
+								paused = a.Value.AsFloat64()
+							}
+						}
+						assert.Equal(t, 1000.0, paused, "the deadline was paused for the handler's second")
+					}
+				}
+			}
+		}
+		assert.Equal(t, map[string]string{"timeout": "sampling/createMessage", "cancelled": "sampling/createMessage"}, got)
+	})
 }
