@@ -16,10 +16,10 @@ import (
 // Input requests are traced as spans (Config.Tracer): one per input
 // request, a child of the span of the call it belongs to (the tracker's
 // relation, the one that pauses the call's deadline), written when the
-// input ends, with its start time (its grant). An input that belongs to no call with
-// a valid span context (none in flight, or a call made while tracing
-// records nothing) is no span. With no tracer nothing of this runs: the
-// hot path pays a nil check per call and per input.
+// input ends, with its grant as start time. An input that belongs to no
+// call with a valid span context (none in flight, or a call made while
+// tracing records nothing) is no span. With no tracer nothing of this
+// runs: the hot path pays a nil check per call and per input.
 
 // traceCall registers the span context of call id while it runs, for the
 // spans of its inputs; it reports whether it did (then untraceCall must
@@ -72,9 +72,9 @@ func (in *input) traceStart(parent context.Context, g *inputGrant) {
 
 // inputSpan records one input request that started at started (zero: it
 // was refused on arrival) and ended now with outcome (guards.Outcome…);
-// parent is its call's span context (valid), hasCall whether it belonged to a
-// call (and so paused its deadline); rpc is the JSON-RPC error it was
-// refused or failed with. rc names the server and the era. No content:
+// parent is its call's span context (valid), hasCall whether it was
+// granted to that call (and so paused its deadline); rpc is the JSON-RPC
+// error it was refused or failed with. rc names the server and the era. No content:
 // no params, no answer, no error message (a guard's message may quote
 // the request).
 func (s *shared) inputSpan(started time.Time, parent trace.SpanContext, hasCall bool, method string, rc *messages.RequestContext, outcome string, rpc *messages.RPCError) {
