@@ -17,9 +17,9 @@ import (
 
 // Traces (docs/operations.md, "Traces"): the standard OpenTelemetry
 // variables turn on an OTLP/HTTP exporter for the clients of conduit call,
-// host, gateway and load (every command that connects); without them the
-// clients get a no-op provider: no exporter, nothing recorded, nothing in
-// _meta. The exporter's transport (otlphttp.go) reads the
+// host, gateway and load (every command that connects to servers but demo
+// and conformance); without them the clients get a no-op provider: no
+// exporter, nothing recorded, nothing in _meta. The exporter's transport (otlphttp.go) reads the
 // OTEL_EXPORTER_OTLP_* variables (endpoint, headers, timeout, compression,
 // certificate).
 
