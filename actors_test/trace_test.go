@@ -14,6 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel"
@@ -472,4 +473,43 @@ func TestTraceInputTimeoutAndCancel(t *testing.T) {
 		}
 		assert.Equal(t, map[string]string{"timeout": "sampling/createMessage", "cancelled": "sampling/createMessage"}, got)
 	})
+}
+
+// TestGoSDKServerSeesTraceparent: a go-sdk server (in process) reads the
+// call span's traceparent in its request's _meta: legacy over stdio, and
+// modern (2026-07-28) over stateless Streamable HTTP.
+func TestGoSDKServerSeesTraceparent(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "trace-server", Version: "1"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "show_traceparent"}, func(_ context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+		tp, _ := req.Params.GetMeta()["traceparent"].(string)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: tp}}}, nil, nil
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	defer ts.Close()
+	for _, era := range []conduit.Era{conduit.EraLegacy, conduit.EraModern} {
+		t.Run(string(era), func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			opts := conduit.Options{Era: era, TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))}
+			var c *conduit.Client
+			if era == conduit.EraLegacy {
+				var err error
+				c, err = conduit.Connect(callCtx(t), inProcessServer(t, server), opts)
+				require.NoError(t, err)
+				defer c.Close()
+			} else {
+				c = connectHTTP(t, ts.URL, opts)
+				require.Equal(t, "2026-07-28", c.ProtocolVersion())
+			}
+			r, err := c.CallTool(callCtx(t), "show_traceparent", nil)
+			require.NoError(t, err)
+			var call sdktrace.ReadOnlySpan
+			for _, s := range rec.Ended() {
+				if s.Name() == "tools/call show_traceparent" {
+					call = s
+				}
+			}
+			require.NotNil(t, call)
+			assert.Equal(t, wantTraceparent(call.SpanContext()), textOf(t, r))
+		})
+	}
 }
