@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/gateway"
 	"github.com/conduitmcp/conduit/host"
 )
@@ -67,7 +68,8 @@ func (a *app) runGateway(ctx context.Context, listen, token string) error {
 		return err
 	}
 	defer runtime.KeepAlive(gcFloor())
-	g, err := gateway.New(cfg, gateway.Options{Logger: logger, Host: host.Options{MaxMessageBytes: int(a.opts.maxMessageBytes)}})
+	g, err := gateway.New(cfg, gateway.Options{Logger: logger, Host: host.Options{MaxMessageBytes: int(a.opts.maxMessageBytes),
+		Client: conduit.Options{TracerProvider: a.tracerProvider()}}})
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}

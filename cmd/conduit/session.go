@@ -260,6 +260,7 @@ func (a *app) clientOptions(handlers conduit.Handlers, audit *auditor, logger *s
 		Audit:             audit.record,
 
 		MaxWriteQueueBytes: int(o.maxWriteQueueBytes),
+		TracerProvider:     a.tracerProvider(),
 	}
 }
 
