@@ -103,11 +103,21 @@ func New(h *host.Host, m *Metrics, opts Options) *Server {
 	return s
 }
 
-// follow counts starts and keeps the recent events.
+// follow counts starts and keeps the recent events. A server's first
+// event is its state when the subscription began, which may be past its
+// first start (the host starts its servers as it is made): the starts
+// until then are its restarts and the first.
 func (s *Server) follow(events <-chan host.Event) {
 	defer close(s.done)
+	seen := map[string]bool{}
 	for ev := range events {
-		if ev.State == host.StateStarting {
+		switch {
+		case !seen[ev.Server]:
+			seen[ev.Server] = true
+			if ev.State != host.StateStopped {
+				s.m.starts.WithLabelValues(ev.Server).Add(float64(ev.Restarts + 1))
+			}
+		case ev.State == host.StateStarting:
 			s.m.starts.WithLabelValues(ev.Server).Inc()
 		}
 		s.recent.add(ev)

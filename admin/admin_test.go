@@ -327,3 +327,22 @@ func TestRecentBounded(t *testing.T) {
 	}
 	assert.Equal(t, []string{"j", "i", "h"}, got)
 }
+
+// An admin server made after the host's servers started counts the
+// starts they already made: a parked server's are its restarts and the
+// first.
+func TestStartsBeforeTheAdminServer(t *testing.T) {
+	m := NewMetrics()
+	h, err := host.New(host.Config{Servers: map[string]host.Server{"broken": crashing()}}, host.Options{ServerOptions: m.ServerOptions})
+	require.NoError(t, err)
+	defer h.Close()
+	until(t, h, func(sts []host.Status) bool { return state(sts, "broken") == host.StateParked })
+	srv := New(h, m, Options{})
+	web := httptest.NewServer(srv.Handler())
+	defer func() { web.Close(); srv.Close() }()
+	require.NoError(t, h.Restart("broken"))
+	until(t, h, func(sts []host.Status) bool { return state(sts, "broken") == host.StateParked })
+	require.NoError(t, h.Close())
+	srv.Close() // its events are all counted
+	assert.Equal(t, 10.0, value(t, scrape(t, web.URL), "conduit_server_starts_total", "server=broken"))
+}
