@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -57,6 +58,12 @@ type fixture struct {
 // answers one root.
 func start(t testing.TB, servers map[string]host.Server, opts Options) *fixture {
 	t.Helper()
+	return startOn(t, nil, servers, opts)
+}
+
+// startOn is start with the admin server on ln (nil: a new one).
+func startOn(t testing.TB, ln net.Listener, servers map[string]host.Server, opts Options) *fixture {
+	t.Helper()
 	m := NewMetrics()
 	roots := func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
 		return &conduit.ListRootsResult{Roots: []conduit.Root{{URI: "file:///tmp", Name: "tmp"}}}, nil
@@ -67,7 +74,12 @@ func start(t testing.TB, servers map[string]host.Server, opts Options) *fixture 
 	})
 	require.NoError(t, err)
 	srv := New(h, m, opts)
-	web := httptest.NewServer(srv.Handler())
+	web := httptest.NewUnstartedServer(srv.Handler())
+	if ln != nil {
+		_ = web.Listener.Close()
+		web.Listener = ln
+	}
+	web.Start()
 	f := &fixture{h: h, m: m, srv: srv, web: web}
 	t.Cleanup(func() {
 		web.Close()
