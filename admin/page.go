@@ -100,7 +100,8 @@ const pageScript = `
     cell(row, "calls").textContent = String(ev.calls);
     cell(row, "error").textContent = ev.error ? String(ev.error).slice(0, 500) : "";
     var li = document.createElement("li");
-    li.textContent = String(ev.time) + " " + String(ev.server) + " " + String(ev.state) + (ev.error ? ": " + String(ev.error).slice(0, 500) : "");
+    var at = String(ev.time).replace(/^[^T]*T/, "").slice(0, 12);
+    li.textContent = at + " " + String(ev.server) + " " + String(ev.state) + (ev.error ? ": " + String(ev.error).slice(0, 500) : "");
     list.insertBefore(li, list.firstChild);
     while (list.children.length > max) { list.removeChild(list.lastChild); }
   }
