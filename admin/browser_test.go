@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -48,6 +49,13 @@ func TestStatusPageInChromium(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(f.web.URL+"/"),
 		chromedp.WaitReady(chromedp.CSS("#servers")),
+	))
+	// The stream opens at a person's first move (or after 5 s): a click.
+	live, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("live").textContent`))
+	require.NoError(t, err)
+	assert.Regexp(t, `^as of `, live, "the stream opened before any move")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.MouseClickXY(5, 5),
 		// The stream is open: its first events (one per server) are shown.
 		chromedp.WaitReady(chromedp.Search(`//span[@id="live" and text()="live"]`)),
 	))
@@ -83,4 +91,22 @@ func TestStatusPageInChromium(t *testing.T) {
 	if out := os.Getenv("CONDUIT_SCREENSHOT"); out != "" {
 		require.NoError(t, os.WriteFile(out, png, 0o644))
 	}
+}
+
+// A tool that waits for the network to be idle before it takes a
+// snapshot gets one: headless Chromium's --dump-dom under a virtual time
+// budget returns the page with every server (the stream, which never
+// ends, opens only later), a tool name's markup as text.
+func TestStatusPageSnapshot(t *testing.T) {
+	chromium := program(t, "chromium", "chromium")
+	f := start(t, map[string]host.Server{"every": pyServer(t, "t"+hostile), "broken": crashing()}, Options{})
+	until(t, f.h, func(sts []host.Status) bool { return state(sts, "every") == host.StateReady })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dom, err := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=3000", "--dump-dom", f.web.URL+"/").Output()
+	require.NoError(t, err, "chromium did not return the page in time")
+	assert.Contains(t, string(dom), `<tr data-server="every"`)
+	assert.Contains(t, string(dom), `<tr data-server="broken"`)
+	assert.Contains(t, string(dom), "tx&lt;img src=x onerror=alert(1)&gt;y")
+	assert.NotContains(t, string(dom), "<img")
 }

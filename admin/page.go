@@ -64,13 +64,15 @@ type pageData struct {
 
 // pageScript follows /events: it updates each server's row and adds the
 // event on top of the list, which keeps the last data-max. It only ever
-// sets textContent: nothing a server wrote becomes markup.
+// sets textContent: nothing a server wrote becomes markup. It opens the
+// stream 5 s after the page loads, or at a person's first move.
 const pageScript = `
 (function () {
   var table = document.getElementById("servers");
   var list = document.getElementById("events");
   var max = parseInt(list.getAttribute("data-max"), 10) || 50;
   var status = document.getElementById("live");
+  var connectAfter = 5000;
   function cell(row, name) {
     for (var i = 0; i < row.cells.length; i++) {
       if (row.cells[i].getAttribute("data-field") === name) { return row.cells[i]; }
@@ -105,13 +107,23 @@ const pageScript = `
     list.insertBefore(li, list.firstChild);
     while (list.children.length > max) { list.removeChild(list.lastChild); }
   }
-  if (!window.EventSource) { return; }
-  var source = new EventSource("events");
-  source.onopen = function () { status.textContent = "live"; };
-  source.onerror = function () { status.textContent = "reconnecting"; };
-  source.onmessage = function (m) {
-    try { show(JSON.parse(m.data)); } catch (e) { /* not an event */ }
-  };
+  var source = null;
+  function connect() {
+    if (source || !window.EventSource) { return; }
+    source = new EventSource("events");
+    source.onopen = function () { status.textContent = "live"; };
+    source.onerror = function () { status.textContent = "reconnecting"; };
+    source.onmessage = function (m) {
+      try { show(JSON.parse(m.data)); } catch (e) { /* not an event */ }
+    };
+  }
+  // The stream never ends: opened at once, the network would never be
+  // idle for a tool that waits for that to take a snapshot (headless
+  // Chromium's --virtual-time-budget). A person's first move opens it.
+  ["mousemove", "pointerdown", "keydown", "touchstart"].forEach(function (e) {
+    window.addEventListener(e, connect, { once: true, passive: true });
+  });
+  setTimeout(connect, connectAfter);
 })();
 `
 
