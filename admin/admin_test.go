@@ -295,7 +295,11 @@ func TestCheckListen(t *testing.T) {
 func TestEvents(t *testing.T) {
 	f := start(t, map[string]host.Server{"every": pyServer(t), "broken": crashing()}, Options{MaxEventStreams: 1})
 	until(t, f.h, func(sts []host.Status) bool { return state(sts, "every") == host.StateReady })
-	res, err := http.Get(f.web.URL + "/events")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.web.URL+"/events", nil)
+	require.NoError(t, err)
+	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	assert.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
@@ -316,8 +320,8 @@ func TestEvents(t *testing.T) {
 	assert.Equal(t, "every", second["server"])
 	assert.Equal(t, "ready", second["state"])
 	assert.Equal(t, 1.0, second["tools"])
-	// The crash loop goes on: its next states come.
-	for ev := next(); ev["state"] != "parked"; ev = next() {
+	// The crash loop goes on: its next states come, until it is parked.
+	for ev := first; ev["state"] != "parked"; ev = next() {
 		assert.Equal(t, "broken", ev["server"])
 	}
 
