@@ -98,7 +98,7 @@ func TestPrometheusScrapes(t *testing.T) {
 
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
-	require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, "global: {scrape_interval: 200ms, scrape_timeout: 150ms}\nscrape_configs: [{job_name: conduit, static_configs: [{targets: [%q]}]}]\n", target), 0o600))
+	require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, "global: {scrape_interval: 500ms, scrape_timeout: 500ms}\nscrape_configs: [{job_name: conduit, static_configs: [{targets: [%q]}]}]\n", target), 0o600))
 	port := freePort(t)
 	cmd := exec.Command(prom, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"), fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port))
 	log, err := os.Create(filepath.Join(dir, "prometheus.log"))
@@ -136,7 +136,10 @@ func TestPrometheusScrapes(t *testing.T) {
 	assert.Greater(t, len(seen), 1, "the restarts counter rose while scraped: %v\n%s", seen, logged)
 	assert.Equal(t, map[string]string{"broken": "7"}, promQuery(t, base, `conduit_server_restarts_total{server="broken"}`))
 	assert.Equal(t, map[string]string{"broken": "7"}, promQuery(t, base, `max_over_time(conduit_server_restarts_total{server="broken"}[1m])`))
-	assert.Equal(t, map[string]string{"every": "1"}, promQuery(t, base, `conduit_server_state{state="ready"} == 1`))
+	until(t, f.h, func(sts []host.Status) bool { return state(sts, "every") == host.StateReady })
+	eventually(t, "Prometheus to see the other server ready", func() bool {
+		return promQuery(t, base, `conduit_server_state{state="ready"} == 1`)["every"] == "1"
+	})
 	assert.Equal(t, map[string]string{"broken": "8", "every": "1"}, promQuery(t, base, `conduit_server_starts_total`))
 
 	_, body := get(t, f.web.URL+"/metrics")
