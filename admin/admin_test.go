@@ -362,3 +362,27 @@ func TestStartsBeforeTheAdminServer(t *testing.T) {
 	srv.Close() // its events are all counted
 	assert.Equal(t, 10.0, value(t, scrape(t, web.URL), "conduit_server_starts_total", "server=broken"))
 }
+
+// The hook keeps the options' own Audit (conduit host --audit's file) and
+// middleware: its own come after them, and the Audit before is still
+// called with every record.
+func TestServerOptionsKeepsHooks(t *testing.T) {
+	m := NewMetrics()
+	var audited []string
+	mine := func(next conduit.MethodHandler) conduit.MethodHandler { return next }
+	o := m.ServerOptions("s", conduit.Options{
+		Audit:               func(r conduit.AuditRecord) { audited = append(audited, r.Method+" "+r.Outcome) },
+		SendingMiddleware:   []conduit.Middleware{mine},
+		ReceivingMiddleware: []conduit.Middleware{mine, mine},
+	})
+	assert.Len(t, o.SendingMiddleware, 2)
+	assert.Len(t, o.ReceivingMiddleware, 3)
+	o.Audit(conduit.AuditRecord{Method: "sampling/createMessage", Outcome: conduit.OutcomeBusy})
+	o.Audit(conduit.AuditRecord{Method: "made/up", Outcome: "odd"})
+	assert.Equal(t, []string{"sampling/createMessage busy", "made/up odd"}, audited)
+	srv := httptest.NewServer(promHandler(m))
+	defer srv.Close()
+	fams := scrape(t, srv.URL)
+	assert.Equal(t, 1.0, value(t, fams, "conduit_server_requests_total", "method=sampling/createMessage,outcome=busy,server=s"))
+	assert.Equal(t, 1.0, value(t, fams, "conduit_server_requests_total", "method=other,outcome=other,server=s"))
+}
