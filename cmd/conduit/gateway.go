@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/admin"
 	"github.com/conduitmcp/conduit/gateway"
 	"github.com/conduitmcp/conduit/host"
 )
@@ -46,6 +47,7 @@ on loopback only. docs/gateway.md says what is relayed and what is not yet.`,
 	c.Flags().StringVar(&listen, "listen", "", "serve Streamable HTTP at http://`ADDR`/mcp (host:port) instead of stdio")
 	c.Flags().StringVar(&token, "token", "", "require this bearer `TOKEN` of every HTTP request (default $CONDUIT_GATEWAY_TOKEN); needed to listen beyond loopback")
 	a.maxMessageFlag(c.Flags())
+	a.adminFlags(c.Flags())
 	return c
 }
 
@@ -62,6 +64,10 @@ func (a *app) runGateway(ctx context.Context, listen, token string) error {
 			return &exitError{code: exitUsage, err: err}
 		}
 	}
+	metrics, err := a.adminMetrics()
+	if err != nil {
+		return err
+	}
 	logger := newLogger(a.stderr, a.opts.verbose, a.opts.json)
 	cfg, err := a.readConfig(logger)
 	if err != nil {
@@ -69,11 +75,22 @@ func (a *app) runGateway(ctx context.Context, listen, token string) error {
 	}
 	defer runtime.KeepAlive(gcFloor())
 	g, err := gateway.New(cfg, gateway.Options{Logger: logger, Host: host.Options{MaxMessageBytes: int(a.opts.maxMessageBytes),
-		Client: conduit.Options{TracerProvider: a.tracerProvider()}}})
+		Client: conduit.Options{TracerProvider: a.tracerProvider()}, ServerOptions: serverOptionsOf(metrics)}})
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
 	defer g.Close()
+	stopAdmin, err := a.serveAdmin(g.Host(), metrics, admin.Options{Title: "conduit gateway", Sessions: func() int {
+		n := 0
+		for range g.Server().Sessions() {
+			n++
+		}
+		return n
+	}})
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
 	// A client that connects at once sees every server that could start:
 	// wait for each to be ready (or parked, or stopped), a while at most.
 	events, unsubscribe := g.Host().Subscribe()

@@ -54,6 +54,7 @@ type options struct {
 	// host
 	config string
 	once   bool
+	admin  adminOptions // --admin, --admin-token (host, gateway)
 	// global
 	verbose int
 
