@@ -63,7 +63,7 @@ func TestParseMix(t *testing.T) {
 // distinct ones it counts: past maxKeptMessages, a new one counts as
 // "(other messages)".
 func TestRecorderKeepsTheMostFrequentMessages(t *testing.T) {
-	r := newRecorder(time.Now())
+	r := newRecorder(time.Now(), 0)
 	for range 10 {
 		r.record(result{tool: "nosuch", outcome: OutcomeIsError, message: "Tool nosuch not found"})
 	}
