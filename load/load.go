@@ -91,8 +91,8 @@ func (cfg *Config) check() error {
 	switch {
 	case cfg.Transport == nil:
 		return fmt.Errorf("%w: no Transport", ErrConfig)
-	case cfg.Calls <= 0 && cfg.Duration <= 0:
-		return fmt.Errorf("%w: give Calls or Duration", ErrConfig)
+	case cfg.Calls <= 0 && cfg.Duration <= 0 && len(cfg.Stages) == 0:
+		return fmt.Errorf("%w: give Calls, Duration or Stages", ErrConfig)
 	case cfg.Calls < 0 || cfg.Duration < 0 || cfg.Warmup < 0 || cfg.Sessions < 0 || cfg.Concurrency < 0:
 		return fmt.Errorf("%w: negative Calls, Duration, Warmup, Sessions or Concurrency", ErrConfig)
 	case cfg.Rate < 0 || math.IsInf(cfg.Rate, 0) || math.IsNaN(cfg.Rate):

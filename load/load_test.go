@@ -273,6 +273,8 @@ func TestInterrupted(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, rep.Interrupted)
 		assert.Equal(t, map[string]int64{"ok": 3, "cancelled": 1}, rep.Outcomes)
-		assert.Equal(t, load.Progress{Elapsed: 3500 * time.Millisecond, Calls: 4, Errors: 1, Rate: 4 / 3.5, P99: load.Millis(time.Second), Final: true}, final)
+		// The last window is the third second: one call, 1 s (to the window's 2 digits).
+		assert.Equal(t, load.Progress{Elapsed: 3500 * time.Millisecond, Total: time.Minute, Calls: 4, Errors: 1, Rate: 4 / 3.5, P99: load.Millis(time.Second),
+			RateNow: 1, P99Now: load.Millis(1003519 * time.Microsecond), Final: true}, final)
 	})
 }
