@@ -522,6 +522,13 @@ func (rep *Report) WriteText(w io.Writer) error {
 		b.WriteString(", input budget lifted")
 	}
 	b.WriteString("\n")
+	if len(rep.Stages) > 0 {
+		parts := make([]string, len(rep.Stages))
+		for i, st := range rep.Stages {
+			parts[i] = fmt.Sprintf("%d %s %g→%g %s", st.Stage, time.Duration((st.To-st.From)*float64(time.Second)).Round(time.Millisecond), st.StartTarget, st.Target, st.Unit)
+		}
+		fmt.Fprintf(&b, "stages:     %s\n", strings.Join(parts, ", "))
+	}
 	if rep.Interrupted {
 		b.WriteString("interrupted before the end of the load\n")
 	}
