@@ -216,6 +216,18 @@ func TestMixAndOutcomes(t *testing.T) {
 		var text bytes.Buffer
 		require.NoError(t, rep.WriteText(&text))
 		assert.Contains(t, text.String(), fmt.Sprintf("            rpc -32602 %d × %s\n", rep.Failed, msg.Message))
+		// The latency of ok and failed calls apart.
+		require.NotNil(t, rep.LatencyOK)
+		require.NotNil(t, rep.LatencyFailed)
+		assert.Contains(t, text.String(), fmt.Sprintf("            failed  min %s  p50 %s", rep.LatencyFailed.Min, rep.LatencyFailed.P50))
+		assert.Contains(t, text.String(), fmt.Sprintf("            ok      min %s  p50 %s", rep.LatencyOK.Min, rep.LatencyOK.P50))
+		assert.Equal(t, rep.Failed, rep.PerTool["no_such_tool"].Failed)
+		assert.Equal(t, rep.OK, rep.PerTool["summarise"].OK)
+		var failedBars int64
+		for _, b := range rep.FailedHistogram {
+			failedBars += b.Count
+		}
+		assert.Equal(t, rep.Failed, failedBars)
 	})
 }
 

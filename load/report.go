@@ -535,6 +535,15 @@ func (rep *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "calls:      %d in %s (%.1f calls/s): %d ok, %d failed\n", rep.Calls, rep.Elapsed, rep.Throughput, rep.OK, rep.Failed)
 	l := rep.Latency
 	fmt.Fprintf(&b, "latency:    min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n", l.Min, l.P50, l.P90, l.P99, l.P999, l.Max)
+	if rep.LatencyOK != nil && rep.LatencyFailed != nil {
+		for _, part := range []struct {
+			name string
+			p    *Percentiles
+		}{{"ok", rep.LatencyOK}, {"failed", rep.LatencyFailed}} {
+			l := part.p
+			fmt.Fprintf(&b, "            %-7s min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n", part.name, l.Min, l.P50, l.P90, l.P99, l.P999, l.Max)
+		}
+	}
 	fmt.Fprintf(&b, "            measured from the %s\n", rep.LatencyFrom)
 	fmt.Fprintf(&b, "time:       active %s, paused for input %s", rep.Time.Active, rep.Time.PausedForInput)
 	if rep.Time.UnattributedInput > 0 {
