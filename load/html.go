@@ -116,11 +116,11 @@ func histogramPlot(rep *Report) *plot.Plot {
 	p.Add(plotter.NewGrid())
 	if len(ok.Bins) > 0 {
 		p.Add(ok)
-		p.Legend.Add("ok", ok)
 	}
 	if len(bad.Bins) > 0 {
 		p.Title.Text += ": ok and failed calls apart"
 		p.Add(bad)
+		p.Legend.Add("ok", ok)
 		p.Legend.Add("failed", bad)
 		p.Legend.Top = true
 	}
@@ -227,6 +227,9 @@ func timelineSVG(rep *Report) (template.HTML, error) {
 		p := r[0]
 		p.X.Label.Text = axis
 		p.X.Min, p.X.Max, p.Y.Min = 0, elapsed, 0
+		if top[p] > 0 {
+			p.Y.Max = top[p] * 1.2 // room for the legend and the stages' labels above the lines
+		}
 		p.Add(plotter.NewGrid())
 		markStages(p, rep, top[p])
 	}
