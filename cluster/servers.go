@@ -40,6 +40,7 @@ type Servers struct {
 	lost     map[string]bool       // addresses whose connection dropped, until the topology drops them too
 	topology chan struct{}         // closed and replaced at each topology or loss
 	inflight map[string]map[*pending]struct{}
+	rounds   chan struct{} // closed and replaced after each keep-alive round
 
 	// Counters of requests: started, completed (an answer came, a result
 	// or the server's error), failed because their member was lost.
@@ -58,7 +59,7 @@ func (m *Member) Servers() *Servers {
 		m: m, names: slices.Sorted(maps.Keys(m.cfg.Servers)),
 		changed: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		tools: map[string]toolsReply{}, rdv: pcluster.NewRendezvous(), members: map[string]string{},
-		lost: map[string]bool{}, topology: make(chan struct{}), inflight: map[string]map[*pending]struct{}{},
+		lost: map[string]bool{}, topology: make(chan struct{}), rounds: make(chan struct{}), inflight: map[string]map[*pending]struct{}{},
 	}
 	s.sub = m.system.EventStream.Subscribe(s.event)
 	if ms := m.c.MemberList.Members(); ms != nil {
@@ -178,6 +179,42 @@ func (s *Servers) refresh() {
 		}()
 	}
 	wg.Wait()
+	s.mu.Lock()
+	close(s.rounds)
+	s.rounds = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// Settle waits until the cluster has at least members members and every
+// server's grain answered a keep-alive ready, or ctx ends (its error
+// then).
+func (s *Servers) Settle(ctx context.Context, members int) error {
+	for {
+		s.mu.Lock()
+		done := len(s.members) >= members
+		for _, name := range s.names {
+			if r, ok := s.tools[name]; !ok || r.Status.State != host.StateReady {
+				done = false
+			}
+		}
+		next := s.rounds
+		s.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-next:
+		}
+	}
+}
+
+// Members is the number of members in the last topology.
+func (s *Servers) Members() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.members)
 }
 
 func sameTools(a, b toolsReply) bool {
