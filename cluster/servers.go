@@ -49,7 +49,7 @@ type Servers struct {
 
 // pending is a request in flight to the member at its address.
 type pending struct {
-	lost chan string // the lost member, once
+	lost chan lostMember // the lost member, once
 }
 
 // Servers returns the member's view of the cluster's servers. Close it
@@ -121,7 +121,7 @@ func (s *Servers) onLost(addr, why string) {
 	}
 	for p := range s.inflight[addr] {
 		select {
-		case p.lost <- name + ": " + why:
+		case p.lost <- lostMember{name, why}:
 		default:
 		}
 	}
@@ -166,11 +166,18 @@ func (s *Servers) refresh() {
 			defer s.mu.Unlock()
 			old, had := s.tools[name]
 			if err != nil {
+				// Its tools stay in the catalog: a call activates the
+				// grain again, on a survivor when its member was lost.
 				if had {
-					delete(s.tools, name)
-					s.signal()
+					old.Status.State, old.Status.Err = host.StateRestarting, err.Error()
+					s.tools[name] = old
 				}
 				return
+			}
+			if had && r.Status.State != host.StateReady {
+				// A fresh activation still starting: a call waits for it
+				// to be ready, so its tools stay served meanwhile.
+				r.Tools = old.Tools
 			}
 			if !had || !sameTools(old, r) {
 				s.signal()
@@ -237,10 +244,13 @@ func (s *Servers) signal() {
 }
 
 // errLost is what a request in flight to a lost member fails with.
-func errLost(method, server, member string) error {
+func errLost(method, server string, lost lostMember) error {
 	return &conduit.Error{Kind: conduit.KindTransport, Method: method, ConnectionEnded: true,
-		Message: fmt.Sprintf("cluster member %s holding server %q was lost with the request in flight", member, server)}
+		Message: fmt.Sprintf("cluster member %s holding server %q was lost with the request in flight: %s", lost.member, server, lost.why)}
 }
+
+// lostMember says which member was lost, and how it was seen.
+type lostMember struct{ member, why string }
 
 // request sends one request to server's grain and decodes its result into
 // out. It waits for a topology without a member known lost before it
@@ -285,11 +295,11 @@ func (s *Servers) request(ctx context.Context, server, typeName string, req requ
 		}
 		retry.Stop()
 	}
-	p := &pending{lost: make(chan string, 1)}
+	p := &pending{lost: make(chan lostMember, 1)}
 	s.mu.Lock()
 	if s.lost[pid.Address] {
 		s.mu.Unlock()
-		return errLost(method, server, pid.Address)
+		return errLost(method, server, lostMember{pid.Address, "its connection dropped before the request was sent"})
 	}
 	if s.inflight[pid.Address] == nil {
 		s.inflight[pid.Address] = map[*pending]struct{}{}
@@ -321,7 +331,7 @@ func (s *Servers) request(ctx context.Context, server, typeName string, req requ
 				return ctxErr(context.Background(), method, server)
 			}
 			s.Lost.Add(1)
-			return errLost(method, server, pid.Address+": "+a.err.Error())
+			return errLost(method, server, lostMember{pid.Address, a.err.Error()})
 		}
 		resp, ok := a.res.(*pcluster.GrainResponse)
 		if !ok {
