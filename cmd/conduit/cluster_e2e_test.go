@@ -311,3 +311,33 @@ func TestGatewayClusterServerMovesWhenItsMemberDies(t *testing.T) {
 	t.Logf("calls: %v", got)
 	assert.Equal(t, map[string]int{"started": 3 + 5 + 2, "completed": 3 + 2, "failed: member lost": 4, "failed: other": 1}, got)
 }
+
+// Through a member that does not hold it, a server's tools, prompts and
+// resources are listed, called, got and read as through the one that does.
+func TestGatewayClusterServesPromptsAndResourcesAcrossMembers(t *testing.T) {
+	_, server := binaries(t)
+	cfg := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers":{"e":{"command":%q,"conduit":{"era":"legacy"}}}}`, server))
+	members := startCluster(t, 2, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, m := range members {
+		cs := connectMCP(t, ctx, m.url)
+		defer cs.Close()
+		tools, err := cs.ListTools(ctx, nil)
+		require.NoError(t, err, m.remote)
+		var names []string
+		for _, tool := range tools.Tools {
+			names = append(names, tool.Name)
+		}
+		assert.Contains(t, names, "e__test_simple_text", m.remote)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "e__test_simple_text"})
+		require.NoError(t, err, m.remote)
+		assert.Equal(t, "This is a simple text response for testing.", res.Content[0].(*mcp.TextContent).Text, m.remote)
+		prompt, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "e__test_prompt_with_arguments", Arguments: map[string]string{"arg1": "x", "arg2": "y"}})
+		require.NoError(t, err, m.remote)
+		assert.Equal(t, "Prompt with arguments: arg1='x', arg2='y'", prompt.Messages[0].Content.(*mcp.TextContent).Text, m.remote)
+		read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://static-text"})
+		require.NoError(t, err, m.remote)
+		assert.Equal(t, "This is the content of the static text resource.", read.Contents[0].Text, m.remote)
+	}
+}
