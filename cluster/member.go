@@ -13,8 +13,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -24,6 +26,7 @@ import (
 	"github.com/asynkron/protoactor-go/cluster/clusterproviders/automanaged"
 	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
 	"github.com/asynkron/protoactor-go/remote"
+	"github.com/labstack/echo"
 
 	"github.com/conduitmcp/conduit/host"
 )
@@ -100,7 +103,15 @@ func Join(cfg host.Config, opts Options) (m *Member, err error) {
 	}
 	m.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return protoLogs }))
 	kind := pcluster.NewKind(Kind, actor.PropsFromProducer(func() actor.Actor { return &serverGrain{m: m} }))
-	provider := automanaged.NewWithConfig(opts.Refresh, opts.HealthPort, opts.Seeds...)
+	// The provider's health endpoint, served by an echo server of ours
+	// only so that it prints nothing: the provider's own writes a banner
+	// to stdout, the stdio transport's channel.
+	health := echo.New()
+	health.HideBanner, health.HidePort = true, true
+	health.Logger.SetOutput(io.Discard)
+	node := automanaged.NewNode(opts.Name, m.system.ID, hostName, port, opts.HealthPort, []string{Kind})
+	health.GET("/_health", func(c echo.Context) error { return c.JSON(http.StatusOK, node) })
+	provider := automanaged.NewWithTesting(opts.Refresh, opts.HealthPort, health, opts.Seeds...)
 	rc := remote.Configure(hostName, port)
 	cc := pcluster.Configure(opts.Name, provider, disthash.New(), rc, pcluster.WithKinds(kind))
 	m.c = pcluster.New(m.system, cc)
