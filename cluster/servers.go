@@ -279,11 +279,26 @@ func (s *Servers) request(ctx context.Context, server, typeName string, req requ
 		stale := s.lost[owner] || owner == ""
 		s.mu.Unlock()
 		if !stale {
-			pid = s.m.c.Get(server, Kind) // activates it if needed; nil after 5 s without an answer
+			// Get activates the grain if needed and blocks up to 5 s
+			// when its owner does not answer: a loss or a new topology
+			// meanwhile sends the request to the new owner without
+			// waiting for it (the abandoned Get ends by itself).
+			found := make(chan *actor.PID, 1)
+			go func() { found <- s.m.c.Get(server, Kind) }()
+			select {
+			case <-ctx.Done():
+				s.TimedOut.Add(1)
+				return ctxErr(ctx, method, server)
+			case pid = <-found:
+			case <-wait:
+				continue
+			}
 			if pid != nil {
 				break
 			}
 		}
+		// No owner, a lost one, or one that did not answer: try again at
+		// the next topology, or in a while.
 		retry := time.NewTimer(250 * time.Millisecond)
 		select {
 		case <-ctx.Done():
