@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/host"
 )
 
 // A server's JSON-RPC error crosses members as it is: the gateway of the
@@ -41,4 +42,24 @@ func TestClusterLostMemberError(t *testing.T) {
 	err := errLost("CallTool", "s", lostMember{"127.0.0.1:7001 (abc)", "its connection dropped"})
 	assert.True(t, errors.Is(err, conduit.ErrConnectionEnded))
 	assert.Contains(t, err.Error(), `cluster member 127.0.0.1:7001 (abc) holding server "s" was lost with the request in flight: its connection dropped`)
+}
+
+// Join refuses what would make a member no other can reach, before it
+// starts anything.
+func TestClusterJoinRefusesUnreachableSettings(t *testing.T) {
+	for _, c := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{Listen: "127.0.0.1:7001", HealthPort: 6001, Seeds: []string{"127.0.0.1:6001"}}, "cluster: no cluster name"},
+		{Options{Name: "c", Listen: "0.0.0.0:7001", HealthPort: 6001, Seeds: []string{"127.0.0.1:6001"}}, `cluster: listen address "0.0.0.0:7001": want HOST:PORT with a host the others can reach and a port`},
+		{Options{Name: "c", Listen: "127.0.0.1:0", HealthPort: 6001, Seeds: []string{"127.0.0.1:6001"}}, `cluster: listen address "127.0.0.1:0": want HOST:PORT with a host the others can reach and a port`},
+		{Options{Name: "c", Listen: "127.0.0.1", HealthPort: 6001, Seeds: []string{"127.0.0.1:6001"}}, `cluster: listen address "127.0.0.1": address 127.0.0.1: missing port in address`},
+		{Options{Name: "c", Listen: "127.0.0.1:7001", Seeds: []string{"127.0.0.1:6001"}}, "cluster: no health port"},
+		{Options{Name: "c", Listen: "127.0.0.1:7001", HealthPort: 6001}, "cluster: no seeds"},
+	} {
+		m, err := Join(host.Config{}, c.opts)
+		assert.Nil(t, m)
+		assert.EqualError(t, err, c.want)
+	}
 }

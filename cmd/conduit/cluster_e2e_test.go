@@ -341,3 +341,15 @@ func TestGatewayClusterServesPromptsAndResourcesAcrossMembers(t *testing.T) {
 		assert.Equal(t, "This is the content of the static text resource.", read.Contents[0].Text, m.remote)
 	}
 }
+
+// The cluster's flags need --cluster; a member's settings that no other
+// member could reach are a usage error.
+func TestGatewayClusterFlagsAreChecked(t *testing.T) {
+	cfg := writeFile(t, "mcp.json", `{"mcpServers":{}}`)
+	r := runInProcess(t, "gateway", "--config", cfg, "--listen", "127.0.0.1:0", "--cluster-seeds", "127.0.0.1:6001")
+	assert.Equal(t, exitUsage, r.code, r.String())
+	assert.Equal(t, "conduit: --cluster-listen, --cluster-health and --cluster-seeds need --cluster NAME\nRun 'conduit gateway --help' for usage.\n", r.stderr)
+	r = runInProcess(t, "gateway", "--config", cfg, "--listen", "127.0.0.1:0", "--cluster", "c", "--cluster-listen", "0.0.0.0:7001", "--cluster-health", "6001", "--cluster-seeds", "127.0.0.1:6001")
+	assert.Equal(t, exitUsage, r.code, r.String())
+	assert.Equal(t, "conduit: cluster: listen address \"0.0.0.0:7001\": want HOST:PORT with a host the others can reach and a port\nRun 'conduit gateway --help' for usage.\n", r.stderr)
+}
