@@ -471,6 +471,9 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 		// server has the answer, its record is already written.
 		if outcome != "" {
 			c.shared.audit(messages.AuditRecord{Time: time.Now(), ServerID: c.cfg.ServerID, Era: sess.era, Method: f.Method, RequestID: f.ID, Outcome: outcome}, e)
+			if c.shared.tracer != nil {
+				c.refusalSpan(f, hint, sess, outcome, e)
+			}
 		}
 		c.send(messages.NewErrorResponse(f.ID, e))
 	}
@@ -507,6 +510,9 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	}
 	if !c.cfg.Declared.Allows(f.Method, sess.version) {
 		e := c.shared.undeclared(messages.AuditRecord{ServerID: c.cfg.ServerID, Era: sess.era, Method: f.Method, RequestID: f.ID})
+		if c.shared.tracer != nil {
+			c.refusalSpan(f, hint, sess, guards.OutcomeRefused, e)
+		}
 		c.send(messages.NewErrorResponse(f.ID, e))
 		return
 	}

@@ -40,6 +40,7 @@ type input struct {
 	ended    bool
 	hctx     handlerCtx   // the handler's ctx
 	progress progressSent // what NotifyProgress reported last
+	trace    *inputTrace  // its call's span and its start, when traced (trace.go)
 }
 
 // driver is what drives an input: it gets the handler's outcome from the
@@ -117,6 +118,9 @@ func (in *input) start(parent context.Context, g *inputGrant, d driver) (outcome
 		return outcome{}, false
 	}
 	in.guard.CallsInFlight = g.inFlight
+	if in.shared.tracer != nil && g.hasCall {
+		in.traceStart(parent, g)
+	}
 	if g.hasCall {
 		in.guard.Context.RelatedRequestID, in.guard.Context.Assigns = g.related, g.assigns
 	}
@@ -222,6 +226,9 @@ func (in *input) end(o outcome) outcome {
 		// (Stats.AbandonedHandlers) until it returns, which is what an
 		// operator watches.
 		in.shared.logger.Info("input handler still running after its request ended: abandoned", in.logAttrs()...)
+	}
+	if in.trace != nil {
+		in.shared.inputSpan(in.trace.started, in.trace.span, true, in.guard.Method, &in.guard.Context, o.audit, o.rpc)
 	}
 	if in.shared.auditFn == nil {
 		return o // no hook: no record to build

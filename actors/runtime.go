@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
 	"github.com/conduitmcp/conduit/era"
@@ -72,6 +73,9 @@ type Config struct {
 	// passes (modern: on the listen stream), on the connection actor: it
 	// must not block.
 	OnChange func(method string)
+	// Tracer, when set, records each input request as a span, a child of
+	// its call's (trace.go).
+	Tracer trace.Tracer
 }
 
 func (c *Config) handlerTimeout(method string) time.Duration {
@@ -107,6 +111,10 @@ type shared struct {
 	// budget bounds the bytes the reader has handed over and the actors
 	// have not finished with.
 	budget *inboundBudget
+	// tracer is Config.Tracer; calls maps the id of each call in flight
+	// with a valid span context to it, while tracing (trace.go).
+	tracer trace.Tracer
+	calls  sync.Map
 }
 
 // session is a negotiated protocol version and its era. negotiated is
@@ -260,7 +268,7 @@ func Start(cfg Config) *Runtime {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	sh := &shared{ctx: ctx, handlers: cfg.Handlers, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit,
-		budget: newInboundBudget(cfg.MaxInboundBytes)}
+		budget: newInboundBudget(cfg.MaxInboundBytes), tracer: cfg.Tracer}
 	rt := &Runtime{
 		cfg: cfg, system: system, cancel: cancel, shared: sh,
 		life: &lifecycle{system: system},
@@ -446,6 +454,9 @@ func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage,
 	}
 	m.timeout, m.maxTotal, m.assigns = opts.Timeout, opts.MaxTotalTimeout, opts.Assigns
 	defer rt.requestHeader(id, opts.Header)()
+	if rt.shared.traceCall(ctx, id) {
+		defer rt.shared.untraceCall(id)
+	}
 	reply := m.reply
 	rt.system.Root.Send(rt.pid, m)
 	select {

@@ -77,6 +77,9 @@ type Settings struct {
 	Restart  RestartPolicy
 	Ping     PingPolicy
 	Disabled bool
+	// Optional is "optional": true: the host is ready (an admin
+	// listener's /readyz) without this server being ready.
+	Optional bool
 	// InheritEnv gives a stdio server the whole environment of the host
 	// process under its own env; without it, it gets only InheritedEnv
 	// (and its own env), as desktop hosts do: a server need not see every
@@ -556,6 +559,8 @@ func (p *parser) parseSettings(raw json.RawMessage) (Settings, error) {
 			s.Disabled, err = p.boolean(key, v)
 		case "inheritEnv":
 			s.InheritEnv, err = p.boolean(key, v)
+		case "optional":
+			s.Optional, err = p.boolean(key, v)
 		case "prefix":
 			var prefix bool
 			prefix, err = p.boolean(key, v)

@@ -64,6 +64,12 @@ type Options struct {
 	// ±20 %; nil draws it from math/rand/v2. Supervisors call it
 	// concurrently.
 	Jitter func() float64
+	// ServerOptions, when set, completes the options of each server's
+	// clients, after its settings: for a hook that needs the server's
+	// name (the admin listener's metrics: middleware, an Audit that
+	// calls the one before). Called with the host's lock held: it must
+	// not block or call the Host.
+	ServerOptions func(name string, o conduit.Options) conduit.Options
 }
 
 // Status is a snapshot of one server.
@@ -655,6 +661,9 @@ func (h *Host) newServer(name string, cfg Server) (*server, error) {
 	s.opts, err = clientOptions(h.opts.Client, name, cfg.Conduit, logger, s.refresh)
 	if err != nil {
 		return nil, err
+	}
+	if h.opts.ServerOptions != nil {
+		s.opts = h.opts.ServerOptions(name, s.opts)
 	}
 	if s.opts.System == nil {
 		// The server's connection actors live in the tree's system,

@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/admin"
 	"github.com/conduitmcp/conduit/gateway"
 	"github.com/conduitmcp/conduit/host"
 )
@@ -53,6 +55,7 @@ hashing), and every member serves all of them (docs/cluster.md).`,
 	c.Flags().StringVar(&listen, "listen", "", "serve Streamable HTTP at http://`ADDR`/mcp (host:port) instead of stdio")
 	c.Flags().StringVar(&token, "token", "", "require this bearer `TOKEN` of every HTTP request (default $CONDUIT_GATEWAY_TOKEN); needed to listen beyond loopback")
 	a.maxMessageFlag(c.Flags())
+	a.adminFlags(c.Flags())
 	cl.register(c)
 	return c
 }
@@ -70,14 +73,22 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 			return &exitError{code: exitUsage, err: err}
 		}
 	}
+	metrics, err := a.adminMetrics()
+	if err != nil {
+		return err
+	}
 	logger := newLogger(a.stderr, a.opts.verbose, a.opts.json)
 	cfg, err := a.readConfig(logger)
 	if err != nil {
 		return err
 	}
 	defer runtime.KeepAlive(gcFloor())
-	ho := host.Options{MaxMessageBytes: int(a.opts.maxMessageBytes)}
+	ho := host.Options{MaxMessageBytes: int(a.opts.maxMessageBytes),
+		Client: conduit.Options{TracerProvider: a.tracerProvider()}, ServerOptions: serverOptionsOf(metrics)}
 	gopts := gateway.Options{Logger: logger, Host: ho}
+	if cl.name != "" && metrics != nil {
+		return usagef("--admin is not served by a cluster member yet (docs/cluster.md)")
+	}
 	member, err := cl.join(cfg, ho, logger, &gopts)
 	if err != nil {
 		return err
@@ -90,6 +101,17 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 		return &exitError{code: exitUsage, err: err}
 	}
 	defer g.Close()
+	stopAdmin, err := a.serveAdmin(g.Host(), metrics, admin.Options{Title: "conduit gateway", Sessions: func() int {
+		n := 0
+		for range g.Server().Sessions() {
+			n++
+		}
+		return n
+	}})
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
 	// A client that connects at once sees every server that could start:
 	// wait for each to be ready (or parked, or stopped), a while at most.
 	wait, cancel := context.WithTimeout(ctx, gatewaySettle)

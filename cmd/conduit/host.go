@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/admin"
 	"github.com/conduitmcp/conduit/host"
 )
 
@@ -34,7 +35,7 @@ const hostHelp = `The configuration file is the one most hosts read (Claude Desk
 ${VAR} and ${env:VAR} are replaced by environment variables. Conduit's own
 settings of a server live under its "conduit" key (era, protocolVersion,
 timeout, maxTotalTimeout, handlerTimeout, maxServerRequests, startTimeout,
-roots, restart, ping, disabled, inheritEnv); other hosts ignore it.
+roots, restart, ping, disabled, inheritEnv, optional); other hosts ignore it.
 docs/supervision.md has the details.
 
 A server that exits or loses its connection is restarted after 0.5s, then
@@ -76,6 +77,7 @@ a status table (with --json, one object per server) and exit.`,
 	c.Flags().StringVar(&a.opts.config, "config", "", "run the servers of the configuration `FILE` (mcpServers or VS Code servers)")
 	c.Flags().BoolVar(&a.opts.once, "once", false, "start every server, wait until each is ready or parked, print their status and exit (1 if any is parked)")
 	a.maxMessageFlag(c.Flags())
+	a.adminFlags(c.Flags())
 	a.handlerFlags(c.Flags())
 	return c
 }
@@ -185,6 +187,10 @@ func (a *app) withHost(pick func(host.Config) (host.Config, error), do func(*hos
 	if err := o.check(); err != nil {
 		return err
 	}
+	metrics, err := a.adminMetrics()
+	if err != nil {
+		return err
+	}
 	logger := newLogger(a.stderr, o.verbose, o.json)
 	o.warnConfigIgnored(logger)
 	if o.logLevel != "" {
@@ -206,11 +212,16 @@ func (a *app) withHost(pick func(host.Config) (host.Config, error), do func(*hos
 	defer closeAudit()
 	warnRootsOverride(logger, cfg, handlers)
 	// Each server's name is its ServerID.
-	h, err := host.New(cfg, host.Options{Client: a.clientOptions(handlers, audit, logger), MaxMessageBytes: int(o.maxMessageBytes)})
+	h, err := host.New(cfg, host.Options{Client: a.clientOptions(handlers, audit, logger), MaxMessageBytes: int(o.maxMessageBytes), ServerOptions: serverOptionsOf(metrics)})
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
 	defer h.Close()
+	stopAdmin, err := a.serveAdmin(h, metrics, admin.Options{Title: "conduit host"})
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
 	events, cancel := h.Subscribe()
 	defer cancel()
 	return do(h, events, audit)

@@ -54,6 +54,7 @@ type options struct {
 	// host
 	config string
 	once   bool
+	admin  adminOptions // --admin, --admin-token (host, gateway)
 	// global
 	verbose int
 
@@ -260,6 +261,7 @@ func (a *app) clientOptions(handlers conduit.Handlers, audit *auditor, logger *s
 		Audit:             audit.record,
 
 		MaxWriteQueueBytes: int(o.maxWriteQueueBytes),
+		TracerProvider:     a.tracerProvider(),
 	}
 }
 
