@@ -67,6 +67,28 @@ func clusterServer(r io.Reader, w io.Writer) int {
 	return 0
 }
 
+var (
+	clusterBuild    sync.Once
+	clusterBuildErr error
+)
+
+// clusterBinaries builds, beside the conduit of binaries, conduit-cluster
+// (conduit with the cluster tag), which conduit gateway --cluster runs.
+func clusterBinaries(t *testing.T) (cli, server string) {
+	t.Helper()
+	cli, server = binaries(t)
+	clusterBuild.Do(func() {
+		out, err := exec.Command("go", "build", "-tags", "cluster", "-o", filepath.Join(binDir, clusterCommand), ".").CombinedOutput()
+		if err != nil {
+			clusterBuildErr = fmt.Errorf("go build -tags cluster: %v\n%s", err, out)
+		}
+	})
+	if clusterBuildErr != nil {
+		t.Fatal(clusterBuildErr)
+	}
+	return cli, server
+}
+
 // clusterMember is one conduit gateway process of the cluster.
 type clusterMember struct {
 	cmd    *exec.Cmd
@@ -93,7 +115,7 @@ func freePorts(t *testing.T, n int) []int {
 // startCluster starts n gateway members of one cluster on loopback, each
 // serving cfg, and returns once each says it serves with n members.
 func startCluster(t *testing.T, n int, cfg string) []*clusterMember {
-	cli, _ := binaries(t)
+	cli, _ := clusterBinaries(t)
 	ports := freePorts(t, 2*n)
 	var seeds []string
 	for i := range n {
@@ -207,7 +229,6 @@ func parentPID(t *testing.T, pid string) int {
 // others fail at once with an error naming the lost member, and the next
 // call through a survivor starts the server afresh on a survivor.
 func TestGatewayClusterServerMovesWhenItsMemberDies(t *testing.T) {
-	_, _ = binaries(t)
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "mark")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
@@ -315,7 +336,7 @@ func TestGatewayClusterServerMovesWhenItsMemberDies(t *testing.T) {
 // Through a member that does not hold it, a server's tools, prompts and
 // resources are listed, called, got and read as through the one that does.
 func TestGatewayClusterServesPromptsAndResourcesAcrossMembers(t *testing.T) {
-	_, server := binaries(t)
+	_, server := clusterBinaries(t)
 	cfg := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers":{"e":{"command":%q,"conduit":{"era":"legacy"}}}}`, server))
 	members := startCluster(t, 2, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -343,13 +364,15 @@ func TestGatewayClusterServesPromptsAndResourcesAcrossMembers(t *testing.T) {
 }
 
 // The cluster's flags need --cluster; a member's settings that no other
-// member could reach are a usage error.
+// member could reach are a usage error. conduit gateway --cluster runs
+// conduit-cluster in its place, which says so.
 func TestGatewayClusterFlagsAreChecked(t *testing.T) {
 	cfg := writeFile(t, "mcp.json", `{"mcpServers":{}}`)
 	r := runInProcess(t, "gateway", "--config", cfg, "--listen", "127.0.0.1:0", "--cluster-seeds", "127.0.0.1:6001")
 	assert.Equal(t, exitUsage, r.code, r.String())
 	assert.Equal(t, "conduit: --cluster-listen, --cluster-health and --cluster-seeds need --cluster NAME\nRun 'conduit gateway --help' for usage.\n", r.stderr)
-	r = runInProcess(t, "gateway", "--config", cfg, "--listen", "127.0.0.1:0", "--cluster", "c", "--cluster-listen", "0.0.0.0:7001", "--cluster-health", "6001", "--cluster-seeds", "127.0.0.1:6001")
+	clusterBinaries(t)
+	r = runCLI(t, "gateway", "--config", cfg, "--listen", "127.0.0.1:0", "--cluster", "c", "--cluster-listen", "0.0.0.0:7001", "--cluster-health", "6001", "--cluster-seeds", "127.0.0.1:6001")
 	assert.Equal(t, exitUsage, r.code, r.String())
 	assert.Equal(t, "conduit: cluster: listen address \"0.0.0.0:7001\": want HOST:PORT with a host the others can reach and a port\nRun 'conduit gateway --help' for usage.\n", r.stderr)
 }

@@ -89,13 +89,11 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 	if cl.name != "" && metrics != nil {
 		return usagef("--admin is not served by a cluster member yet (docs/cluster.md)")
 	}
-	member, err := cl.join(cfg, ho, logger, &gopts)
+	joined, err := cl.join(cfg, ho, logger, &gopts)
 	if err != nil {
 		return err
 	}
-	if member != nil {
-		defer member.Close()
-	}
+	defer cl.leave()
 	g, err := gateway.New(cfg, gopts)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
@@ -115,8 +113,8 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 	// A client that connects at once sees every server that could start:
 	// wait for each to be ready (or parked, or stopped), a while at most.
 	wait, cancel := context.WithTimeout(ctx, gatewaySettle)
-	if member != nil {
-		err = cl.settle(wait, g)
+	if joined {
+		err = cl.settle(wait)
 	} else {
 		events, unsubscribe := g.Host().Subscribe()
 		err = settle(wait, g.Host(), events)
@@ -137,7 +135,7 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.Handler(gateway.HTTPOptions{Token: token}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(a.stderr, "conduit gateway: %d servers at http://%s/mcp%s\n", len(cfg.Servers), ln.Addr(), cl.describe(member, g))
+	fmt.Fprintf(a.stderr, "conduit gateway: %d servers at http://%s/mcp%s\n", len(cfg.Servers), ln.Addr(), cl.describe())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
