@@ -8,8 +8,8 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"github.com/conduitmcp/conduit/internal/loopback"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -148,7 +148,7 @@ func (s *Server) Handler() http.Handler {
 			http.Error(w, "Unauthorized: a bearer token is required", http.StatusUnauthorized)
 			return
 		}
-		if s.opts.Token == "" && !loopback(hostOnly(r.Host)) {
+		if s.opts.Token == "" && !loopback.Is(loopback.Host(r.Host)) {
 			// Only a loopback listener has no token: a Host that is not
 			// loopback is a page of another site rebinding its name.
 			http.Error(w, fmt.Sprintf("Forbidden: Host %q is not loopback", r.Host), http.StatusForbidden)
@@ -255,34 +255,15 @@ func bearer(r *http.Request, token string) bool {
 	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
 }
 
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return strings.Trim(hostport, "[]")
-}
-
-func loopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // CheckListen refuses to serve the admin listener on addr, a host:port,
 // anywhere but a loopback address unless a bearer token is required.
 func CheckListen(addr, token string) error {
-	h, _, err := net.SplitHostPort(addr)
+	where, err := loopback.Beyond(addr)
 	if err != nil {
 		return fmt.Errorf("admin address %q: %w", addr, err)
 	}
-	if token != "" || (h != "" && loopback(h)) {
+	if where == "" || token != "" {
 		return nil
-	}
-	where := h
-	if where == "" {
-		where = "every interface"
 	}
 	return fmt.Errorf("refusing to serve the admin listener on %s (%s) without a bearer token: set --admin-token or CONDUIT_ADMIN_TOKEN, or use 127.0.0.1", addr, where)
 }
