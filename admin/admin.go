@@ -8,7 +8,6 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
-	"github.com/conduitmcp/conduit/internal/loopback"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/conduitmcp/conduit/host"
+	"github.com/conduitmcp/conduit/internal/loopback"
 )
 
 // Defaults of Options.
