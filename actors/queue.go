@@ -43,8 +43,10 @@ type msgQueue struct {
 var _ actor.Mailbox = (*msgQueue)(nil)
 
 // newMsgQueue is the actor.MailboxProducer of a connection's actors.
-func newMsgQueue() actor.Mailbox {
-	m := &msgQueue{}
+func newMsgQueue() actor.Mailbox { return (&msgQueue{}).init() }
+
+// init readies a zero msgQueue and returns it.
+func (m *msgQueue) init() *msgQueue {
 	m.system, m.user = m.sysInline[:0], m.userInline[:0]
 	return m
 }
