@@ -529,7 +529,8 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	// settled here, in this actor's order, before the call can end: the
 	// child starts with its grant.
 	timeout := c.cfg.handlerTimeout(f.Method)
-	r := &request{grant: c.tracker.inputStarted(inputKey{request: f.ID}, hint, relatedTask(f.Params), timeout)}
+	r := &request{}
+	r.grant = c.tracker.inputStartedIn(&r.tracked, inputKey{request: f.ID}, hint, relatedTask(f.Params), timeout)
 	invited := f.Method == messages.MethodListRoots && c.rootsInvited
 	if invited {
 		c.rootsInvited = false

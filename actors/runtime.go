@@ -93,6 +93,9 @@ func (c *Config) handlerTimeout(method string) time.Duration {
 // counters change, atomically).
 type shared struct {
 	ctx context.Context // parent of every handler's ctx; cancelled at close
+	// values is context.WithoutCancel(ctx), made once: the values of a
+	// request child's handler ctx (ownCancel).
+	values context.Context
 	// session is what was negotiated: the one copy, read by the actors
 	// and, through the Runtime, by the client.
 	session   atomic.Pointer[session]
@@ -267,7 +270,7 @@ func Start(cfg Config) *Runtime {
 		system = DefaultSystem()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	sh := &shared{ctx: ctx, handlers: cfg.Handlers, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit,
+	sh := &shared{ctx: ctx, values: context.WithoutCancel(ctx), handlers: cfg.Handlers, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit,
 		budget: newInboundBudget(cfg.MaxInboundBytes), tracer: cfg.Tracer}
 	rt := &Runtime{
 		cfg: cfg, system: system, cancel: cancel, shared: sh,
