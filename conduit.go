@@ -913,11 +913,10 @@ func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOpti
 // its absence from the result of a tool that declares one, fails the call
 // with KindInvalidResult, whose message names the failing JSON pointer and
 // schema keyword. The schema is the one the session's last tools/list
-// gave (ListTools): when nobody has listed the tools on the session yet
-// and the server declares tools, CallTool lists them once, when the first
-// result to check arrives (the task path above uses the same listing); a
-// tool the list does not name, or a list that fails (logged), leaves the
-// result unchecked. An outputSchema
+// gave (ListTools, Tools, ListToolsPage; a Host lists at each start):
+// CallTool sends no tools/list of its own, so a call on a session whose
+// tools nobody listed, or of a tool the listing does not name, is not
+// checked. An outputSchema
 // that does not compile, refers outside itself ($ref to anything but
 // itself: nothing is fetched) or passes MaxOutputSchemaBytes fails every
 // call of the tool with KindInvalidResult, and is logged once. A result
@@ -940,7 +939,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 	if err != nil {
 		return nil, err
 	}
-	if err := c.checkResult(ctx, name, res, o); err != nil {
+	if err := c.checkResult(name, res, o); err != nil {
 		return nil, err
 	}
 	return res, nil
