@@ -22,6 +22,7 @@ import (
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/restart"
 	"github.com/conduitmcp/conduit/transport"
+	"github.com/conduitmcp/conduit/transport/oauth"
 )
 
 // State is where a server is in its life under the host: the supervision
@@ -679,7 +680,9 @@ func defaultTransport(cfg Server, logger *slog.Logger, maxBytes int) transport.T
 		if cfg.SSE {
 			return &transport.SSE{URL: cfg.URL, Header: header, Logger: logger, MaxEventBytes: maxBytes}
 		}
-		return &transport.HTTP{URL: cfg.URL, Header: header, Logger: logger, MaxBodyBytes: maxBytes, MaxEventBytes: maxBytes, SSEFallback: true}
+		t := &transport.HTTP{URL: cfg.URL, Header: header, Logger: logger, MaxBodyBytes: maxBytes, MaxEventBytes: maxBytes, SSEFallback: true}
+		oauth.Attach(t, oauth.Config{Store: &oauth.Store{}}) // the stored tokens (conduit login), refreshed
+		return t
 	}
 	return &transport.Command{Path: cfg.Command, Args: cfg.Args, Env: serverEnv(cfg, os.Environ()), Dir: cfg.Cwd, MaxMessageBytes: maxBytes}
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -69,7 +70,11 @@ type Config struct {
 	// MaxBodyBytes caps each response of an authorization server; 0 means
 	// DefaultMaxBodyBytes (1 MiB).
 	MaxBodyBytes int64
-	// Base sends the requests (nil: http.DefaultTransport).
+	// IgnoreStored starts without the Store's tokens (a new sign-in, as
+	// `conduit login` does); new tokens are stored all the same.
+	IgnoreStored bool
+	// Base sends the requests (nil: http.DefaultTransport's settings with
+	// dial and TLS handshake timeouts).
 	Base http.RoundTripper
 }
 
@@ -84,9 +89,10 @@ type Transport struct {
 	asHTTP  *http.Client
 	handler *auth.AuthorizationCodeHandler
 
-	mu  sync.Mutex // serialises sign-ins
-	gen uint64     // counts completed sign-ins (under mu)
-	ts  oauth2.TokenSource
+	mu      sync.Mutex // serialises sign-ins
+	gen     uint64     // counts completed sign-ins (under mu)
+	ts      oauth2.TokenSource
+	loadErr error // the Store could not be read (said when sign-in is needed)
 }
 
 // New returns the Transport for cfg, with the tokens the Store holds for
@@ -98,7 +104,10 @@ func New(cfg Config) (*Transport, error) {
 	}
 	t := &Transport{cfg: cfg, origin: origin(u), base: cfg.Base}
 	if t.base == nil {
-		t.base = http.DefaultTransport
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		tr.TLSHandshakeTimeout = 10 * time.Second
+		t.base = tr
 	}
 	t.asHTTP = boundedClient(t.base, orDefault(cfg.Timeout, DefaultTimeout), orDefault(cfg.MaxBodyBytes, DefaultMaxBodyBytes), t.origin)
 	redirect := cfg.RedirectURL
@@ -134,9 +143,9 @@ func New(cfg Config) (*Transport, error) {
 		}
 		hc.PreregisteredClient = pre
 	}
-	if cfg.Store != nil {
+	if cfg.Store != nil && !cfg.IgnoreStored {
 		if e, ok, err := cfg.Store.Load(cfg.Resource); err != nil {
-			return nil, err
+			t.loadErr = err
 		} else if ok {
 			t.ts = t.persisting(e.config(), e.token(), e.AuthServer)
 		}
@@ -241,6 +250,9 @@ func (t *Transport) authorize(ctx context.Context, r *http.Request, resp *http.R
 		return nil
 	}
 	if err := t.handler.Authorize(ctx, r, resp); err != nil {
+		if t.loadErr != nil && errors.Is(err, ErrSignInNeeded) {
+			err = fmt.Errorf("%w (%w)", err, t.loadErr)
+		}
 		return &Error{Resource: t.cfg.Resource, Err: err}
 	}
 	ts, err := t.handler.TokenSource(ctx)
@@ -290,6 +302,9 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Redacted is the resource URL without credentials.
+func (e *Error) Redacted() string { return redact(e.Resource) }
 
 func origin(u *url.URL) string { return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host) }
 

@@ -28,8 +28,12 @@ type Store struct {
 	mu   sync.Mutex
 }
 
-// DefaultStorePath is conduit/tokens.json under the user config dir.
+// DefaultStorePath is $CONDUIT_TOKEN_FILE, else conduit/tokens.json
+// under the user config dir.
 func DefaultStorePath() (string, error) {
+	if p := os.Getenv("CONDUIT_TOKEN_FILE"); p != "" {
+		return p, nil
+	}
 	dir, err := os.UserConfigDir()
 	if err != nil {
 		return "", fmt.Errorf("oauth: no user config dir for the token file: %w", err)
