@@ -183,6 +183,7 @@ func (t *Transport) SignedIn() bool {
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	refreshed := false // a 401 refreshes the token once before a new sign-in
 	for attempt := 0; ; attempt++ {
 		r := req
 		if attempt > 0 {
@@ -214,7 +215,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil || !same || attempt >= MaxAuthorizeAttempts || !wantsSignIn(resp) {
 			return resp, err
 		}
-		if err := t.authorize(ctx, r, resp, gen); err != nil {
+		if err := t.authorize(ctx, r, resp, gen, &refreshed); err != nil {
 			return nil, err
 		}
 	}
@@ -242,12 +243,23 @@ func wantsSignIn(resp *http.Response) bool {
 
 // authorize signs in once for the 401/403 resp to r, unless another
 // request signed in since r took its token (then r is simply sent again).
-func (t *Transport) authorize(ctx context.Context, r *http.Request, resp *http.Response, gen uint64) error {
+// A 401 to a token that has a refresh token refreshes it first (once per
+// request): an access token the server no longer takes (expired early,
+// revoked) needs no person.
+func (t *Transport) authorize(ctx context.Context, r *http.Request, resp *http.Response, gen uint64, refreshed *bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.gen != gen && resp.StatusCode == http.StatusUnauthorized {
-		resp.Body.Close()
+		drain(resp.Body)
 		return nil
+	}
+	if p, ok := t.ts.(*persistSource); ok && resp.StatusCode == http.StatusUnauthorized && !*refreshed {
+		*refreshed = true
+		if p.forceRefresh() == nil {
+			drain(resp.Body)
+			t.gen++
+			return nil
+		}
 	}
 	if err := t.handler.Authorize(ctx, r, resp); err != nil {
 		if t.loadErr != nil && errors.Is(err, ErrSignInNeeded) {

@@ -227,6 +227,13 @@ func (p *persistSource) save() {
 	_ = st.Save(e) // a token that cannot be kept still serves this run
 }
 
+// forceRefresh refreshes now, whatever the expiry says.
+func (p *persistSource) forceRefresh() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refreshLocked()
+}
+
 // Token returns a valid token, refreshing ahead of expiry (oauth2's 10 s).
 func (p *persistSource) Token() (*oauth2.Token, error) {
 	p.mu.Lock()
@@ -234,19 +241,28 @@ func (p *persistSource) Token() (*oauth2.Token, error) {
 	if p.tok.Valid() {
 		return p.tok, nil
 	}
+	if err := p.refreshLocked(); err != nil {
+		return nil, err
+	}
+	return p.tok, nil
+}
+
+// refreshLocked trades the refresh token for new tokens (a rotated
+// refresh token replaces the old; oauth2 keeps the old when none comes).
+func (p *persistSource) refreshLocked() error {
 	if p.tok.RefreshToken == "" {
-		return nil, errors.New("oauth: the access token expired and there is no refresh token")
+		return errors.New("oauth: the access token expired and there is no refresh token")
 	}
 	hc := &http.Client{Transport: withResource{base: p.t.asHTTP.Transport, resource: p.t.cfg.Resource},
 		Timeout: p.t.asHTTP.Timeout, CheckRedirect: p.t.asHTTP.CheckRedirect}
 	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, hc)
 	tok, err := p.cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: p.tok.RefreshToken}).Token()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p.tok = tok
 	p.save()
-	return tok, nil
+	return nil
 }
 
 // withResource adds resource=… to a refresh_token grant.
