@@ -32,7 +32,7 @@ const MaxAuthorizeAttempts = 3
 // Defaults of Config's bounds.
 const (
 	DefaultTimeout       = 30 * time.Second
-	DefaultMaxBodyBytes  = 1 << 20
+	DefaultMaxBodyBytes  = 512 << 10
 	defaultRedirectLimit = 5
 )
 
@@ -68,7 +68,7 @@ type Config struct {
 	// (metadata, registration, token); 0 means DefaultTimeout.
 	Timeout time.Duration
 	// MaxBodyBytes caps each response of an authorization server; 0 means
-	// DefaultMaxBodyBytes (1 MiB).
+	// DefaultMaxBodyBytes (512 KiB).
 	MaxBodyBytes int64
 	// IgnoreStored starts without the Store's tokens (a new sign-in, as
 	// `conduit login` does); new tokens are stored all the same.
@@ -261,6 +261,10 @@ func (t *Transport) authorize(ctx context.Context, r *http.Request, resp *http.R
 			return nil
 		}
 	}
+	if err := t.checkNamedMetadata(ctx, resp); err != nil {
+		drain(resp.Body)
+		return &Error{Resource: t.cfg.Resource, Err: err}
+	}
 	if err := t.handler.Authorize(ctx, r, resp); err != nil {
 		if t.loadErr != nil && errors.Is(err, ErrSignInNeeded) {
 			err = fmt.Errorf("%w (%w)", err, t.loadErr)
@@ -273,6 +277,30 @@ func (t *Transport) authorize(ctx context.Context, r *http.Request, resp *http.R
 	}
 	t.ts = ts
 	t.gen++
+	return nil
+}
+
+// checkNamedMetadata refuses the protected resource metadata the challenge
+// names when it describes another resource or names a plain-http
+// authorization server: go-sdk would skip it and try the well-known URLs,
+// then the server's root as its own authorization server (2025-03-26),
+// which hides the server's mistake (or an attack) behind a later error.
+func (t *Transport) checkNamedMetadata(ctx context.Context, resp *http.Response) error {
+	cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if err != nil {
+		return nil
+	}
+	for _, c := range cs {
+		u := c.Params["resource_metadata"]
+		if c.Scheme != "bearer" || u == "" {
+			continue
+		}
+		_, err := oauthex.GetProtectedResourceMetadata(ctx, u, t.cfg.Resource, t.asHTTP)
+		if err != nil && (strings.Contains(err.Error(), "got metadata resource") || strings.Contains(err.Error(), "does not use HTTPS")) {
+			return fmt.Errorf("refusing the protected resource metadata: %w", err)
+		}
+		return nil
+	}
 	return nil
 }
 
