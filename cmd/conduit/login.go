@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -165,7 +166,11 @@ func (a *app) runLogin(ctx context.Context, resource string, noBrowser bool) err
 func needsSignIn(err error) string {
 	var oe *oauth.Error
 	if errors.As(err, &oe) && errors.Is(err, oauth.ErrSignInNeeded) {
-		return "the server " + oe.Redacted() + " needs sign-in: run `conduit login --url " + oe.Redacted() + "` (or `conduit login --config FILE SERVER`), then again"
+		msg := "the server " + oe.Redacted() + " needs sign-in: run `conduit login --url " + oe.Redacted() + "` (or `conduit login --config FILE SERVER`), then again"
+		if why := oe.Err.Error(); why != oauth.ErrSignInNeeded.Error() {
+			msg += " " + strings.TrimPrefix(why, oauth.ErrSignInNeeded.Error()+" ")
+		}
+		return msg
 	}
 	var se *transport.HTTPStatusError
 	if errors.As(err, &se) && se.NeedsSignIn() {

@@ -261,6 +261,15 @@ func (t *Transport) authorize(ctx context.Context, r *http.Request, resp *http.R
 			return nil
 		}
 	}
+	if t.cfg.CodeFetcher == nil {
+		// No person to ask: no discovery, no registration, fail at once.
+		drain(resp.Body)
+		err := ErrSignInNeeded
+		if t.loadErr != nil {
+			err = fmt.Errorf("%w (%w)", err, t.loadErr)
+		}
+		return &Error{Resource: t.cfg.Resource, Err: err}
+	}
 	if err := t.checkNamedMetadata(ctx, resp); err != nil {
 		drain(resp.Body)
 		return &Error{Resource: t.cfg.Resource, Err: err}
