@@ -35,7 +35,9 @@ const (
 	StateReady      = restart.Ready
 	StateRestarting = restart.Restarting
 	StateParked     = restart.Parked
-	StateStopped    = restart.Stopped
+	// StateNeedsSignIn: the server wants `conduit login` (see docs/auth.md).
+	StateNeedsSignIn = restart.NeedsSignIn
+	StateStopped     = restart.Stopped
 )
 
 // DefaultSeparator joins a server's name and its tool's name in the

@@ -352,6 +352,10 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// NeedsSignIn reports whether the sign-in failed for want of a person
+// (ErrSignInNeeded): the host shows such a server as needing sign-in.
+func (e *Error) NeedsSignIn() bool { return errors.Is(e.Err, ErrSignInNeeded) }
+
 // Redacted is the resource URL without credentials.
 func (e *Error) Redacted() string { return redact(e.Resource) }
 
