@@ -683,7 +683,8 @@ func defaultTransport(cfg Server, logger *slog.Logger, maxBytes int) transport.T
 			return &transport.SSE{URL: cfg.URL, Header: header, Logger: logger, MaxEventBytes: maxBytes}
 		}
 		t := &transport.HTTP{URL: cfg.URL, Header: header, Logger: logger, MaxBodyBytes: maxBytes, MaxEventBytes: maxBytes, SSEFallback: true}
-		oauth.Attach(t, oauth.Config{Store: &oauth.Store{}}) // the stored tokens (conduit login), refreshed
+		o := cfg.Conduit.OAuth // the stored tokens (conduit login), refreshed
+		oauth.Attach(t, oauth.Config{Store: &oauth.Store{}, ClientID: o.ClientID, ClientSecret: o.ClientSecret, ClientIDMetadataURL: o.ClientMetadataURL})
 		return t
 	}
 	return &transport.Command{Path: cfg.Command, Args: cfg.Args, Env: serverEnv(cfg, os.Environ()), Dir: cfg.Cwd, MaxMessageBytes: maxBytes}

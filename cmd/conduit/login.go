@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/conduitmcp/conduit/host"
 	"github.com/conduitmcp/conduit/transport"
 	"github.com/conduitmcp/conduit/transport/oauth"
 )
@@ -40,11 +41,11 @@ other command, the host and the gateway. See docs/auth.md.`,
   conduit login --config servers.json github --no-browser`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			resource, err := a.loginResource(url, config, args)
+			resource, id, err := a.loginResource(url, config, args)
 			if err != nil {
 				return err
 			}
-			return a.runLogin(cmd.Context(), resource, noBrowser)
+			return a.runLogin(cmd.Context(), resource, id, noBrowser)
 		},
 	}
 	c.Flags().StringVar(&url, "url", "", "the server's Streamable HTTP `URL`")
@@ -60,7 +61,7 @@ func (a *app) logoutCommand() *cobra.Command {
 		Short: "Forget the tokens of a server",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			resource, err := a.loginResource(url, config, args)
+			resource, _, err := a.loginResource(url, config, args)
 			if err != nil {
 				return err
 			}
@@ -81,39 +82,41 @@ func (a *app) logoutCommand() *cobra.Command {
 	return c
 }
 
-// loginResource is the URL of --url, or of the server args[0] of --config.
-func (a *app) loginResource(url, config string, args []string) (string, error) {
+// loginResource is the URL of --url, or of the server args[0] of --config
+// with its client identity ("conduit": {"oauth": …}).
+func (a *app) loginResource(url, config string, args []string) (string, host.OAuthSettings, error) {
+	var none host.OAuthSettings
 	switch {
 	case url != "" && config != "":
-		return "", usagef("give either --url URL or --config FILE SERVER, not both")
+		return "", none, usagef("give either --url URL or --config FILE SERVER, not both")
 	case url != "":
 		if len(args) > 0 {
-			return "", usagef("--url takes no SERVER")
+			return "", none, usagef("--url takes no SERVER")
 		}
-		return url, nil
+		return url, none, nil
 	case config == "":
-		return "", usagef("give --url URL or --config FILE SERVER")
+		return "", none, usagef("give --url URL or --config FILE SERVER")
 	case len(args) == 0:
-		return "", usagef("--config FILE needs the SERVER to sign in to")
+		return "", none, usagef("--config FILE needs the SERVER to sign in to")
 	}
 	a.opts.config = config
 	cfg, err := a.readConfig(newLogger(a.stderr, a.opts.verbose, false))
 	if err != nil {
-		return "", err
+		return "", none, err
 	}
 	s, ok := cfg.Servers[args[0]]
 	if !ok {
-		return "", usagef("%s names no server %q", config, args[0])
+		return "", none, usagef("%s names no server %q", config, args[0])
 	}
 	if s.URL == "" {
-		return "", usagef("server %q of %s runs a command: only a remote (URL) server signs in", args[0], config)
+		return "", none, usagef("server %q of %s runs a command: only a remote (URL) server signs in", args[0], config)
 	}
-	return s.URL, nil
+	return s.URL, s.Conduit.OAuth, nil
 }
 
 // runLogin signs in anew: one request to the server with no token; its
 // 401 starts the sign-in, whose tokens the store keeps.
-func (a *app) runLogin(ctx context.Context, resource string, noBrowser bool) error {
+func (a *app) runLogin(ctx context.Context, resource string, id host.OAuthSettings, noBrowser bool) error {
 	lb, err := oauth.NewLoopback()
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
@@ -131,7 +134,8 @@ func (a *app) runLogin(ctx context.Context, resource string, noBrowser bool) err
 		fmt.Fprintf(a.stderr, "To sign in, open this URL in a browser:\n\n  %s\n\nWaiting for the sign-in (%v)...\n", u, loginTimeout)
 	}
 	t, err := oauth.New(oauth.Config{Resource: resource, RedirectURL: lb.RedirectURL(), CodeFetcher: lb.Fetcher(show),
-		ClientName: "Conduit", Store: tokenStore(), IgnoreStored: true})
+		ClientName: "Conduit", Store: tokenStore(), IgnoreStored: true,
+		ClientID: id.ClientID, ClientSecret: id.ClientSecret, ClientIDMetadataURL: id.ClientMetadataURL})
 	if err != nil {
 		return usagef("%v", err)
 	}
