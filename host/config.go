@@ -98,6 +98,10 @@ type OAuthSettings struct {
 	ClientID          string
 	ClientSecret      string
 	ClientMetadataURL string
+	// ClientCredentials ("clientCredentials": true) signs in with the
+	// client credentials grant (clientId, clientSecret), no person: a
+	// daemon's own identity.
+	ClientCredentials bool
 }
 
 // RestartPolicy says when a failed server is started again: backoff,
@@ -598,6 +602,8 @@ func (p *parser) parseOAuth(key string, raw json.RawMessage) (OAuthSettings, err
 			o.ClientID, err = p.str(sub, v)
 		case "clientSecret":
 			o.ClientSecret, err = p.str(sub, v)
+		case "clientCredentials":
+			o.ClientCredentials, err = p.boolean(sub, v)
 		case "clientMetadataUrl":
 			if o.ClientMetadataURL, err = p.str(sub, v); err == nil && !strings.HasPrefix(o.ClientMetadataURL, "https://") {
 				err = p.fail(sub, "want an https URL, got %q", o.ClientMetadataURL)

@@ -110,7 +110,8 @@ func (a *app) runConformance(ctx context.Context, url, scenario, rawContext stri
 		// once; pre-registered credentials come in the context.
 		o, err := oauth.New(oauth.Config{Resource: url, RedirectURL: "http://localhost:3000/callback",
 			CodeFetcher: oauth.HeadlessFetcher(nil), ClientIDMetadataURL: conformanceClientMetadata,
-			ClientID: sctx.ClientID, ClientSecret: sctx.ClientSecret, ClientName: "conduit-conformance"})
+			ClientID: sctx.ClientID, ClientSecret: sctx.ClientSecret, ClientName: "conduit-conformance",
+			ClientCredentials: scenario == "auth/client-credentials-basic"})
 		if err != nil {
 			return err
 		}

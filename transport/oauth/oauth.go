@@ -70,6 +70,10 @@ type Config struct {
 	// MaxBodyBytes caps each response of an authorization server; 0 means
 	// DefaultMaxBodyBytes (512 KiB).
 	MaxBodyBytes int64
+	// ClientCredentials signs in with the client credentials grant
+	// (ClientID and ClientSecret, no person; the OAuth client credentials
+	// extension) in place of the authorization code flow.
+	ClientCredentials bool
 	// IgnoreStored starts without the Store's tokens (a new sign-in, as
 	// `conduit login` does); new tokens are stored all the same.
 	IgnoreStored bool
@@ -260,6 +264,14 @@ func (t *Transport) authorize(ctx context.Context, r *http.Request, resp *http.R
 			t.gen++
 			return nil
 		}
+	}
+	if t.cfg.ClientCredentials {
+		err := t.clientCredentials(ctx, resp)
+		drain(resp.Body)
+		if err != nil {
+			return &Error{Resource: t.cfg.Resource, Err: err}
+		}
+		return nil
 	}
 	if t.cfg.CodeFetcher == nil {
 		// No person to ask: no discovery, no registration, fail at once.
