@@ -86,7 +86,8 @@ func (c *Client) negotiate(ctx context.Context, s *session) error {
 // discover sends the probe. A JSON-RPC answer or error is read by
 // era.ReadProbe; silence, and an HTTP 4xx without a JSON-RPC error (a
 // legacy Streamable HTTP server refusing a request it does not know), mean
-// a legacy server. Any other failure is an error: the server could not be
+// a legacy server, except a 401 or 403 with a Bearer challenge: a server
+// that needs sign-in, which is an error. Any other failure is an error: the server could not be
 // reached (connection refused, DNS, TLS), failed (5xx), or is not an MCP
 // endpoint.
 func (c *Client) discover(ctx context.Context, s *session, version string) (era.Probe, error) {
@@ -118,6 +119,12 @@ func (c *Client) discover(ctx context.Context, s *session, version string) (era.
 		}
 	}
 	var status *transport.HTTPStatusError
+	if errors.As(err, &status) && status.NeedsSignIn() {
+		// A server that wants a sign-in says nothing of its era: the
+		// authorizing transport (transport/oauth) signs in and sends the
+		// probe again; without one, the caller must sign in first.
+		return era.Probe{}, &Error{Kind: KindTransport, Method: messages.MethodDiscover, Message: "the server needs sign-in (OAuth)", Err: status}
+	}
 	if errors.As(err, &status) && era.LegacyHTTPStatus(status.Status) {
 		c.opts.Logger.Debug("server/discover refused over HTTP: a legacy server", "status", status.Status)
 		return era.Probe{Era: messages.EraLegacy}, nil

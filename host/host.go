@@ -22,6 +22,7 @@ import (
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/restart"
 	"github.com/conduitmcp/conduit/transport"
+	"github.com/conduitmcp/conduit/transport/oauth"
 )
 
 // State is where a server is in its life under the host: the supervision
@@ -34,7 +35,9 @@ const (
 	StateReady      = restart.Ready
 	StateRestarting = restart.Restarting
 	StateParked     = restart.Parked
-	StateStopped    = restart.Stopped
+	// StateNeedsSignIn: the server wants `conduit login` (see docs/auth.md).
+	StateNeedsSignIn = restart.NeedsSignIn
+	StateStopped     = restart.Stopped
 )
 
 // DefaultSeparator joins a server's name and its tool's name in the
@@ -693,7 +696,10 @@ func defaultTransport(cfg Server, logger *slog.Logger, maxBytes int) transport.T
 		if cfg.SSE {
 			return &transport.SSE{URL: cfg.URL, Header: header, Logger: logger, MaxEventBytes: maxBytes}
 		}
-		return &transport.HTTP{URL: cfg.URL, Header: header, Logger: logger, MaxBodyBytes: maxBytes, MaxEventBytes: maxBytes, SSEFallback: true}
+		t := &transport.HTTP{URL: cfg.URL, Header: header, Logger: logger, MaxBodyBytes: maxBytes, MaxEventBytes: maxBytes, SSEFallback: true}
+		o := cfg.Conduit.OAuth // the stored tokens (conduit login), refreshed
+		oauth.Attach(t, oauth.Config{Store: &oauth.Store{}, ClientID: o.ClientID, ClientSecret: o.ClientSecret, ClientIDMetadataURL: o.ClientMetadataURL, ClientCredentials: o.ClientCredentials})
+		return t
 	}
 	return &transport.Command{Path: cfg.Command, Args: cfg.Args, Env: serverEnv(cfg, os.Environ()), Dir: cfg.Cwd, MaxMessageBytes: maxBytes}
 }

@@ -149,6 +149,7 @@ runs an embedded server that asks for every kind of input.`,
 	root.PersistentFlags().CountVarP(&a.opts.verbose, "verbose", "v", "``more diagnostics on stderr: -v adds Conduit's info logs and the server's stderr, -vv debug logs (default: warnings and errors only)")
 	root.SetUsageFunc(a.usage)
 
+	root.AddCommand(a.loginCommand(), a.logoutCommand())
 	root.AddCommand(
 		a.rawFlag(a.oneServer(&cobra.Command{
 			Use:   "call [flags] TOOL [ARGS_JSON] " + serverArgs,

@@ -277,7 +277,7 @@ func settle(ctx context.Context, h *host.Host, events <-chan host.Event) error {
 		select {
 		case ev := <-events:
 			switch ev.State {
-			case host.StateReady, host.StateParked, host.StateStopped:
+			case host.StateReady, host.StateParked, host.StateStopped, host.StateNeedsSignIn:
 				delete(waiting, ev.Server)
 			}
 		case <-ctx.Done():
@@ -616,6 +616,8 @@ func liveRows(status []host.Status, now time.Time) func(io.Writer) {
 				note = toolsNote(st)
 			case host.StateRestarting:
 				note = fmt.Sprintf("next try in %s (attempt %d)", max(0, st.NextRetry.Sub(now)).Round(100*time.Millisecond), st.Attempt)
+			case host.StateNeedsSignIn:
+				note = firstLine(plain(st.Err))
 			case host.StateParked:
 				note = firstLine(plain(st.Err))
 				if !st.NextRetry.IsZero() {
