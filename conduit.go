@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
 	"github.com/conduitmcp/conduit/actors"
@@ -398,6 +399,10 @@ type Options struct {
 	// request the guards refuse never reaches it (Audit sees it), and its
 	// result is checked as the handler's is. See receiving for the rules.
 	ReceivingMiddleware []Middleware
+	// TracerProvider makes the OpenTelemetry spans of this client's calls
+	// and of the input requests they gather (trace.go); nil means otel's
+	// global provider, a no-op until the program sets one.
+	TracerProvider trace.TracerProvider
 }
 
 // handlers is the handler set opts configure.
@@ -426,9 +431,11 @@ type Client struct {
 	opts     Options
 	handlers Handlers
 	declared era.Declared
-	done     chan struct{}      // closed once the client has ended and released everything
-	closing  context.Context    // cancelled by Close: aborts a renewal's dial; the watchers then do nothing
-	abort    context.CancelFunc // cancels closing
+	tracer   trace.Tracer                 // nil when tracing is off for good (a no-op provider)
+	global   atomic.Pointer[globalTracer] // callTracer's, with the global provider
+	done     chan struct{}                // closed once the client has ended and released everything
+	closing  context.Context              // cancelled by Close: aborts a renewal's dial; the watchers then do nothing
+	abort    context.CancelFunc           // cancels closing
 
 	logLevel  atomic.Pointer[string]   // SetLogLevel's: in every modern request's _meta, sent again to a renewed legacy session
 	fixedMeta atomic.Pointer[era.Meta] // the _meta members fixed for the version last asked of sessionMeta
@@ -508,7 +515,7 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 	declared := era.Declare(h, opts.Sampling.Context)
 	h = receiving(h, opts.ReceivingMiddleware)
 	declared.Tasks = opts.Tasks
-	c := &Client{t: t, opts: opts, handlers: h, declared: declared, done: make(chan struct{})}
+	c := &Client{t: t, opts: opts, handlers: h, declared: declared, done: make(chan struct{}), tracer: tracerOf(opts.TracerProvider)}
 	c.handlers = c.withRefresh(h)
 	s, err := c.dial(ctx)
 	if err != nil {
@@ -551,7 +558,7 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 		MaxInboundBytes: opts.MaxInboundBytes, MaxWaitingNotificationBytes: opts.MaxWaitingNotificationBytes,
 		Logger: opts.Logger, Audit: opts.Audit, Origin: origin,
 		System: opts.System, MaxWriteQueueBytes: opts.MaxWriteQueueBytes,
-		OnChange: c.changes.cache.changed,
+		OnChange: c.changes.cache.changed, Tracer: c.tracer,
 	})
 	s := &session{rt: rt, conn: conn}
 	if err := c.negotiate(ctx, s); err != nil {
@@ -906,11 +913,10 @@ func (c *Client) SetLogLevel(ctx context.Context, level string, opts ...CallOpti
 // its absence from the result of a tool that declares one, fails the call
 // with KindInvalidResult, whose message names the failing JSON pointer and
 // schema keyword. The schema is the one the session's last tools/list
-// gave (ListTools): when nobody has listed the tools on the session yet
-// and the server declares tools, CallTool lists them once, when the first
-// result to check arrives (the task path above uses the same listing); a
-// tool the list does not name, or a list that fails (logged), leaves the
-// result unchecked. An outputSchema
+// gave (ListTools, Tools, ListToolsPage; a Host lists at each start):
+// CallTool sends no tools/list of its own, so a call on a session whose
+// tools nobody listed, or of a tool the listing does not name, is not
+// checked. An outputSchema
 // that does not compile, refers outside itself ($ref to anything but
 // itself: nothing is fetched) or passes MaxOutputSchemaBytes fails every
 // call of the tool with KindInvalidResult, and is logged once. A result
@@ -933,7 +939,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 	if err != nil {
 		return nil, err
 	}
-	if err := c.checkResult(ctx, name, res, o); err != nil {
+	if err := c.checkResult(name, res, o); err != nil {
 		return nil, err
 	}
 	return res, nil

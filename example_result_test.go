@@ -46,9 +46,9 @@ func schemaScript(conn transport.Conn) {
 	}
 }
 
-// A tool result whose structuredContent breaks the tool's outputSchema is
-// an error of its own kind, naming where; WithUnvalidatedResult takes the
-// result as it came.
+// A tool result whose structuredContent breaks the tool's outputSchema (as
+// the session's last tools/list gave it) is an error of its own kind,
+// naming where; WithUnvalidatedResult takes the result as it came.
 func ExampleWithUnvalidatedResult() {
 	clientSide, serverSide := transport.NewMemoryPair()
 	go schemaScript(serverSide)
@@ -60,6 +60,11 @@ func ExampleWithUnvalidatedResult() {
 	}
 	defer c.Close()
 
+	// The schemas are those of the session's last listing.
+	if _, err := c.ListTools(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
 	_, err = c.CallTool(ctx, "count", nil)
 	var ce *conduit.Error
 	if errors.As(err, &ce) && ce.Kind == conduit.KindInvalidResult {
@@ -130,9 +135,10 @@ func ExampleMiddleware() {
 	}
 	defer c.Close()
 	_ = c.Ping(ctx)
+	_, _ = c.ListTools(ctx)
 	_, _ = c.CallTool(ctx, "count", nil)
 	// Output:
 	// ping failed=false
-	// tools/call failed=false
 	// tools/list failed=false
+	// tools/call failed=false
 }

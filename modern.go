@@ -10,6 +10,7 @@ import (
 
 	"github.com/conduitmcp/conduit/actors"
 	"github.com/conduitmcp/conduit/era"
+	"github.com/conduitmcp/conduit/internal/tracing"
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/transport"
 )
@@ -85,7 +86,8 @@ func (c *Client) negotiate(ctx context.Context, s *session) error {
 // discover sends the probe. A JSON-RPC answer or error is read by
 // era.ReadProbe; silence, and an HTTP 4xx without a JSON-RPC error (a
 // legacy Streamable HTTP server refusing a request it does not know), mean
-// a legacy server. Any other failure is an error: the server could not be
+// a legacy server, except a 401 or 403 with a Bearer challenge: a server
+// that needs sign-in, which is an error. Any other failure is an error: the server could not be
 // reached (connection refused, DNS, TLS), failed (5xx), or is not an MCP
 // endpoint.
 func (c *Client) discover(ctx context.Context, s *session, version string) (era.Probe, error) {
@@ -117,6 +119,12 @@ func (c *Client) discover(ctx context.Context, s *session, version string) (era.
 		}
 	}
 	var status *transport.HTTPStatusError
+	if errors.As(err, &status) && status.NeedsSignIn() {
+		// A server that wants a sign-in says nothing of its era: the
+		// authorizing transport (transport/oauth) signs in and sends the
+		// probe again; without one, the caller must sign in first.
+		return era.Probe{}, &Error{Kind: KindTransport, Method: messages.MethodDiscover, Message: "the server needs sign-in (OAuth)", Err: status}
+	}
 	if errors.As(err, &status) && era.LegacyHTTPStatus(status.Status) {
 		c.opts.Logger.Debug("server/discover refused over HTTP: a legacy server", "status", status.Status)
 		return era.Probe{Era: messages.EraLegacy}, nil
@@ -188,6 +196,7 @@ func (c *Client) call(ctx context.Context, method string, params any, o callOpti
 			return hit, nil // not sent: no middleware sees it
 		}
 	}
+	ctx, span := c.startCall(ctx, method, params)
 	var res json.RawMessage
 	if len(c.opts.SendingMiddleware) > 0 {
 		res, err = c.sendThrough(ctx, method, raw, func(ctx context.Context, method string, raw json.RawMessage) (json.RawMessage, error) {
@@ -196,6 +205,7 @@ func (c *Client) call(ctx context.Context, method string, params any, o callOpti
 	} else {
 		res, err = c.callRenewing(ctx, method, raw, o)
 	}
+	endCall(span, err)
 	if err == nil && cacheable && c.Era() == EraModern {
 		c.changes.cache.put(key, res, gen)
 	}
@@ -231,8 +241,8 @@ func (c *Client) callOn(ctx context.Context, s *session, method string, raw json
 		if o.manual != nil && o.manual.answered {
 			return nil, &Error{Kind: KindUsage, Method: method, Message: "WithInputResponses in the legacy era: there is no input_required to answer"}
 		}
-		if o.progressToken != nil {
-			if raw, err = withProgressToken(raw, nil, o.progressToken); err != nil {
+		if tc := tracing.Members(ctx); o.progressToken != nil || tc != nil {
+			if raw, err = withCallMeta(raw, nil, tc, o.progressToken); err != nil {
 				return nil, &Error{Kind: KindUsage, Method: method, Err: err}
 			}
 		}
@@ -242,26 +252,48 @@ func (c *Client) callOn(ctx context.Context, s *session, method string, raw json
 	m := actors.Modern{
 		Method: method, Params: raw, Version: version, Declared: c.declared, Tasks: c.opts.Tasks,
 		MaxRounds: c.opts.MaxRounds,
-		Meta:      func() ([]era.Member, error) { return c.meta(version, o.progressToken) },
+		Meta:      c.requestMeta(ctx, version, o.progressToken),
 	}
 	o.manual.apply(&m)
 	return s.rt.CallModern(ctx, m, opts)
 }
 
+// requestMeta returns what makes the _meta members of each request of a
+// modern call: c.meta's, and the W3C trace context of ctx's span.
+func (c *Client) requestMeta(ctx context.Context, version string, progressToken any) func() ([]era.Member, error) {
+	tc := tracing.Members(ctx)
+	if tc == nil {
+		return func() ([]era.Member, error) { return c.meta(version, progressToken) }
+	}
+	return func() ([]era.Member, error) {
+		m, err := c.meta(version, progressToken)
+		if err != nil {
+			return nil, err
+		}
+		return append(m, tc...), nil // m is full or the request's own: append copies or owns it
+	}
+}
+
 // withProgressToken returns params with extra set and, when token is not
 // nil, a _meta that asks for progress notifications under token.
 func withProgressToken(params json.RawMessage, extra []era.Member, token any) (json.RawMessage, error) {
+	return withCallMeta(params, extra, nil, token)
+}
+
+// withCallMeta is withProgressToken with tc (the W3C trace context, nil
+// for none) in the _meta too.
+func withCallMeta(params json.RawMessage, extra, tc []era.Member, token any) (json.RawMessage, error) {
 	p, err := era.ParseParams(params)
 	if err != nil {
 		return nil, err
 	}
-	var meta []era.Member
+	meta := tc
 	if token != nil {
 		t, err := era.ProgressToken(token)
 		if err != nil {
 			return nil, err
 		}
-		meta = []era.Member{t}
+		meta = append(meta[:len(meta):len(meta)], t)
 	}
 	return p.With(extra, meta), nil
 }

@@ -73,8 +73,9 @@ func rememberTools(s *session, tools []Tool) {
 }
 
 // listedTools is the session's tool index, listing the tools first when
-// nobody has on s and the server declares the tools capability. A list
-// that fails is logged and gives nil.
+// nobody has on s and the server declares the tools capability (the
+// 2025-11-25 task path, which needs a tool's task support before the
+// call). A list that fails is logged and gives nil.
 func (c *Client) listedTools(ctx context.Context, s *session, why string) *toolIndex {
 	if idx := s.tools.Load(); idx != nil {
 		return idx
@@ -95,11 +96,14 @@ func (c *Client) listedTools(ctx context.Context, s *session, why string) *toolI
 // checkResult checks a tool's result against its outputSchema (see
 // CallTool). An IsError result, a task handle and a tool without an
 // outputSchema pass as they are.
-func (c *Client) checkResult(ctx context.Context, name string, res *CallToolResult, o callOptions) error {
+func (c *Client) checkResult(name string, res *CallToolResult, o callOptions) error {
 	if o.unvalidated || res == nil || res.IsError || res.Task != nil {
 		return nil
 	}
-	idx := c.listedTools(ctx, c.sess(), "the tool's outputSchema is unknown, its result is not checked")
+	// The schema is the session's last listing's: CallTool sends no
+	// tools/list of its own, which would hold every first result until a
+	// server that is slow to list, or never does, answered it.
+	idx := c.sess().tools.Load()
 	if idx == nil {
 		return nil
 	}

@@ -471,6 +471,9 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 		// server has the answer, its record is already written.
 		if outcome != "" {
 			c.shared.audit(messages.AuditRecord{Time: time.Now(), ServerID: c.cfg.ServerID, Era: sess.era, Method: f.Method, RequestID: f.ID, Outcome: outcome}, e)
+			if c.shared.tracer != nil {
+				c.refusalSpan(f, hint, sess, outcome, e)
+			}
 		}
 		c.send(messages.NewErrorResponse(f.ID, e))
 	}
@@ -507,6 +510,9 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	}
 	if !c.cfg.Declared.Allows(f.Method, sess.version) {
 		e := c.shared.undeclared(messages.AuditRecord{ServerID: c.cfg.ServerID, Era: sess.era, Method: f.Method, RequestID: f.ID})
+		if c.shared.tracer != nil {
+			c.refusalSpan(f, hint, sess, guards.OutcomeRefused, e)
+		}
 		c.send(messages.NewErrorResponse(f.ID, e))
 		return
 	}
@@ -523,7 +529,8 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	// settled here, in this actor's order, before the call can end: the
 	// child starts with its grant.
 	timeout := c.cfg.handlerTimeout(f.Method)
-	r := &request{grant: c.tracker.inputStarted(inputKey{request: f.ID}, hint, relatedTask(f.Params), timeout)}
+	r := &request{}
+	r.grant = c.tracker.inputStartedIn(&r.tracked, inputKey{request: f.ID}, hint, relatedTask(f.Params), timeout)
 	invited := f.Method == messages.MethodListRoots && c.rootsInvited
 	if invited {
 		c.rootsInvited = false

@@ -32,14 +32,17 @@ type input struct {
 	guard    guards.Input
 	key      string // modern: the input request's key
 	timeout  time.Duration
-	parent   context.Context // its end is a cancellation of the request
-	req      any             // what the handler got, after the before-guards
-	cancel   context.CancelFunc
-	handle   supervisor.Handle // its handler goroutine, once started
-	driver   driver            // gets the handler's outcome; set when the handler starts
+	parent   context.Context    // its end is a cancellation of the request
+	req      any                // what the handler got, after the before-guards
+	cancel   context.CancelFunc // the handler ctx's, unless own is
+	own      ownCancel          // the handler ctx's cancellation when parent has no deadline
+	owned    bool               // own is the handler ctx's
+	handle   supervisor.Handle  // its handler goroutine, once started
+	driver   driver             // gets the handler's outcome; set when the handler starts
 	ended    bool
 	hctx     handlerCtx   // the handler's ctx
 	progress progressSent // what NotifyProgress reported last
+	trace    *inputTrace  // its call's span and its start, when traced (trace.go)
 }
 
 // driver is what drives an input: it gets the handler's outcome from the
@@ -117,6 +120,9 @@ func (in *input) start(parent context.Context, g *inputGrant, d driver) (outcome
 		return outcome{}, false
 	}
 	in.guard.CallsInFlight = g.inFlight
+	if in.shared.tracer != nil && g.hasCall {
+		in.traceStart(parent, g)
+	}
 	if g.hasCall {
 		in.guard.Context.RelatedRequestID, in.guard.Context.Assigns = g.related, g.assigns
 	}
@@ -127,13 +133,22 @@ func (in *input) start(parent context.Context, g *inputGrant, d driver) (outcome
 	}
 	in.req, in.parent = req, parent
 	in.shared.issueURL(req) // awaiting its completion, when a hook listens
-	base := parent
-	if _, ok := parent.Deadline(); !ok {
-		base = context.WithoutCancel(parent) // its values, not its Done
+	in.driver = d
+	if _, ok := parent.Deadline(); ok {
+		hctx, cancel := context.WithCancel(parent)
+		in.cancel = cancel
+		in.hctx = handlerCtx{Context: hctx, in: in}
+	} else {
+		// Its values, not its Done. The connection's ctx (a request
+		// child's parent) has its values made once: comparing with it
+		// cannot panic, its dynamic type is a pointer.
+		in.own.values = in.shared.values
+		if in.own.values == nil || parent != in.shared.ctx {
+			in.own.values = context.WithoutCancel(parent)
+		}
+		in.owned = true
+		in.hctx = handlerCtx{Context: &in.own, in: in}
 	}
-	hctx, cancel := context.WithCancel(base)
-	in.cancel, in.driver = cancel, d
-	in.hctx = handlerCtx{Context: hctx, in: in}
 	supervisor.Go(&in.hctx, &in.shared.abandoned, &in.handle, in)
 	return outcome{}, false
 }
@@ -215,6 +230,8 @@ func (in *input) end(o outcome) outcome {
 	in.ended = true
 	if in.cancel != nil {
 		in.cancel()
+	} else if in.owned {
+		in.own.cancel()
 	}
 	if in.driver != nil && in.handle.Abandon() {
 		// Info, not Warn: at a timeout or a cancellation the handler is
@@ -222,6 +239,9 @@ func (in *input) end(o outcome) outcome {
 		// (Stats.AbandonedHandlers) until it returns, which is what an
 		// operator watches.
 		in.shared.logger.Info("input handler still running after its request ended: abandoned", in.logAttrs()...)
+	}
+	if in.trace != nil {
+		in.shared.inputSpan(in.trace.started, in.trace.span, true, in.guard.Method, &in.guard.Context, o.audit, o.rpc)
 	}
 	if in.shared.auditFn == nil {
 		return o // no hook: no record to build

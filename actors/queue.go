@@ -32,12 +32,24 @@ type msgQueue struct {
 	invoker    actor.MessageInvoker
 	dispatcher actor.Dispatcher
 	activation func() // m.activate, bound once
+
+	// The first backing arrays of system and user: a request child gets
+	// one system message at a time (Started, then Stop) and one user
+	// message (its handler's outcome) in the common case, so its queues
+	// allocate nothing more.
+	sysInline, userInline [1]any
 }
 
 var _ actor.Mailbox = (*msgQueue)(nil)
 
 // newMsgQueue is the actor.MailboxProducer of a connection's actors.
-func newMsgQueue() actor.Mailbox { return &msgQueue{} }
+func newMsgQueue() actor.Mailbox { return (&msgQueue{}).init() }
+
+// init readies a zero msgQueue and returns it.
+func (m *msgQueue) init() *msgQueue {
+	m.system, m.user = m.sysInline[:0], m.userInline[:0]
+	return m
+}
 
 // keptCap is the largest backing array a drained queue keeps: a flood's
 // array goes back to the collector once the flood has passed.
@@ -132,7 +144,7 @@ func drained(q []any, head int) ([]any, int) {
 		return q, head
 	}
 	if cap(q) > keptCap {
-		return nil, 0
+		return nil, 0 // the next append starts small again
 	}
 	return q[:0], 0
 }

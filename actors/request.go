@@ -23,17 +23,30 @@ const (
 // the pipeline whichever of answer, timeout or server cancellation comes
 // first, and turns the outcome into the JSON-RPC frame to send (nothing for
 // a cancellation). It never blocks in Receive.
+//
+// What a child would allocate one by one is part of it (one allocation
+// per request rather than five): its mailbox, its entry in the tracker,
+// and the two messages it sends once each.
 type request struct {
 	in       input       // its id is in.guard.Context.RequestID
 	grant    *inputGrant // the related call, settled by the connection
 	stopping bool
 	self     *actor.PID
 	root     *actor.RootContext
+
+	queue   msgQueue     // its mailbox (connection.bornQueue)
+	tracked trackedInput // the tracker's entry for it (tracker.inputStartedIn)
+	done    handlerDone  // sent once, by handlerDone
+	replied childReply   // sent once, by reply
 }
 
 // handlerDone sends the handler's outcome to the child, from the
-// handler's goroutine.
-func (r *request) handlerDone(out supervisor.Outcome) { r.root.Send(r.self, &handlerDone{out: out}) }
+// handler's goroutine. The handler's goroutine calls it once; the child
+// reads r.done only once the message has come through its queue.
+func (r *request) handlerDone(out supervisor.Outcome) {
+	r.done.out = out
+	r.root.Send(r.self, &r.done)
+}
 
 func (r *request) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
@@ -89,7 +102,8 @@ func (r *request) reply(ctx actor.Context, o outcome) {
 			data, _ = messages.NewErrorResponse(id, &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: answer could not be encoded"}).Encode()
 		}
 	}
-	ctx.Send(ctx.Parent(), &childReply{child: ctx.Self(), data: data})
+	r.replied.child, r.replied.data = ctx.Self(), data // reply runs once: the input ends once
+	ctx.Send(ctx.Parent(), &r.replied)
 	if !r.stopping {
 		ctx.Stop(ctx.Self())
 	}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
 	"github.com/conduitmcp/conduit/era"
@@ -72,6 +73,9 @@ type Config struct {
 	// passes (modern: on the listen stream), on the connection actor: it
 	// must not block.
 	OnChange func(method string)
+	// Tracer, when set, records each input request as a span, a child of
+	// its call's (trace.go).
+	Tracer trace.Tracer
 }
 
 func (c *Config) handlerTimeout(method string) time.Duration {
@@ -89,6 +93,9 @@ func (c *Config) handlerTimeout(method string) time.Duration {
 // counters change, atomically).
 type shared struct {
 	ctx context.Context // parent of every handler's ctx; cancelled at close
+	// values is context.WithoutCancel(ctx), made once: the values of a
+	// request child's handler ctx (ownCancel).
+	values context.Context
 	// session is what was negotiated: the one copy, read by the actors
 	// and, through the Runtime, by the client.
 	session   atomic.Pointer[session]
@@ -107,6 +114,10 @@ type shared struct {
 	// budget bounds the bytes the reader has handed over and the actors
 	// have not finished with.
 	budget *inboundBudget
+	// tracer is Config.Tracer; calls maps the id of each call in flight
+	// with a valid span context to it, while tracing (trace.go).
+	tracer trace.Tracer
+	calls  sync.Map
 }
 
 // session is a negotiated protocol version and its era. negotiated is
@@ -259,8 +270,8 @@ func Start(cfg Config) *Runtime {
 		system = DefaultSystem()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	sh := &shared{ctx: ctx, handlers: cfg.Handlers, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit,
-		budget: newInboundBudget(cfg.MaxInboundBytes)}
+	sh := &shared{ctx: ctx, values: context.WithoutCancel(ctx), handlers: cfg.Handlers, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit,
+		budget: newInboundBudget(cfg.MaxInboundBytes), tracer: cfg.Tracer}
 	rt := &Runtime{
 		cfg: cfg, system: system, cancel: cancel, shared: sh,
 		life: &lifecycle{system: system},
@@ -446,6 +457,9 @@ func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage,
 	}
 	m.timeout, m.maxTotal, m.assigns = opts.Timeout, opts.MaxTotalTimeout, opts.Assigns
 	defer rt.requestHeader(id, opts.Header)()
+	if rt.shared.traceCall(ctx, id) {
+		defer rt.shared.untraceCall(id)
+	}
 	reply := m.reply
 	rt.system.Root.Send(rt.pid, m)
 	select {

@@ -134,9 +134,9 @@ func bothEras(t *testing.T, run func(t *testing.T, modern bool)) {
 }
 
 // A result whose structuredContent breaks the tool's outputSchema fails
-// with KindInvalidResult naming the JSON pointer and the keyword; the
-// tools are listed once, before the first call, and again only when the
-// caller lists them.
+// with KindInvalidResult naming the JSON pointer and the keyword. The
+// schema is the session's last listing's: before any, a call sends no
+// tools/list of its own and its result is not checked.
 func TestOutputSchemaMismatchFailsTheCall(t *testing.T) {
 	bothEras(t, func(t *testing.T, modern bool) {
 		s := &schemaServer{modern: modern, tools: map[string]schemaTool{
@@ -150,7 +150,14 @@ func TestOutputSchemaMismatchFailsTheCall(t *testing.T) {
 		c := s.connect(t, conduit.Options{})
 		ctx := callCtx(t)
 
-		r, err := c.CallTool(ctx, "good", nil)
+		r, err := c.CallTool(ctx, "bad", nil)
+		require.NoError(t, err, "nobody listed the tools: nothing to check against")
+		assert.JSONEq(t, `{"n":"three"}`, string(r.StructuredContent))
+		assert.Equal(t, 0, s.seen("tools/list"), "a call lists nothing")
+		_, err = c.ListTools(ctx)
+		require.NoError(t, err)
+
+		r, err = c.CallTool(ctx, "good", nil)
 		require.NoError(t, err)
 		assert.JSONEq(t, `{"n":3}`, string(r.StructuredContent))
 
@@ -180,7 +187,7 @@ func TestOutputSchemaMismatchFailsTheCall(t *testing.T) {
 		r, err = c.CallTool(ctx, "oops", nil)
 		require.NoError(t, err, "an isError result is not checked")
 		assert.True(t, r.IsError)
-		assert.Equal(t, 1, s.seen("tools/list"), "listed once, before the first call")
+		assert.Equal(t, 1, s.seen("tools/list"), "listed once, by the caller")
 
 		_, err = c.ListTools(ctx)
 		require.NoError(t, err)
@@ -239,6 +246,8 @@ func TestInvalidOutputSchemaIsReportedOnceAndNotFetched(t *testing.T) {
 		logs := &slogRecorder{}
 		c := s.connect(t, conduit.Options{Logger: slog.New(logs)})
 		ctx := callCtx(t)
+		_, err := c.ListTools(ctx)
+		require.NoError(t, err)
 		for _, tc := range []struct{ tool, msg string }{
 			{"broken", `tool "broken": invalid outputSchema: `},
 			{"remote", `tool "remote": invalid outputSchema: `},
@@ -253,7 +262,7 @@ func TestInvalidOutputSchemaIsReportedOnceAndNotFetched(t *testing.T) {
 				assert.True(t, strings.HasPrefix(msg, tc.msg), "%s: %s", tc.tool, msg)
 				assert.Less(t, time.Since(start), 5*time.Second, tc.tool)
 			}
-			_, err := c.CallTool(ctx, tc.tool, nil, conduit.WithUnvalidatedResult())
+			_, err = c.CallTool(ctx, tc.tool, nil, conduit.WithUnvalidatedResult())
 			require.NoError(t, err)
 		}
 		logs.mu.Lock()
@@ -280,7 +289,9 @@ func TestOutputSchemaDeepValue(t *testing.T) {
 		"odd":  {`{"type":"object","properties":{"v":{"$ref":"#/$defs/a"}},"$defs":{"a":{"type":"array","items":{"$ref":"#/$defs/a"}}}}`, `{"content":[],"structuredContent":{"v":` + strings.Repeat("[", depth) + "1" + strings.Repeat("]", depth) + `}}`},
 	}}
 	c := s.connect(t, conduit.Options{})
-	_, err := c.CallTool(callCtx(t), "deep", nil)
+	_, err := c.ListTools(callCtx(t))
+	require.NoError(t, err)
+	_, err = c.CallTool(callCtx(t), "deep", nil)
 	require.NoError(t, err)
 	_, err = c.CallTool(callCtx(t), "odd", nil)
 	kind, msg := kindOf(t, err)
@@ -290,6 +301,8 @@ func TestOutputSchemaDeepValue(t *testing.T) {
 
 	s.tools["deeper"] = schemaTool{s.tools["deep"].schema, `{"content":[],"structuredContent":{"v":` + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + `}}`}
 	c = s.connect(t, conduit.Options{})
+	_, err = c.ListTools(callCtx(t))
+	require.NoError(t, err)
 	start := time.Now()
 	_, err = c.CallTool(callCtx(t), "deeper", nil)
 	kind, msg = kindOf(t, err)
@@ -324,6 +337,8 @@ func TestOutputSchemaGoSDKServer(t *testing.T) {
 		c, err := conduit.Connect(callCtx(t), inProcessServer(t, server), opts)
 		require.NoError(t, err)
 		defer c.Close()
+		_, err = c.ListTools(callCtx(t))
+		require.NoError(t, err)
 		r, err := c.CallTool(callCtx(t), "add", map[string]int{"a": 2, "b": 3})
 		require.NoError(t, err)
 		assert.JSONEq(t, `{"n":5}`, string(r.StructuredContent))

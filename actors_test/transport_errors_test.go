@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -258,4 +259,44 @@ func TestStdioServerThatExitsAtOnceReportsItsStatus(t *testing.T) {
 		assert.Contains(t, err.Error(), "transport: the server exited (exit status 3)")
 		assert.NotContains(t, err.Error(), "broken pipe")
 	}
+}
+
+// A 401 or 403 with a Bearer challenge to the probe is a server that needs
+// sign-in, not a legacy one: Connect fails saying so, without initialize.
+// A 401 without a Bearer challenge is still the legacy refusal.
+func TestProbeAnsweredWithBearerChallengeNeedsSignIn(t *testing.T) {
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			var initialized atomic.Bool
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if method, _ := rpcOf(t, r); method == "initialize" {
+					initialized.Store(true)
+				}
+				w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://`+r.Host+`/.well-known/oauth-protected-resource"`)
+				w.WriteHeader(status)
+			}))
+			defer srv.Close()
+			_, err := conduit.Connect(connectCtx(t), &transport.HTTP{URL: srv.URL}, conduit.Options{})
+			var ce *conduit.Error
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, conduit.KindTransport, ce.Kind)
+			assert.Equal(t, "server/discover", ce.Method)
+			assert.Equal(t, "the server needs sign-in (OAuth)", ce.Message)
+			var se *transport.HTTPStatusError
+			require.ErrorAs(t, err, &se)
+			assert.True(t, se.NeedsSignIn())
+			assert.Equal(t, status, se.Status)
+			assert.False(t, initialized.Load(), "no fallback to initialize")
+		})
+	}
+	t.Run("401 Basic", func(t *testing.T) {
+		url := legacyEndpoint(t, http.StatusUnauthorized, func(w http.ResponseWriter, id json.RawMessage) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`, id)
+		})
+		c, err := conduit.Connect(connectCtx(t), &transport.HTTP{URL: url}, conduit.Options{})
+		require.NoError(t, err)
+		defer c.Close()
+		assert.Equal(t, conduit.EraLegacy, c.Era())
+	})
 }

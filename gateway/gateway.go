@@ -37,12 +37,16 @@ type Options struct {
 	// relay: an upstream server's input and progress go to the downstream
 	// client of its call, nowhere else. The other hooks are kept.
 	Host host.Options
+	// Upstream, when set, makes the servers the gateway serves instead of
+	// host.New: it gets the configuration and the host options above (with
+	// the relay's handlers). Package cluster's members use it.
+	Upstream func(host.Config, host.Options) (Upstream, error)
 }
 
 // Gateway is a host served as one MCP server. Its methods are safe for
 // concurrent use.
 type Gateway struct {
-	h      *host.Host
+	h      Upstream
 	cfg    host.Config
 	srv    *mcp.Server
 	logger *slog.Logger
@@ -116,7 +120,11 @@ func New(cfg host.Config, opts Options) (*Gateway, error) {
 	ho.Client.Handlers.Roots = g.relay.roots
 	ho.Client.Handlers.Progress = g.prog.relay
 	g.relayHandlers(&ho.Client.Handlers)
-	h, err := host.New(cfg, ho)
+	newUpstream := func(cfg host.Config, ho host.Options) (Upstream, error) { return host.New(cfg, ho) }
+	if opts.Upstream != nil {
+		newUpstream = opts.Upstream
+	}
+	h, err := newUpstream(cfg, ho)
 	if err != nil {
 		return nil, err
 	}
@@ -132,8 +140,16 @@ func New(cfg host.Config, opts Options) (*Gateway, error) {
 	return g, nil
 }
 
-// Host is the gateway's host: its servers' status and events.
-func (g *Gateway) Host() *host.Host { return g.h }
+// Host is the gateway's host: its servers' status and events; nil when
+// Options.Upstream made its servers.
+func (g *Gateway) Host() *host.Host {
+	h, _ := g.h.(*host.Host)
+	return h
+}
+
+// Upstream is what the gateway serves: its Host, or what Options.Upstream
+// made.
+func (g *Gateway) Upstream() Upstream { return g.h }
 
 // Server is the downstream MCP server, for a transport of the caller's
 // (Server.Run, Server.Connect).

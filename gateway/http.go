@@ -4,13 +4,14 @@ import (
 	"context"
 	"crypto/subtle"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/conduitmcp/conduit/internal/loopback"
 )
 
 // HTTPOptions configure the gateway's Streamable HTTP face.
@@ -75,38 +76,19 @@ func originAllowed(origin, host string) bool {
 	if strings.EqualFold(u.Host, host) {
 		return true
 	}
-	return loopback(u.Hostname()) && loopback(hostOnly(host))
-}
-
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return strings.Trim(hostport, "[]")
-}
-
-func loopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return loopback.Is(u.Hostname()) && loopback.Is(loopback.Host(host))
 }
 
 // CheckListen refuses to listen on addr, a host:port, anywhere but a
 // loopback address unless a bearer token is required: a gateway without
 // one is for this machine only.
 func CheckListen(addr, token string) error {
-	host, _, err := net.SplitHostPort(addr)
+	where, err := loopback.Beyond(addr)
 	if err != nil {
 		return fmt.Errorf("listen address %q: %w", addr, err)
 	}
-	if token != "" || (host != "" && loopback(host)) {
+	if where == "" || token != "" {
 		return nil
-	}
-	where := host
-	if where == "" {
-		where = "every interface"
 	}
 	return fmt.Errorf("refusing to listen on %s (%s) without a bearer token: set --token or CONDUIT_GATEWAY_TOKEN, or listen on 127.0.0.1", addr, where)
 }

@@ -53,6 +53,7 @@ func modern(req *mcp.CallToolRequest) bool {
 
 func (g *Gateway) toolHandler(server, tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		traced := downstreamTrace(ctx, req) // the upstream call continues the client's trace
 		if !modern(req) {
 			d := &downstream{caps: req.ClientCapabilities(), session: req.Session}
 			var opts []conduit.CallOption
@@ -61,7 +62,7 @@ func (g *Gateway) toolHandler(server, tool string) mcp.ToolHandler {
 				defer done()
 				opts = append(opts, opt)
 			}
-			res, err := g.call(ctx, server, tool, req.Params.Arguments, d, opts...)
+			res, err := g.call(traced, server, tool, req.Params.Arguments, d, opts...)
 			return toolResult(res, err)
 		}
 		if state := req.Params.RequestState; state != "" {
@@ -95,7 +96,7 @@ func (g *Gateway) toolHandler(server, tool string) mcp.ToolHandler {
 			opts = append(opts, conduit.WithInputResponses(nil, responses))
 		}
 		go func() {
-			res, err := g.call(pc.ctx, server, tool, args, d, opts...)
+			res, err := g.call(continueTrace(pc.ctx, traced), server, tool, args, d, opts...)
 			pc.finish(res, err)
 		}()
 		return g.await(ctx, pc)

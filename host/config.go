@@ -77,6 +77,9 @@ type Settings struct {
 	Restart  RestartPolicy
 	Ping     PingPolicy
 	Disabled bool
+	// Optional is "optional": true: the host is ready (an admin
+	// listener's /readyz) without this server being ready.
+	Optional bool
 	// InheritEnv gives a stdio server the whole environment of the host
 	// process under its own env; without it, it gets only InheritedEnv
 	// (and its own env), as desktop hosts do: a server need not see every
@@ -86,6 +89,22 @@ type Settings struct {
 	// server's tools and prompts under their own names rather than
 	// SERVER__NAME. The host's catalog is unchanged.
 	NoPrefix bool
+	// OAuth is "oauth": the client identity for a remote server that needs
+	// sign-in (docs/auth.md); zero: dynamic registration.
+	OAuth OAuthSettings
+}
+
+// OAuthSettings are a server's sign-in settings: pre-registered
+// credentials ("clientId", "clientSecret") and Conduit's client ID
+// metadata document ("clientMetadataUrl", an https URL with a path).
+type OAuthSettings struct {
+	ClientID          string
+	ClientSecret      string
+	ClientMetadataURL string
+	// ClientCredentials ("clientCredentials": true) signs in with the
+	// client credentials grant (clientId, clientSecret), no person: a
+	// daemon's own identity.
+	ClientCredentials bool
 }
 
 // RestartPolicy says when a failed server is started again: backoff,
@@ -556,10 +575,14 @@ func (p *parser) parseSettings(raw json.RawMessage) (Settings, error) {
 			s.Disabled, err = p.boolean(key, v)
 		case "inheritEnv":
 			s.InheritEnv, err = p.boolean(key, v)
+		case "optional":
+			s.Optional, err = p.boolean(key, v)
 		case "prefix":
 			var prefix bool
 			prefix, err = p.boolean(key, v)
 			s.NoPrefix = !prefix
+		case "oauth":
+			s.OAuth, err = p.parseOAuth(key, v)
 		default:
 			p.warn(key, "unknown key, ignored")
 		}
@@ -568,6 +591,36 @@ func (p *parser) parseSettings(raw json.RawMessage) (Settings, error) {
 		}
 	}
 	return s, nil
+}
+
+func (p *parser) parseOAuth(key string, raw json.RawMessage) (OAuthSettings, error) {
+	var m map[string]json.RawMessage
+	if err := p.object(key, raw, &m); err != nil {
+		return OAuthSettings{}, err
+	}
+	var o OAuthSettings
+	var err error
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		sub, v := key+"."+k, m[k]
+		switch k {
+		case "clientId":
+			o.ClientID, err = p.str(sub, v)
+		case "clientSecret":
+			o.ClientSecret, err = p.str(sub, v)
+		case "clientCredentials":
+			o.ClientCredentials, err = p.boolean(sub, v)
+		case "clientMetadataUrl":
+			if o.ClientMetadataURL, err = p.str(sub, v); err == nil && !strings.HasPrefix(o.ClientMetadataURL, "https://") {
+				err = p.fail(sub, "want an https URL, got %q", o.ClientMetadataURL)
+			}
+		default:
+			p.warn(sub, "unknown key, ignored")
+		}
+		if err != nil {
+			return OAuthSettings{}, err
+		}
+	}
+	return o, nil
 }
 
 func (p *parser) parseRestart(key string, raw json.RawMessage) (RestartPolicy, error) {

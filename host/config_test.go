@@ -298,3 +298,16 @@ func TestPingPolicyIsTheClientsKeepAlive(t *testing.T) {
 	assert.Equal(t, [2]any{time.Duration(0), 7}, keepAlive(Server{URL: "http://h/mcp", Conduit: Settings{Ping: PingPolicy{Interval: -1}}}))
 	assert.Equal(t, [2]any{10 * time.Second, 2}, keepAlive(Server{Command: "s", Conduit: Settings{Ping: PingPolicy{Interval: 10 * time.Second, Failures: 2}}}))
 }
+
+func TestOAuthSettings(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "mcp.json")
+	require.NoError(t, os.WriteFile(p, []byte(`{"mcpServers":{"web":{"url":"https://example.com/mcp","conduit":{"oauth":{"clientId":"c1","clientSecret":"s1","clientMetadataUrl":"https://conduit.example/client.json","clientCredentials":true,"x":1}}}}}`), 0o600))
+	cfg, warnings, err := Load(p)
+	require.NoError(t, err)
+	assert.Equal(t, OAuthSettings{ClientID: "c1", ClientSecret: "s1", ClientMetadataURL: "https://conduit.example/client.json", ClientCredentials: true}, cfg.Servers["web"].Conduit.OAuth)
+	require.Len(t, warnings, 1)
+	assert.Contains(t, warnings[0], "conduit.oauth.x")
+	require.NoError(t, os.WriteFile(p, []byte(`{"mcpServers":{"web":{"url":"https://example.com/mcp","conduit":{"oauth":{"clientMetadataUrl":"http://x/c.json"}}}}}`), 0o600))
+	_, _, err = Load(p)
+	assert.ErrorContains(t, err, `want an https URL, got "http://x/c.json"`)
+}

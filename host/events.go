@@ -49,6 +49,15 @@ func (h *Host) emit(st Status) {
 	}
 }
 
+// emitTools publishes a refresh of e's tools that changed the catalog.
+// Called with mu held.
+func (h *Host) emitTools(e *entry) {
+	ev := Event{Time: time.Now(), ToolsChanged: true, Status: h.snapshot(e)}
+	for s := range h.subs {
+		s.push(ev)
+	}
+}
+
 // subscriber is one Subscribe: a queue that never blocks the publisher,
 // drained into out by its own goroutine.
 type subscriber struct {

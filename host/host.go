@@ -22,6 +22,7 @@ import (
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/restart"
 	"github.com/conduitmcp/conduit/transport"
+	"github.com/conduitmcp/conduit/transport/oauth"
 )
 
 // State is where a server is in its life under the host: the supervision
@@ -34,7 +35,9 @@ const (
 	StateReady      = restart.Ready
 	StateRestarting = restart.Restarting
 	StateParked     = restart.Parked
-	StateStopped    = restart.Stopped
+	// StateNeedsSignIn: the server wants `conduit login` (see docs/auth.md).
+	StateNeedsSignIn = restart.NeedsSignIn
+	StateStopped     = restart.Stopped
 )
 
 // DefaultSeparator joins a server's name and its tool's name in the
@@ -64,6 +67,12 @@ type Options struct {
 	// ±20 %; nil draws it from math/rand/v2. Supervisors call it
 	// concurrently.
 	Jitter func() float64
+	// ServerOptions, when set, completes the options of each server's
+	// clients, after its settings: for a hook that needs the server's
+	// name (the admin listener's metrics: middleware, an Audit that
+	// calls the one before). Called with the host's lock held: it must
+	// not block or call the Host.
+	ServerOptions func(name string, o conduit.Options) conduit.Options
 }
 
 // Status is a snapshot of one server.
@@ -100,9 +109,14 @@ type Status struct {
 }
 
 // Event is a state change of one server, with its counters at that
-// moment (Tools, Calls, Stats).
+// moment (Tools, Calls, Stats); or, with ToolsChanged, a change of its
+// tools in the catalog while it stays ready.
 type Event struct {
 	Time time.Time
+	// ToolsChanged says that the event is a refresh of the server's tools
+	// (after a list change) that changed the catalog: their names, or
+	// ToolsErr. State is unchanged; Time is when the listing came back.
+	ToolsChanged bool
 	Status
 }
 
@@ -651,6 +665,9 @@ func (h *Host) newServer(name string, cfg Server) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if h.opts.ServerOptions != nil {
+		s.opts = h.opts.ServerOptions(name, s.opts)
+	}
 	if s.opts.System == nil {
 		// The server's connection actors live in the tree's system,
 		// beside the actor that supervises them.
@@ -679,7 +696,10 @@ func defaultTransport(cfg Server, logger *slog.Logger, maxBytes int) transport.T
 		if cfg.SSE {
 			return &transport.SSE{URL: cfg.URL, Header: header, Logger: logger, MaxEventBytes: maxBytes}
 		}
-		return &transport.HTTP{URL: cfg.URL, Header: header, Logger: logger, MaxBodyBytes: maxBytes, MaxEventBytes: maxBytes, SSEFallback: true}
+		t := &transport.HTTP{URL: cfg.URL, Header: header, Logger: logger, MaxBodyBytes: maxBytes, MaxEventBytes: maxBytes, SSEFallback: true}
+		o := cfg.Conduit.OAuth // the stored tokens (conduit login), refreshed
+		oauth.Attach(t, oauth.Config{Store: &oauth.Store{}, ClientID: o.ClientID, ClientSecret: o.ClientSecret, ClientIDMetadataURL: o.ClientMetadataURL, ClientCredentials: o.ClientCredentials})
+		return t
 	}
 	return &transport.Command{Path: cfg.Command, Args: cfg.Args, Env: serverEnv(cfg, os.Environ()), Dir: cfg.Cwd, MaxMessageBytes: maxBytes}
 }
@@ -912,8 +932,13 @@ func (ss *session) Serve(ctx context.Context) error {
 				}
 				// An empty list is a listing too: only a failed one keeps
 				// the old tools.
+				changed := (e.status.ToolsErr == nil) != (l.err == nil)
 				if e.status.ToolsErr = l.err; l.err == nil {
+					changed = changed || !sameNames(e.tools, l.tools)
 					e.tools = l.tools
+				}
+				if changed {
+					s.h.emitTools(e)
 				}
 			})
 			if again {
@@ -922,6 +947,12 @@ func (ss *session) Serve(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// sameNames reports whether a and b list the same tool names in the same
+// order: what the catalog shows of them.
+func sameNames(a, b []conduit.Tool) bool {
+	return slices.EqualFunc(a, b, func(x, y conduit.Tool) bool { return x.Name == y.Name })
 }
 
 // listing is the outcome of a tools/list.

@@ -127,3 +127,20 @@ func TestHostSSEServer(t *testing.T) {
 	assert.Equal(t, "hello over sse", res.Content[0].Text)
 	assert.Equal(t, "old__hello", h.Tools()[0].Name)
 }
+
+// A remote server that needs sign-in, with no stored tokens: the host shows
+// it as needing sign-in, naming conduit login, and spends no restart on it.
+func TestHTTPServerThatNeedsSignIn(t *testing.T) {
+	t.Setenv("CONDUIT_TOKEN_FILE", t.TempDir()+"/tokens.json")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://`+r.Host+`/.well-known/oauth-protected-resource/mcp"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	h, events := newHost(t, Config{Servers: map[string]Server{"web": {URL: srv.URL + "/mcp", Conduit: fast(100)}}}, Options{})
+	waitFor(t, events, map[string]State{"web": StateNeedsSignIn})
+	st := h.Status()[0]
+	assert.Equal(t, StateNeedsSignIn, st.State)
+	assert.ErrorContains(t, st.Err, "the server needs sign-in: run `conduit login` for it")
+	assert.Zero(t, st.Restarts)
+}

@@ -233,10 +233,31 @@ func testCatalog(t *testing.T, modern bool) {
 		assert.True(t, ok)
 		assert.Equal(t, []string{"a", "sum"}, []string{server, tool})
 
+		events, cancel := h.Subscribe()
+		defer cancel()
+		refreshes := func() (out []string) {
+			for {
+				synctest.Wait() // the subscriber's goroutine offers the next
+				select {
+				case ev := <-events:
+					if ev.ToolsChanged {
+						out = append(out, fmt.Sprintf("%s %s %d", ev.Server, ev.State, ev.Tools))
+					}
+				default:
+					return out
+				}
+			}
+		}
+		assert.Empty(t, refreshes(), "the current state only")
+
 		a.setTools("echo", "sum", "more")
 		a.notify("notifications/tools/list_changed")
 		synctest.Wait()
 		assert.Equal(t, []string{"a__echo", "a__sum", "a__more", "b__echo"}, names())
+		assert.Equal(t, []string{"a ready 3"}, refreshes(), "a refresh that changed the catalog is an event")
+		a.notify("notifications/tools/list_changed")
+		synctest.Wait()
+		assert.Empty(t, refreshes(), "the same names again change nothing")
 
 		b.mu.Lock()
 		b.fail = errors.New("gone")

@@ -58,6 +58,15 @@ type Config struct {
 	Rate float64
 	// Warmup runs the load this long before counting anything.
 	Warmup time.Duration
+	// Stages, when set, ramp the load linearly from target to target, as
+	// k6's ramping executors do: the rate (open loop, in place of Rate),
+	// or with RampCallers the callers of each session (closed loop, in
+	// place of Concurrency, which becomes the highest target). The stages
+	// start with the load: the warm-up is their first part, and they set
+	// the duration (Duration must be zero; Calls may still end the load
+	// sooner).
+	Stages      []Stage
+	RampCallers bool
 	// Mix are the tools called, each picked by its weight.
 	Mix []Call
 	// UnlimitedInput lifts the input budget and the cap on server requests
@@ -82,12 +91,23 @@ func (cfg *Config) check() error {
 	switch {
 	case cfg.Transport == nil:
 		return fmt.Errorf("%w: no Transport", ErrConfig)
-	case cfg.Calls <= 0 && cfg.Duration <= 0:
-		return fmt.Errorf("%w: give Calls or Duration", ErrConfig)
+	case cfg.Calls <= 0 && cfg.Duration <= 0 && len(cfg.Stages) == 0:
+		return fmt.Errorf("%w: give Calls, Duration or Stages", ErrConfig)
 	case cfg.Calls < 0 || cfg.Duration < 0 || cfg.Warmup < 0 || cfg.Sessions < 0 || cfg.Concurrency < 0:
 		return fmt.Errorf("%w: negative Calls, Duration, Warmup, Sessions or Concurrency", ErrConfig)
 	case cfg.Rate < 0 || math.IsInf(cfg.Rate, 0) || math.IsNaN(cfg.Rate):
 		return fmt.Errorf("%w: Rate %g", ErrConfig, cfg.Rate)
+	case len(cfg.Stages) == 0 && cfg.RampCallers:
+		return fmt.Errorf("%w: RampCallers without Stages", ErrConfig)
+	case len(cfg.Stages) == 0:
+		return nil
+	case cfg.Rate > 0 || cfg.Duration > 0:
+		return fmt.Errorf("%w: Stages set the rate and the duration: give Stages or Rate and Duration", ErrConfig)
+	case ramp(cfg.Stages).total() <= cfg.Warmup:
+		return fmt.Errorf("%w: the stages (%s) end before the warm-up (%s)", ErrConfig, ramp(cfg.Stages).total(), cfg.Warmup)
+	}
+	if err := checkStages(cfg.Stages); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
 }
@@ -102,6 +122,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	cfg.Sessions, cfg.Concurrency = max(cfg.Sessions, 1), max(cfg.Concurrency, 1)
+	stages := ramp(cfg.Stages)
+	if len(stages) > 0 {
+		cfg.Duration = stages.total() - cfg.Warmup
+		if cfg.RampCallers {
+			cfg.Concurrency = max(1, int(math.Ceil(stages.peak())))
+		}
+	}
 	m, err := newMix(cfg.Mix)
 	if err != nil {
 		return nil, err
@@ -119,8 +146,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	start := time.Now()
 	in.countFrom(start.Add(cfg.Warmup))
-	rec := newRecorder(start.Add(cfg.Warmup))
-	r := &runner{cfg: cfg, mix: m, rec: rec, start: start, measureFrom: start.Add(cfg.Warmup)}
+	expected := cfg.Duration
+	if expected == 0 && cfg.Rate > 0 {
+		expected = time.Duration(float64(cfg.Calls) / cfg.Rate * float64(time.Second))
+	}
+	rec := newRecorder(start.Add(cfg.Warmup), expected)
+	r := &runner{cfg: cfg, mix: m, rec: rec, start: start, measureFrom: start.Add(cfg.Warmup), stages: stages}
 	if cfg.Duration > 0 {
 		r.deadline = r.measureFrom.Add(cfg.Duration)
 	}
@@ -135,11 +166,21 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		LatencyFrom: "send time (closed loop: each caller sends when its last call ends)",
 		Interrupted: ctx.Err() != nil,
 	}
-	if cfg.Rate > 0 {
+	if r.openLoop() {
 		rep.Shape.Mode = "open loop"
 		rep.LatencyFrom = "intended send time (open loop: corrected for coordinated omission)"
 	}
 	rec.fill(rep)
+	if len(stages) > 0 {
+		unit := "calls/s"
+		if cfg.RampCallers {
+			unit = "callers per session"
+		}
+		rep.Stages = stages.report(cfg.Warmup, unit)
+		for i := range rep.Timeline {
+			_, rep.Timeline[i].Stage = stages.at(cfg.Warmup + time.Duration(rep.Timeline[i].At)*time.Second)
+		}
+	}
 	// Peak RSS and counters before closing: a closed process has no
 	// /proc entry, a closed client's counters are final anyway.
 	rep.Servers = procs.peaks()
@@ -218,7 +259,8 @@ type runner struct {
 	mix                *mix
 	rec                *recorder
 	start, measureFrom time.Time
-	deadline           time.Time    // zero without Duration
+	deadline           time.Time // zero without Duration
+	stages             ramp
 	seq                atomic.Int64 // numbers every call, for the args' "{{n}}"
 	tickets            atomic.Int64 // counted calls started
 }
@@ -230,15 +272,20 @@ type job struct {
 	counted  bool
 }
 
+// openLoop reports whether calls are started at a rate.
+func (r *runner) openLoop() bool {
+	return r.cfg.Rate > 0 || len(r.stages) > 0 && !r.cfg.RampCallers
+}
+
 // drive runs every caller until the load is done or ctx ends.
 func (r *runner) drive(ctx context.Context, clients []*conduit.Client) {
 	var jobs chan job
 	var wg sync.WaitGroup
-	if r.cfg.Rate > 0 {
+	if r.openLoop() {
 		jobs = make(chan job)
 	}
 	for _, c := range clients {
-		for range r.cfg.Concurrency {
+		for k := range r.cfg.Concurrency {
 			wg.Go(func() {
 				if jobs != nil {
 					for j := range jobs {
@@ -247,6 +294,9 @@ func (r *runner) drive(ctx context.Context, clients []*conduit.Client) {
 					return
 				}
 				for {
+					if !r.awaitTurn(ctx, k) {
+						return
+					}
 					j, ok := r.next(ctx, time.Now())
 					if !ok {
 						return
@@ -261,6 +311,43 @@ func (r *runner) drive(ctx context.Context, clients []*conduit.Client) {
 		close(jobs)
 	}
 	wg.Wait()
+}
+
+// rampPoll is how often a caller of a ramp (RampCallers) that is not
+// among the active ones looks again.
+const rampPoll = 100 * time.Millisecond
+
+// awaitTurn waits, in a ramp of callers, until caller k of its session is
+// among the active ones; false when ctx ends or the ramp is over.
+func (r *runner) awaitTurn(ctx context.Context, k int) bool {
+	if !r.cfg.RampCallers {
+		return true
+	}
+	for {
+		now := time.Now()
+		if !r.deadline.IsZero() && !now.Before(r.deadline) {
+			return false
+		}
+		if target, _ := r.stages.at(now.Sub(r.start)); float64(k) < math.Ceil(target-1e-9) {
+			return true
+		}
+		t := time.NewTimer(rampPoll)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+	}
+}
+
+// sendAt is the intended send time of the i-th call of an open loop.
+func (r *runner) sendAt(i int64) (time.Time, bool) {
+	if len(r.stages) > 0 {
+		d, ok := r.stages.sendTime(float64(i))
+		return r.start.Add(d), ok
+	}
+	return r.start.Add(time.Duration(float64(i) * float64(time.Second) / r.cfg.Rate)), true
 }
 
 // next decides whether a call sent at now is made, and if it counts.
@@ -281,11 +368,13 @@ func (r *runner) next(ctx context.Context, now time.Time) (job, bool) {
 // be sent. It blocks while every caller is busy; the calls it hands out
 // late keep their intended time, so their wait shows in the latency.
 func (r *runner) schedule(ctx context.Context, jobs chan<- job) {
-	interval := time.Duration(float64(time.Second) / r.cfg.Rate)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for i := int64(0); ; i++ {
-		at := r.start.Add(time.Duration(i) * interval)
+		at, ok := r.sendAt(i)
+		if !ok {
+			return
+		}
 		if d := time.Until(at); d > 0 {
 			timer.Reset(d)
 			select {
@@ -364,7 +453,7 @@ func (r *runner) reportProgress() (stop func()) {
 		for {
 			select {
 			case now := <-t.C:
-				r.cfg.Progress(r.rec.progress(now))
+				r.cfg.Progress(r.progress(now))
 			case <-done:
 				return
 			}
@@ -373,8 +462,19 @@ func (r *runner) reportProgress() (stop func()) {
 	return func() {
 		close(done)
 		wg.Wait()
-		p := r.rec.progress(time.Now())
+		p := r.progress(time.Now())
 		p.Final = true
 		r.cfg.Progress(p)
 	}
+}
+
+// progress is the recorder's progress with what the runner knows: the
+// length of the measured phase and the stage.
+func (r *runner) progress(now time.Time) Progress {
+	p := r.rec.progress(now)
+	p.Total = r.cfg.Duration
+	if len(r.stages) > 0 {
+		_, p.Stage = r.stages.at(now.Sub(r.start))
+	}
+	return p
 }

@@ -216,6 +216,18 @@ func TestMixAndOutcomes(t *testing.T) {
 		var text bytes.Buffer
 		require.NoError(t, rep.WriteText(&text))
 		assert.Contains(t, text.String(), fmt.Sprintf("            rpc -32602 %d × %s\n", rep.Failed, msg.Message))
+		// The latency of ok and failed calls apart.
+		require.NotNil(t, rep.LatencyOK)
+		require.NotNil(t, rep.LatencyFailed)
+		assert.Contains(t, text.String(), fmt.Sprintf("            failed  min %s  p50 %s", rep.LatencyFailed.Min, rep.LatencyFailed.P50))
+		assert.Contains(t, text.String(), fmt.Sprintf("            ok      min %s  p50 %s", rep.LatencyOK.Min, rep.LatencyOK.P50))
+		assert.Equal(t, rep.Failed, rep.PerTool["no_such_tool"].Failed)
+		assert.Equal(t, rep.OK, rep.PerTool["summarise"].OK)
+		var failedBars int64
+		for _, b := range rep.FailedHistogram {
+			failedBars += b.Count
+		}
+		assert.Equal(t, rep.Failed, failedBars)
 	})
 }
 
@@ -273,6 +285,8 @@ func TestInterrupted(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, rep.Interrupted)
 		assert.Equal(t, map[string]int64{"ok": 3, "cancelled": 1}, rep.Outcomes)
-		assert.Equal(t, load.Progress{Elapsed: 3500 * time.Millisecond, Calls: 4, Errors: 1, Rate: 4 / 3.5, P99: load.Millis(time.Second), Final: true}, final)
+		// The last window is the third second: one call, 1 s (to the window's 2 digits).
+		assert.Equal(t, load.Progress{Elapsed: 3500 * time.Millisecond, Total: time.Minute, Calls: 4, Errors: 1, Rate: 4 / 3.5, P99: load.Millis(time.Second),
+			RateNow: 1, P99Now: load.Millis(1003519 * time.Microsecond), Final: true}, final)
 	})
 }

@@ -63,7 +63,7 @@ func TestParseMix(t *testing.T) {
 // distinct ones it counts: past maxKeptMessages, a new one counts as
 // "(other messages)".
 func TestRecorderKeepsTheMostFrequentMessages(t *testing.T) {
-	r := newRecorder(time.Now())
+	r := newRecorder(time.Now(), 0)
 	for range 10 {
 		r.record(result{tool: "nosuch", outcome: OutcomeIsError, message: "Tool nosuch not found"})
 	}
@@ -96,11 +96,21 @@ func TestMessageOf(t *testing.T) {
 
 // The last second of a run that ends 0.5 s into it plots its calls over
 // that half second: 5 calls in it are 10 calls/s, as in the seconds
-// before, not a dive to 5. Points sit at the middle of their second.
+// before, not a dive to 5. Points sit at the middle of their window; a
+// window without calls has a rate (0) but no p99.
 func TestCallRateOfThePartialLastSecond(t *testing.T) {
-	rep := &Report{Elapsed: Millis(3500 * time.Millisecond), Timeline: []Second{{At: 0, Calls: 10}, {At: 1, Calls: 10}, {At: 2, Calls: 0}, {At: 3, Calls: 5}}}
-	pts := timelinePoints(rep, callRate(3.5))
-	if got := fmt.Sprint(pts); got != "[{0.5 10} {1.5 10} {3.5 10}]" {
-		t.Fatalf("points = %s", got)
+	rep := &Report{Elapsed: Millis(3500 * time.Millisecond), TimelineStep: 1,
+		Timeline: []Second{{At: 0, Calls: 10, P99: Millis(time.Millisecond)}, {At: 1, Calls: 10}, {At: 2, Calls: 0}, {At: 3, Calls: 5}}}
+	ws := windows(rep, 3.5)
+	var rates, p99s []string
+	for _, w := range ws {
+		rates = append(rates, fmt.Sprintf("%g@%g", w.per(w.calls), (w.from+w.to)/2))
+		p99s = append(p99s, fmt.Sprint(p99Value(w)))
+	}
+	if got := fmt.Sprint(rates); got != "[10@0.5 10@1.5 0@2.5 10@3.25]" {
+		t.Fatalf("rates = %s", got)
+	}
+	if got := fmt.Sprint(p99s); got != "[1 0 NaN 0]" {
+		t.Fatalf("p99 = %s", got)
 	}
 }

@@ -41,6 +41,10 @@ type Report struct {
 	Throughput float64 `json:"calls_per_second"`
 	// Latency of every counted call, failed ones included.
 	Latency Percentiles `json:"latency"`
+	// LatencyOK and LatencyFailed split Latency: the calls that succeeded,
+	// those that did not (absent when there were none).
+	LatencyOK     *Percentiles `json:"latency_ok,omitempty"`
+	LatencyFailed *Percentiles `json:"latency_failed,omitempty"`
 	// Time splits the calls' time (from send to end, summed over calls)
 	// into active and paused for input. Input is the time the handlers
 	// spent answering the server's input requests, measured around each
@@ -64,6 +68,9 @@ type Report struct {
 	Messages map[string][]MessageCount `json:"messages,omitempty"`
 	// Tools counts the calls by tool.
 	Tools map[string]int64 `json:"tools"`
+	// PerTool is each tool's share: calls, throughput, latency and its
+	// distribution (what conduit load compare compares tool by tool).
+	PerTool map[string]ToolReport `json:"per_tool,omitempty"`
 	// Input counts the input requests answered, refused… (the audit
 	// outcomes), by method then outcome, over the whole run (warm-up
 	// included: an input request is not tied to a counted call).
@@ -81,8 +88,27 @@ type Report struct {
 	Servers []ServerProcess `json:"servers,omitempty"`
 	// Histogram is the latency distribution, for plots.
 	Histogram []Bucket `json:"histogram"`
-	// Timeline has one entry per second of the measured phase.
-	Timeline []Second `json:"timeline"`
+	// FailedHistogram is the part of Histogram that failed, in the same
+	// buckets (the rest succeeded).
+	FailedHistogram []Bucket `json:"failed_histogram,omitempty"`
+	// Timeline has one entry per TimelineStep seconds of the measured
+	// phase: 1 s for a run of up to an hour, more for a longer one, so
+	// that it never has more than 3600 entries.
+	Timeline     []Second `json:"timeline"`
+	TimelineStep int      `json:"timeline_step_s"`
+	// Stages are the stages of a ramp (Config.Stages), in the timeline's
+	// time.
+	Stages []StageReport `json:"stages,omitempty"`
+}
+
+// ToolReport is one tool's part of a report.
+type ToolReport struct {
+	Calls      int64       `json:"calls"`
+	OK         int64       `json:"ok"`
+	Failed     int64       `json:"failed"`
+	Throughput float64     `json:"calls_per_second"`
+	Latency    Percentiles `json:"latency"`
+	Histogram  []Bucket    `json:"histogram"`
 }
 
 // Shape is the load a report measured.
@@ -151,16 +177,24 @@ type Bucket struct {
 	Count int64  `json:"count"`
 }
 
-// Second is one second of the measured phase: calls that ended in it.
+// Second is one entry of the timeline, a second of the measured phase
+// (Report.TimelineStep seconds in a long run): calls that ended in it.
 type Second struct {
 	At     int    `json:"at_s"` // seconds since the end of the warm-up
 	Calls  int64  `json:"calls"`
-	Errors int64  `json:"errors"`
+	Errors int64  `json:"errors"` // calls that failed; Calls-Errors succeeded
+	P50    Millis `json:"p50_ms"`
 	P99    Millis `json:"p99_ms"`
+	// Failures counts the failed calls by outcome (at most 8 outcomes,
+	// the rest as "other").
+	Failures map[string]int64 `json:"failures,omitempty"`
+	// Stage is the stage of a ramp the entry starts in, from 1; 0 without
+	// stages.
+	Stage int `json:"stage,omitempty"`
 }
 
 // Histograms record microseconds from 1 µs to 1 h, to 3 significant
-// digits (the whole run) or 2 (each second: many of them).
+// digits (the whole run) or 2 (a tool, a window of the timeline).
 const (
 	histMin, histMax = 1, int64(time.Hour / time.Microsecond)
 )
@@ -177,9 +211,12 @@ func fromMicros(v int64) Millis { return Millis(time.Duration(v) * time.Microsec
 // guards everything.
 type recorder struct {
 	mu       sync.Mutex
-	origin   time.Time // the end of the warm-up
-	hist     *hdrhistogram.Histogram
-	seconds  []*secondRec
+	origin   time.Time               // the end of the warm-up
+	hist     *hdrhistogram.Histogram // every call
+	okHist   *hdrhistogram.Histogram // the calls that succeeded
+	failed   *hdrhistogram.Histogram // the calls that did not
+	timeline *timeline
+	perTool  map[string]*toolRec
 	calls    int64
 	ok       int64
 	outcomes map[string]int64
@@ -189,6 +226,14 @@ type recorder struct {
 	paused   time.Duration
 	lastEnd  time.Time
 	// min and max are exact; the histogram's are to its precision.
+	min, max                           time.Duration
+	okMin, okMax, failedMin, failedMax time.Duration
+}
+
+// toolRec is one tool's part of the recorder.
+type toolRec struct {
+	ok       int64
+	hist     *hdrhistogram.Histogram
 	min, max time.Duration
 }
 
@@ -208,13 +253,11 @@ const (
 	otherMessagesText = "(other messages)"
 )
 
-type secondRec struct {
-	calls, errors int64
-	hist          *hdrhistogram.Histogram
-}
-
-func newRecorder(origin time.Time) *recorder {
-	return &recorder{origin: origin, hist: newHist(3), outcomes: map[string]int64{}, messages: map[string]map[string]int64{}, tools: map[string]int64{}}
+// newRecorder counts from origin, the end of the warm-up, a run expected
+// to last about expected (0: unknown).
+func newRecorder(origin time.Time, expected time.Duration) *recorder {
+	return &recorder{origin: origin, hist: newHist(3), okHist: newHist(3), failed: newHist(3), timeline: newTimeline(stepFor(expected)),
+		perTool: map[string]*toolRec{}, outcomes: map[string]int64{}, messages: map[string]map[string]int64{}, tools: map[string]int64{}}
 }
 
 // result is one call as measured.
@@ -230,14 +273,36 @@ type result struct {
 func (r *recorder) record(res result) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_ = r.hist.RecordValue(micros(res.latency))
+	v := micros(res.latency)
+	_ = r.hist.RecordValue(v)
 	if r.calls == 0 || res.latency < r.min {
 		r.min = res.latency
 	}
 	r.max = max(r.max, res.latency)
-	r.calls++
 	if res.outcome == OutcomeOK {
+		if r.ok == 0 || res.latency < r.okMin {
+			r.okMin = res.latency
+		}
+		r.okMax = max(r.okMax, res.latency)
 		r.ok++
+		_ = r.okHist.RecordValue(v)
+	} else {
+		if r.calls == r.ok || res.latency < r.failedMin {
+			r.failedMin = res.latency
+		}
+		r.failedMax = max(r.failedMax, res.latency)
+		_ = r.failed.RecordValue(v)
+	}
+	r.calls++
+	t := r.perTool[res.tool]
+	if t == nil {
+		t = &toolRec{hist: newHist(2), min: res.latency}
+		r.perTool[res.tool] = t
+	}
+	_ = t.hist.RecordValue(v)
+	t.min, t.max = min(t.min, res.latency), max(t.max, res.latency)
+	if res.outcome == OutcomeOK {
+		t.ok++
 	}
 	r.outcomes[res.outcome]++
 	if res.outcome != OutcomeOK {
@@ -258,16 +323,7 @@ func (r *recorder) record(res result) {
 	if res.end.After(r.lastEnd) {
 		r.lastEnd = res.end
 	}
-	i := max(0, int(res.end.Sub(r.origin)/time.Second))
-	for len(r.seconds) <= i {
-		r.seconds = append(r.seconds, &secondRec{hist: newHist(2)})
-	}
-	s := r.seconds[i]
-	s.calls++
-	if res.outcome != OutcomeOK {
-		s.errors++
-	}
-	_ = s.hist.RecordValue(micros(res.latency))
+	r.timeline.add(res.end.Sub(r.origin), res.outcome, v)
 }
 
 // Progress is a snapshot of a run in progress, of the counted calls.
@@ -282,6 +338,15 @@ type Progress struct {
 	Warmup bool `json:"warmup,omitempty"`
 	// Final is true for the last report, once the load is over.
 	Final bool `json:"final,omitempty"`
+	// Total is how long the measured phase should last (0: unknown, a
+	// run of Calls without Duration).
+	Total time.Duration `json:"-"`
+	// RateNow and P99Now are of the last window of the timeline (the last
+	// second, in a run of up to an hour): calls per second and p99.
+	RateNow float64 `json:"calls_per_second_now"`
+	P99Now  Millis  `json:"p99_now_ms"`
+	// Stage is the stage of a ramp the run is in, from 1 (0: none).
+	Stage int `json:"stage,omitempty"`
 }
 
 func (r *recorder) progress(now time.Time) Progress {
@@ -294,13 +359,29 @@ func (r *recorder) progress(now time.Time) Progress {
 	if r.calls > 0 {
 		p.P99 = r.quantile(99)
 	}
+	if s, step, ok := r.timeline.last(p.Elapsed); ok {
+		p.RateNow, p.P99Now = float64(s.Calls)/float64(step), s.P99
+	}
 	return p
 }
 
 // quantile is the latency at q percent. The histogram's values are to its
 // precision: keep them within the exact min and max. mu must be held.
 func (r *recorder) quantile(q float64) Millis {
-	return min(max(fromMicros(r.hist.ValueAtQuantile(q)), Millis(r.min)), Millis(r.max))
+	return quantile(r.hist, q, r.min, r.max)
+}
+
+// quantile is the latency at q percent of h, within the exact lo and hi.
+func quantile(h *hdrhistogram.Histogram, q float64, lo, hi time.Duration) Millis {
+	return min(max(fromMicros(h.ValueAtQuantile(q)), Millis(lo)), Millis(hi))
+}
+
+// percentiles of h, whose exact extremes are lo and hi.
+func percentiles(h *hdrhistogram.Histogram, lo, hi time.Duration) Percentiles {
+	return Percentiles{
+		Min: Millis(lo), P50: quantile(h, 50, lo, hi), P90: quantile(h, 90, lo, hi), P99: quantile(h, 99, lo, hi),
+		P999: quantile(h, 99.9, lo, hi), Max: Millis(hi), Mean: Millis(time.Duration(h.Mean()) * time.Microsecond),
+	}
 }
 
 // fill writes the recorder's totals into rep.
@@ -328,20 +409,29 @@ func (r *recorder) fill(rep *Report) {
 		rep.Throughput = float64(r.calls) / r.lastEnd.Sub(r.origin).Seconds()
 	}
 	if r.calls > 0 {
-		h := r.hist
-		rep.Latency = Percentiles{
-			Min: Millis(r.min), P50: r.quantile(50), P90: r.quantile(90), P99: r.quantile(99), P999: r.quantile(99.9), Max: Millis(r.max),
-			Mean: Millis(time.Duration(h.Mean()) * time.Microsecond),
-		}
-		rep.Histogram = buckets(h)
+		rep.Latency = percentiles(r.hist, r.min, r.max)
+		rep.Histogram = buckets(r.hist)
 	}
-	for i, s := range r.seconds {
-		sec := Second{At: i, Calls: s.calls, Errors: s.errors}
-		if s.calls > 0 {
-			sec.P99 = fromMicros(s.hist.ValueAtQuantile(99))
-		}
-		rep.Timeline = append(rep.Timeline, sec)
+	if r.calls > r.ok {
+		p := percentiles(r.failed, r.failedMin, r.failedMax)
+		rep.LatencyFailed, rep.FailedHistogram = &p, buckets(r.failed)
 	}
+	if r.ok > 0 {
+		p := percentiles(r.okHist, r.okMin, r.okMax)
+		rep.LatencyOK = &p
+	}
+	for name, t := range r.perTool {
+		if rep.PerTool == nil {
+			rep.PerTool = map[string]ToolReport{}
+		}
+		n := r.tools[name]
+		tr := ToolReport{Calls: n, OK: t.ok, Failed: n - t.ok, Latency: percentiles(t.hist, t.min, t.max), Histogram: buckets(t.hist)}
+		if rep.Elapsed > 0 {
+			tr.Throughput = float64(n) / time.Duration(rep.Elapsed).Seconds()
+		}
+		rep.PerTool[name] = tr
+	}
+	rep.Timeline, rep.TimelineStep = r.timeline.snapshot(), r.timeline.step
 }
 
 // bucketsPerDecade is the resolution of Report.Histogram: bars about 12%
@@ -432,12 +522,28 @@ func (rep *Report) WriteText(w io.Writer) error {
 		b.WriteString(", input budget lifted")
 	}
 	b.WriteString("\n")
+	if len(rep.Stages) > 0 {
+		parts := make([]string, len(rep.Stages))
+		for i, st := range rep.Stages {
+			parts[i] = fmt.Sprintf("%d %s %g→%g %s", st.Stage, time.Duration((st.To-st.From)*float64(time.Second)).Round(time.Millisecond), st.StartTarget, st.Target, st.Unit)
+		}
+		fmt.Fprintf(&b, "stages:     %s\n", strings.Join(parts, ", "))
+	}
 	if rep.Interrupted {
 		b.WriteString("interrupted before the end of the load\n")
 	}
 	fmt.Fprintf(&b, "calls:      %d in %s (%.1f calls/s): %d ok, %d failed\n", rep.Calls, rep.Elapsed, rep.Throughput, rep.OK, rep.Failed)
 	l := rep.Latency
 	fmt.Fprintf(&b, "latency:    min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n", l.Min, l.P50, l.P90, l.P99, l.P999, l.Max)
+	if rep.LatencyOK != nil && rep.LatencyFailed != nil {
+		for _, part := range []struct {
+			name string
+			p    *Percentiles
+		}{{"ok", rep.LatencyOK}, {"failed", rep.LatencyFailed}} {
+			l := part.p
+			fmt.Fprintf(&b, "            %-7s min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n", part.name, l.Min, l.P50, l.P90, l.P99, l.P999, l.Max)
+		}
+	}
 	fmt.Fprintf(&b, "            measured from the %s\n", rep.LatencyFrom)
 	fmt.Fprintf(&b, "time:       active %s, paused for input %s", rep.Time.Active, rep.Time.PausedForInput)
 	if rep.Time.UnattributedInput > 0 {

@@ -120,6 +120,10 @@ func parseID(data []byte) (id ID, exact bool, err error) {
 	}
 	switch data[0] {
 	case '"':
+		if plainString(data) {
+			// Already in StringID's canonical form: its text is the id.
+			return ID{raw: string(data)}, true, nil
+		}
 		if !utf8.Valid(data) || unpairedSurrogate(data) {
 			return ID{}, false, errors.New("jsonrpc: string id is not valid Unicode")
 		}
@@ -138,6 +142,23 @@ func parseID(data []byte) (id ID, exact bool, err error) {
 		return ID{}, false, fmt.Errorf("jsonrpc: id %s is not a 64-bit integer", truncate(data, 32))
 	}
 	return ID{}, false, fmt.Errorf("jsonrpc: id must be a string or an integer, got %s", truncate(data, 32))
+}
+
+// plainString reports whether b is a JSON string of printable ASCII that
+// json.Marshal writes as it is: no escape, no quote, none of the HTML
+// characters it escapes (<, >, &). Such a string id needs no decoding and
+// re-encoding: the ids servers send (counters, UUIDs) are all of this kind,
+// and that round trip was four allocations per server request.
+func plainString(b []byte) bool {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return false
+	}
+	for _, c := range b[1 : len(b)-1] {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // integralNumber reads a JSON number with a fraction or an exponent whose

@@ -7,6 +7,7 @@ package restart
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -44,6 +45,11 @@ const (
 	// stopped, with its last error, until its Revive has passed or it is
 	// started again by hand or by a change of its configuration.
 	Parked State = "parked"
+	// NeedsSignIn: the server wants an OAuth sign-in that nobody has done
+	// (run `conduit login` for it; Report.Err says). It is tried again
+	// every SignInRetry without using its restart budget, so a sign-in
+	// made meanwhile starts it without a restart of the host.
+	NeedsSignIn State = "needs sign-in"
 	// Stopped: not supervised: disabled, removed, or its host closed. The
 	// owner of the tree says so; a supervisor never reports it.
 	Stopped State = "stopped"
@@ -337,10 +343,27 @@ func (a *serverActor) start(ctx actor.Context) {
 	}()
 }
 
-// fail handles a failure: restart after a backoff, or park.
+// SignInRetry is how often a server in NeedsSignIn is tried again.
+const SignInRetry = 15 * time.Second
+
+// signInNeeded reports whether err says the server needs a sign-in (an
+// error in its chain with a NeedsSignIn method that says so: transport's
+// HTTPStatusError, oauth's Error).
+func signInNeeded(err error) bool {
+	var ns interface{ NeedsSignIn() bool }
+	return errors.As(err, &ns) && ns.NeedsSignIn()
+}
+
+// fail handles a failure: restart after a backoff, or park; a server that
+// needs sign-in waits for it, outside its restart budget.
 func (a *serverActor) fail(ctx actor.Context, err error) {
 	a.halt()
 	now := time.Now()
+	if signInNeeded(err) {
+		a.arm(ctx, SignInRetry, func(gen int) any { return &retryTick{gen: gen} })
+		a.srv.Report(Report{State: NeedsSignIn, Restarts: a.count, NextRetry: now.Add(SignInRetry), Err: err})
+		return
+	}
 	wait, park := a.restarts.Failed(now)
 	if park {
 		r := Report{State: Parked, Restarts: a.count, Attempt: a.restarts.Attempt(), Err: err}

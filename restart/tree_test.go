@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -242,5 +243,53 @@ func TestDoneWaitsForTheReplacedSupervisor(t *testing.T) {
 		<-a.Done()
 		<-b.Done()
 		assert.False(t, early, "b done while the supervisor it replaced still runs")
+	})
+}
+
+type signInErr struct{}
+
+func (signInErr) Error() string     { return "the server needs sign-in: run `conduit login` for it" }
+func (signInErr) NeedsSignIn() bool { return true }
+
+// signInServer needs a sign-in until signedIn is set.
+type signInServer struct {
+	failingServer
+	signedIn bool
+}
+
+func (f *signInServer) Connect(context.Context) (ServerSession, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.signedIn {
+		return nil, fmt.Errorf("connect: %w", signInErr{})
+	}
+	return &fakeSession{f: &fakeServer{t0: f.t0}}, nil
+}
+
+// A server that needs sign-in waits in a state of its own, tried every
+// SignInRetry without using its restart budget (never parked), and starts
+// once signed in, without a restart of the tree.
+func TestServerThatNeedsSignInWaitsForIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tree := NewTree(nil)
+		defer tree.Close()
+		f := &signInServer{failingServer: failingServer{t0: time.Now()}}
+		sp := spec("a")
+		sp.Policy.Intensity = 2
+		tree.Start(f, sp)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		f.mu.Lock()
+		assert.Equal(t, []string{"0s needs sign-in", "15s starting", "15s needs sign-in", "30s starting", "30s needs sign-in",
+			"45s starting", "45s needs sign-in", "1m0s starting", "1m0s needs sign-in"}, f.log)
+		assert.Equal(t, NeedsSignIn, f.reports[0].State)
+		assert.Contains(t, f.reports[0].Err.Error(), "conduit login")
+		f.signedIn = true
+		f.mu.Unlock()
+		time.Sleep(SignInRetry)
+		synctest.Wait()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		assert.Equal(t, "1m15s ready", f.log[len(f.log)-1])
 	})
 }

@@ -83,6 +83,20 @@ type HTTPStatusError struct {
 	// Body is the start of the response body (at most 512 bytes), for a
 	// diagnosis.
 	Body string
+	// Challenge is the response's WWW-Authenticate header (its first 512
+	// bytes): on a 401 or 403, a Bearer challenge means the server wants
+	// an OAuth sign-in (see NeedsSignIn).
+	Challenge string
+}
+
+// NeedsSignIn reports whether the answer asks for an OAuth sign-in: a 401
+// or 403 with a Bearer challenge in WWW-Authenticate (MCP authorization).
+func (e *HTTPStatusError) NeedsSignIn() bool {
+	if e.Status != http.StatusUnauthorized && e.Status != http.StatusForbidden {
+		return false
+	}
+	scheme, _, _ := strings.Cut(strings.TrimSpace(e.Challenge), " ")
+	return strings.EqualFold(strings.TrimSuffix(scheme, ","), "Bearer")
 }
 
 func (e *HTTPStatusError) Error() string {

@@ -737,8 +737,12 @@ func (c *httpConn) statusError(resp *http.Response, body []byte) *HTTPStatusErro
 	if len(body) > maxBodyExcerpt {
 		body = body[:maxBodyExcerpt]
 	}
+	challenge := resp.Header.Get("WWW-Authenticate")
+	if len(challenge) > maxBodyExcerpt {
+		challenge = challenge[:maxBodyExcerpt]
+	}
 	return &HTTPStatusError{URL: c.redacted, Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
-		Body: strings.ToValidUTF8(string(body), "\uFFFD")}
+		Body: strings.ToValidUTF8(string(body), "\uFFFD"), Challenge: strings.ToValidUTF8(challenge, "\uFFFD")}
 }
 
 // streamEnded is the failure of a request whose response stream ended

@@ -62,7 +62,19 @@ func (f *fallbackConn) Write(ctx context.Context, data []byte) error {
 	}
 	cur := f.cur
 	f.mu.Unlock()
-	return cur.Write(ctx, data)
+	err := cur.Write(ctx, data)
+	if errors.Is(err, ErrClosed) {
+		// The Streamable HTTP answer to the initialize can be read, and
+		// the fallback close that connection, before this Write of it
+		// returns: the initialize went again over SSE, so it was sent.
+		f.mu.Lock()
+		resent := f.cur != cur && !f.closed && f.init != nil && bytes.Equal(data, f.init)
+		f.mu.Unlock()
+		if resent {
+			return nil
+		}
+	}
+	return err
 }
 
 func (f *fallbackConn) Read(ctx context.Context) (Message, error) {

@@ -36,6 +36,8 @@ type app struct {
 	// hooks, when set, adds a command's own hooks to the handler set
 	// (conduit watch).
 	hooks func(*conduit.Handlers)
+	// tracing is the clients' tracer provider (tracing.go).
+	tracing tracing
 }
 
 // run executes the CLI with args (without the program name) and returns the
@@ -53,6 +55,7 @@ func (a *app) run(ctx context.Context, args []string) int {
 	root.SetOut(a.std.out)
 	root.SetErr(a.stderr)
 	err := root.ExecuteContext(ctx)
+	a.flushTraces()
 	if err == nil {
 		return exitOK
 	}
@@ -146,6 +149,7 @@ runs an embedded server that asks for every kind of input.`,
 	root.PersistentFlags().CountVarP(&a.opts.verbose, "verbose", "v", "``more diagnostics on stderr: -v adds Conduit's info logs and the server's stderr, -vv debug logs (default: warnings and errors only)")
 	root.SetUsageFunc(a.usage)
 
+	root.AddCommand(a.loginCommand(), a.logoutCommand())
 	root.AddCommand(
 		a.rawFlag(a.oneServer(&cobra.Command{
 			Use:   "call [flags] TOOL [ARGS_JSON] " + serverArgs,

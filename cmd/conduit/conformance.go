@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/transport"
+	"github.com/conduitmcp/conduit/transport/oauth"
 )
 
 // conformanceCommand is the client the official MCP conformance suite
@@ -34,6 +36,10 @@ HTTP endpoint URL. This is the --command given to the official suite:
 		},
 	}
 }
+
+// conformanceClientMetadata is the client ID metadata document URL the
+// suite's authorization servers accept.
+const conformanceClientMetadata = "https://conformance-test.local/client-metadata.json"
 
 // conformanceHandler answers whatever a scenario asks: sampling with a
 // fixed text, elicitation by accepting with a value for every field that
@@ -90,13 +96,28 @@ func (a *app) runConformance(ctx context.Context, url, scenario, rawContext stri
 			Name      string         `json:"name"`
 			Arguments map[string]any `json:"arguments"`
 		} `json:"toolCalls"`
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
 	}
 	if rawContext != "" {
 		if err := json.Unmarshal([]byte(rawContext), &sctx); err != nil {
 			return usagef("MCP_CONFORMANCE_CONTEXT is not JSON: %v", err)
 		}
 	}
-	c, err := conduit.Connect(ctx, &transport.HTTP{URL: url, Logger: logger}, conduit.Options{
+	tr := &transport.HTTP{URL: url, Logger: logger}
+	if strings.HasPrefix(scenario, "auth/") {
+		// Headless sign-in: the suite's authorization server redirects at
+		// once; pre-registered credentials come in the context.
+		o, err := oauth.New(oauth.Config{Resource: url, RedirectURL: "http://localhost:3000/callback",
+			CodeFetcher: oauth.HeadlessFetcher(nil), ClientIDMetadataURL: conformanceClientMetadata,
+			ClientID: sctx.ClientID, ClientSecret: sctx.ClientSecret, ClientName: "conduit-conformance",
+			ClientCredentials: scenario == "auth/client-credentials-basic"})
+		if err != nil {
+			return err
+		}
+		tr.Client = o.Client()
+	}
+	c, err := conduit.Connect(ctx, tr, conduit.Options{
 		Name: "conduit-conformance", Handler: conformanceHandler{logger: logger}, Logger: logger,
 		// The suite runs its scenarios in parallel, dozens of clients
 		// and servers on a CI machine's two cores: a probe answer can take
@@ -211,6 +232,12 @@ func (a *app) runConformance(ctx context.Context, url, scenario, rawContext stri
 		return nil
 	case "":
 		return usagef("MCP_CONFORMANCE_SCENARIO is not set")
+	}
+	if strings.HasPrefix(scenario, "auth/") {
+		if _, err := tools(); err != nil {
+			return err
+		}
+		return call("test-tool", map[string]any{})
 	}
 	return usagef("unknown conformance scenario %q", scenario)
 }

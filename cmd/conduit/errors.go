@@ -57,6 +57,9 @@ func connectFailed(ctx context.Context, err error) error {
 	if errors.As(err, &ce) && ce.Kind == conduit.KindUsage {
 		return &exitError{code: exitUsage, err: err}
 	}
+	if msg := needsSignIn(err); msg != "" {
+		return &exitError{code: exitConnect, msg: msg, err: err}
+	}
 	if errors.As(err, &ce) && ce.Kind == conduit.KindTransport && ce.Method == "" && ce.Err != nil {
 		// Connect's own wrapping of the transport's error says nothing more.
 		return &exitError{code: exitConnect, msg: "could not start the server: " + ce.Err.Error(), err: err}

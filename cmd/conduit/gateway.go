@@ -13,12 +13,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/admin"
 	"github.com/conduitmcp/conduit/gateway"
 	"github.com/conduitmcp/conduit/host"
 )
 
 func (a *app) gatewayCommand() *cobra.Command {
 	var listen, token string
+	var cl clusterFlags
 	c := &cobra.Command{
 		Use:   "gateway --config FILE [--listen ADDR] [flags]",
 		Short: "Serve the servers of a configuration file as one MCP server",
@@ -31,13 +34,20 @@ names as they are. An input request of a server (sampling, elicitation,
 roots) is relayed to the client whose call caused it, after Conduit's guards.
 
 Without a bearer token (--token or CONDUIT_GATEWAY_TOKEN) the gateway listens
-on loopback only. docs/gateway.md says what is relayed and what is not yet.`,
+on loopback only. docs/gateway.md says what is relayed and what is not yet.
+
+With --cluster NAME the gateway is one member of a protoactor cluster: each
+server runs on exactly one member (a virtual actor placed by rendezvous
+hashing), and every member serves all of them (docs/cluster.md).`,
 		Example: `  conduit gateway --config mcp.json --listen 127.0.0.1:8080
   conduit gateway --config mcp.json
-  CONDUIT_GATEWAY_TOKEN=secret conduit gateway --config mcp.json --listen 0.0.0.0:8080`,
+  CONDUIT_GATEWAY_TOKEN=secret conduit gateway --config mcp.json --listen 0.0.0.0:8080
+  conduit gateway --config mcp.json --listen 127.0.0.1:8081 --cluster gw \
+    --cluster-listen 127.0.0.1:7081 --cluster-health 6081 \
+    --cluster-seeds 127.0.0.1:6081,127.0.0.1:6082,127.0.0.1:6083`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runGateway(cmd.Context(), listen, cmp.Or(token, os.Getenv("CONDUIT_GATEWAY_TOKEN")))
+			return a.runGateway(cmd.Context(), listen, cmp.Or(token, os.Getenv("CONDUIT_GATEWAY_TOKEN")), cl)
 		},
 	}
 	c.Flags().SortFlags = false
@@ -45,6 +55,8 @@ on loopback only. docs/gateway.md says what is relayed and what is not yet.`,
 	c.Flags().StringVar(&listen, "listen", "", "serve Streamable HTTP at http://`ADDR`/mcp (host:port) instead of stdio")
 	c.Flags().StringVar(&token, "token", "", "require this bearer `TOKEN` of every HTTP request (default $CONDUIT_GATEWAY_TOKEN); needed to listen beyond loopback")
 	a.maxMessageFlag(c.Flags())
+	a.adminFlags(c.Flags())
+	cl.register(c)
 	return c
 }
 
@@ -52,7 +64,7 @@ on loopback only. docs/gateway.md says what is relayed and what is not yet.`,
 // before it serves; one still starting joins the catalog when ready.
 const gatewaySettle = 10 * time.Second
 
-func (a *app) runGateway(ctx context.Context, listen, token string) error {
+func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFlags) error {
 	if a.opts.config == "" {
 		return usagef("missing --config FILE")
 	}
@@ -61,24 +73,54 @@ func (a *app) runGateway(ctx context.Context, listen, token string) error {
 			return &exitError{code: exitUsage, err: err}
 		}
 	}
+	metrics, err := a.adminMetrics()
+	if err != nil {
+		return err
+	}
 	logger := newLogger(a.stderr, a.opts.verbose, a.opts.json)
 	cfg, err := a.readConfig(logger)
 	if err != nil {
 		return err
 	}
 	defer runtime.KeepAlive(gcFloor())
-	g, err := gateway.New(cfg, gateway.Options{Logger: logger, Host: host.Options{MaxMessageBytes: int(a.opts.maxMessageBytes)}})
+	ho := host.Options{MaxMessageBytes: int(a.opts.maxMessageBytes),
+		Client: conduit.Options{TracerProvider: a.tracerProvider()}, ServerOptions: serverOptionsOf(metrics)}
+	gopts := gateway.Options{Logger: logger, Host: ho}
+	if cl.name != "" && metrics != nil {
+		return usagef("--admin is not served by a cluster member yet (docs/cluster.md)")
+	}
+	joined, err := cl.join(cfg, ho, logger, &gopts)
+	if err != nil {
+		return err
+	}
+	defer cl.leave()
+	g, err := gateway.New(cfg, gopts)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
 	defer g.Close()
+	stopAdmin, err := a.serveAdmin(g.Host(), metrics, admin.Options{Title: "conduit gateway", Sessions: func() int {
+		n := 0
+		for range g.Server().Sessions() {
+			n++
+		}
+		return n
+	}})
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
 	// A client that connects at once sees every server that could start:
 	// wait for each to be ready (or parked, or stopped), a while at most.
-	events, unsubscribe := g.Host().Subscribe()
 	wait, cancel := context.WithTimeout(ctx, gatewaySettle)
-	err = settle(wait, g.Host(), events)
+	if joined {
+		err = cl.settle(wait)
+	} else {
+		events, unsubscribe := g.Host().Subscribe()
+		err = settle(wait, g.Host(), events)
+		unsubscribe()
+	}
 	cancel()
-	unsubscribe()
 	if ctx.Err() != nil {
 		return err
 	}
@@ -93,7 +135,7 @@ func (a *app) runGateway(ctx context.Context, listen, token string) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.Handler(gateway.HTTPOptions{Token: token}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(a.stderr, "conduit gateway: %d servers at http://%s/mcp\n", len(cfg.Servers), ln.Addr())
+	fmt.Fprintf(a.stderr, "conduit gateway: %d servers at http://%s/mcp%s\n", len(cfg.Servers), ln.Addr(), cl.describe())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/admin"
 	"github.com/conduitmcp/conduit/host"
 )
 
@@ -34,7 +35,7 @@ const hostHelp = `The configuration file is the one most hosts read (Claude Desk
 ${VAR} and ${env:VAR} are replaced by environment variables. Conduit's own
 settings of a server live under its "conduit" key (era, protocolVersion,
 timeout, maxTotalTimeout, handlerTimeout, maxServerRequests, startTimeout,
-roots, restart, ping, disabled, inheritEnv); other hosts ignore it.
+roots, restart, ping, disabled, inheritEnv, optional); other hosts ignore it.
 docs/supervision.md has the details.
 
 A server that exits or loses its connection is restarted after 0.5s, then
@@ -76,6 +77,7 @@ a status table (with --json, one object per server) and exit.`,
 	c.Flags().StringVar(&a.opts.config, "config", "", "run the servers of the configuration `FILE` (mcpServers or VS Code servers)")
 	c.Flags().BoolVar(&a.opts.once, "once", false, "start every server, wait until each is ready or parked, print their status and exit (1 if any is parked)")
 	a.maxMessageFlag(c.Flags())
+	a.adminFlags(c.Flags())
 	a.handlerFlags(c.Flags())
 	return c
 }
@@ -185,6 +187,10 @@ func (a *app) withHost(pick func(host.Config) (host.Config, error), do func(*hos
 	if err := o.check(); err != nil {
 		return err
 	}
+	metrics, err := a.adminMetrics()
+	if err != nil {
+		return err
+	}
 	logger := newLogger(a.stderr, o.verbose, o.json)
 	o.warnConfigIgnored(logger)
 	if o.logLevel != "" {
@@ -206,11 +212,16 @@ func (a *app) withHost(pick func(host.Config) (host.Config, error), do func(*hos
 	defer closeAudit()
 	warnRootsOverride(logger, cfg, handlers)
 	// Each server's name is its ServerID.
-	h, err := host.New(cfg, host.Options{Client: a.clientOptions(handlers, audit, logger), MaxMessageBytes: int(o.maxMessageBytes)})
+	h, err := host.New(cfg, host.Options{Client: a.clientOptions(handlers, audit, logger), MaxMessageBytes: int(o.maxMessageBytes), ServerOptions: serverOptionsOf(metrics)})
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
 	defer h.Close()
+	stopAdmin, err := a.serveAdmin(h, metrics, admin.Options{Title: "conduit host"})
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
 	events, cancel := h.Subscribe()
 	defer cancel()
 	return do(h, events, audit)
@@ -266,7 +277,7 @@ func settle(ctx context.Context, h *host.Host, events <-chan host.Event) error {
 		select {
 		case ev := <-events:
 			switch ev.State {
-			case host.StateReady, host.StateParked, host.StateStopped:
+			case host.StateReady, host.StateParked, host.StateStopped, host.StateNeedsSignIn:
 				delete(waiting, ev.Server)
 			}
 		case <-ctx.Done():
@@ -490,6 +501,9 @@ type hostEvent struct {
 	InputRequests int64  `json:"input_requests"`
 	Drops         int64  `json:"drops"`
 	ToolsError    string `json:"tools_error,omitempty"`
+	// ToolsChanged marks a refresh of a ready server's tools that changed
+	// the catalog; its time is the refresh's.
+	ToolsChanged bool `json:"tools_changed,omitempty"`
 }
 
 // eventOf is st as a JSON event; its time is when st's state began.
@@ -511,7 +525,11 @@ func eventOf(st host.Status) hostEvent {
 
 func (a *app) printEvent(ev host.Event) {
 	if a.opts.json {
-		b, _ := json.Marshal(eventOf(ev.Status))
+		je := eventOf(ev.Status)
+		if ev.ToolsChanged {
+			je.Time, je.ToolsChanged = ev.Time.UTC(), true
+		}
+		b, _ := json.Marshal(je)
 		_ = a.write(append(b, '\n'))
 		return
 	}
@@ -527,6 +545,13 @@ func (a *app) printEvent(ev host.Event) {
 // eventLine is a state change in words, on one line.
 func eventLine(ev host.Event) string {
 	var b strings.Builder
+	if ev.ToolsChanged {
+		fmt.Fprintf(&b, "%s %s tools changed: %s", ev.Time.Format("15:04:05.000"), oneLine(ev.Server), pluralize(ev.Tools, "tool"))
+		if note := toolsNote(ev.Status); note != "" {
+			fmt.Fprintf(&b, " (%s)", note)
+		}
+		return b.String()
+	}
 	fmt.Fprintf(&b, "%s %s %s", ev.Time.Format("15:04:05.000"), oneLine(ev.Server), ev.State)
 	switch ev.State {
 	case host.StateReady:
@@ -591,6 +616,8 @@ func liveRows(status []host.Status, now time.Time) func(io.Writer) {
 				note = toolsNote(st)
 			case host.StateRestarting:
 				note = fmt.Sprintf("next try in %s (attempt %d)", max(0, st.NextRetry.Sub(now)).Round(100*time.Millisecond), st.Attempt)
+			case host.StateNeedsSignIn:
+				note = firstLine(plain(st.Err))
 			case host.StateParked:
 				note = firstLine(plain(st.Err))
 				if !st.NextRetry.IsZero() {

@@ -65,6 +65,8 @@ type loadFlags struct {
 	maxErrorRate                 float64
 	errorRateSet                 bool // --max-error-rate given
 	maxP99                       time.Duration
+	stages                       string
+	rampCallers                  bool
 }
 
 func (a *app) loadCommand() *cobra.Command {
@@ -84,6 +86,7 @@ the input guards did and the server's peak memory.`,
 		return a.runLoad(cmd.Context(), f, args, server)
 	})
 	c.Annotations["more"] = loadHelp
+	c.AddCommand(a.loadCompareCommand())
 	a.configFlag(c, "load a server of the configuration `FILE` (mcpServers or VS Code servers), named in TOOL as SERVER/TOOL or SERVER__TOOL, in place of --url or -- COMMAND")
 	fs := c.Flags()
 	fs.IntVar(&f.sessions, "sessions", 1, "open `N` sessions (one server process each for a stdio server)")
@@ -92,6 +95,8 @@ the input guards did and the server's peak memory.`,
 	fs.DurationVar(&f.duration, "duration", 0, "stop starting calls after `D` (after the warm-up)")
 	fs.Float64Var(&f.rate, "rate", 0, "start `R` calls per second in all (open loop; latency from the intended send time)")
 	fs.DurationVar(&f.warmup, "warmup", 0, "run `D` before counting anything")
+	fs.StringVar(&f.stages, "stages", "", "ramp the load linearly through `STAGES` DURATION:TARGET,… (as 30s:50,5m:500,30s:0): calls per second (open loop), callers per session with --ramp-callers; they set the duration, the warm-up is their first part")
+	fs.BoolVar(&f.rampCallers, "ramp-callers", false, "the --stages targets are callers per session (closed loop), not calls per second")
 	fs.StringVar(&f.mix, "mix", "", "call the tools of `FILE` by weight instead of TOOL (format below)")
 	fs.BoolVar(&f.unlimitedInput, "unlimited-input", false, "lift the input budget and the cap on input requests at once for the run")
 	fs.StringVar(&f.report, "report", "", "write the report as JSON to `FILE`")
@@ -115,12 +120,30 @@ func loadConfig(f loadFlags, args []string) (load.Config, error) {
 		return cfg, usagef("--calls %d: must be positive", f.calls)
 	case f.duration < 0 || f.warmup < 0 || f.maxP99 < 0:
 		return cfg, usagef("--duration, --warmup and --max-p99 must be positive")
-	case f.calls == 0 && f.duration == 0:
-		return cfg, usagef("give --calls K or --duration D (or both: the first reached ends the load)")
+	case f.stages != "" && (f.duration > 0 || f.rate > 0):
+		return cfg, usagef("--stages set the rate and the duration: give --stages or --rate and --duration")
+	case f.rampCallers && f.stages == "":
+		return cfg, usagef("--ramp-callers needs --stages")
+	case f.calls == 0 && f.duration == 0 && f.stages == "":
+		return cfg, usagef("give --calls K or --duration D (or both: the first reached ends the load), or --stages")
 	case f.rate < 0 || math.IsInf(f.rate, 0) || math.IsNaN(f.rate):
 		return cfg, usagef("--rate %g: want calls per second, 0 for closed loop", f.rate)
 	case f.maxErrorRate > 1 || f.maxErrorRate < 0 || math.IsNaN(f.maxErrorRate):
 		return cfg, usagef("--max-error-rate %g: want a fraction from 0 to 1", f.maxErrorRate)
+	}
+	if f.stages != "" {
+		st, err := load.ParseStages(f.stages)
+		if err != nil {
+			return cfg, usagef("--stages: %v", err)
+		}
+		var total time.Duration
+		for _, s := range st {
+			total += s.Duration
+		}
+		if total <= f.warmup {
+			return cfg, usagef("--stages last %s: the warm-up (%s) is their first part and must be shorter", total, f.warmup)
+		}
+		cfg.Stages, cfg.RampCallers = st, f.rampCallers
 	}
 	if f.mix != "" {
 		if len(args) > 0 {
@@ -177,7 +200,7 @@ func (a *app) runLoad(ctx context.Context, f loadFlags, args, server []string) e
 	}
 	defer su.close()
 	cfg.Transport, cfg.Options = su.transport, su.options
-	cfg.Progress = a.loadProgress(f.calls)
+	cfg.Progress = a.loadProgress(f.calls, len(cfg.Stages))
 
 	rep, err := load.Run(ctx, cfg)
 	if err != nil {
@@ -226,42 +249,60 @@ func (a *app) configTarget(mix []load.Call) (*configTarget, error) {
 	return target, nil
 }
 
-// loadProgress returns the progress callback: a line on stderr per update,
-// with a bar when the number of calls is known, redrawn in place at a
-// terminal; a JSON object per line with --json.
-func (a *app) loadProgress(calls int) func(load.Progress) {
+// loadProgress returns the progress callback: at a terminal, a live line
+// on stderr redrawn in place (elapsed of total, or a bar of the calls;
+// calls per second and p99 of the last window, errors, the stage); a JSON
+// object per line with --json; nothing otherwise (stderr is a file or a
+// pipe: the report alone says how the run went).
+func (a *app) loadProgress(calls, stages int) func(load.Progress) {
 	f, ok := a.std.err.(*os.File)
-	inPlace := ok && isTerminal(f) && !a.opts.json
-	return func(p load.Progress) {
-		if a.opts.json {
-			b, err := json.Marshal(p)
-			if err == nil {
+	live := ok && isTerminal(f)
+	switch {
+	case a.opts.json:
+		return func(p load.Progress) {
+			if b, err := json.Marshal(p); err == nil {
 				_, _ = a.stderr.Write(append(b, '\n'))
 			}
-			return
 		}
+	case !live:
+		return nil
+	}
+	return func(p load.Progress) {
 		var b strings.Builder
-		if inPlace {
-			b.WriteString("\r\x1b[K") // back to the start of the line, and clear it
-		}
-		b.WriteString("load ")
-		switch {
-		case p.Warmup:
-			b.WriteString("warming up")
-		default:
-			if calls > 0 {
-				const width = 20
-				frac := min(float64(p.Calls)/float64(calls), 1)
-				filled := int(frac*width + 0.5)
-				fmt.Fprintf(&b, "[%s%s] ", strings.Repeat("#", filled), strings.Repeat("-", width-filled))
-			}
-			fmt.Fprintf(&b, "%d calls, %.1f calls/s, %d errors, p99 %s", p.Calls, p.Rate, p.Errors, p.P99)
-		}
-		if !inPlace || p.Final {
+		b.WriteString("\r\x1b[K") // back to the start of the line, and clear it
+		b.WriteString(loadLine(p, calls, stages))
+		if p.Final {
 			b.WriteByte('\n')
 		}
 		_, _ = a.stderr.Write([]byte(b.String()))
 	}
+}
+
+// loadLine is the live line of a load without its terminal controls.
+func loadLine(p load.Progress, calls, stages int) string {
+	var b strings.Builder
+	b.WriteString("load ")
+	if p.Warmup {
+		b.WriteString("warming up")
+		return b.String()
+	}
+	el := max(p.Elapsed, 0).Round(time.Second)
+	if p.Total > 0 {
+		fmt.Fprintf(&b, "%s/%s ", el, p.Total.Round(time.Second))
+	} else {
+		fmt.Fprintf(&b, "%s ", el)
+	}
+	if calls > 0 {
+		const width = 20
+		frac := min(float64(p.Calls)/float64(calls), 1)
+		filled := int(frac*width + 0.5)
+		fmt.Fprintf(&b, "[%s%s] ", strings.Repeat("#", filled), strings.Repeat("-", width-filled))
+	}
+	fmt.Fprintf(&b, "%d calls, %.1f calls/s now, p99 %s now, %d errors", p.Calls, p.RateNow, p.P99Now, p.Errors)
+	if stages > 0 && p.Stage > 0 {
+		fmt.Fprintf(&b, ", stage %d/%d", p.Stage, stages)
+	}
+	return b.String()
 }
 
 // writeReports writes --report and --html.

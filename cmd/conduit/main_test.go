@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 		// Re-executed as the hostile server (hostile_e2e_test.go).
 		os.Exit(hostileServer(os.Stdin, os.Stdout))
 	}
+	if os.Getenv(clusterServerEnv) == "1" {
+		os.Exit(clusterServer(os.Stdin, os.Stdout)) // cluster_e2e_test.go
+	}
 	if os.Getenv(rawTextServerEnv) == "1" {
 		// Re-executed as the raw-text server (rawtext_e2e_test.go).
 		os.Exit(rawTextServer(os.Stdin, os.Stdout))

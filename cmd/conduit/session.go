@@ -22,6 +22,7 @@ import (
 	"github.com/conduitmcp/conduit/host"
 	"github.com/conduitmcp/conduit/sanitize"
 	"github.com/conduitmcp/conduit/transport"
+	"github.com/conduitmcp/conduit/transport/oauth"
 )
 
 // options are the values of every flag; one command runs per process, so
@@ -54,6 +55,7 @@ type options struct {
 	// host
 	config string
 	once   bool
+	admin  adminOptions // --admin, --admin-token (host, gateway)
 	// global
 	verbose int
 
@@ -228,6 +230,7 @@ func (a *app) setup(server []string, target *configTarget, interactive bool) (*c
 		t.Logger = slog.New(tailHandler{next: options.Logger.Handler(), tail: tail})
 	case *transport.HTTP:
 		t.MaxBodyBytes, t.MaxEventBytes, t.Logger = int(o.maxMessageBytes), int(o.maxMessageBytes), options.Logger
+		oauth.Attach(t, oauth.Config{Store: tokenStore()}) // stored tokens; sign-in is `conduit login`'s
 	case *transport.SSE:
 		t.MaxEventBytes, t.Logger = int(o.maxMessageBytes), options.Logger
 	}
@@ -260,6 +263,7 @@ func (a *app) clientOptions(handlers conduit.Handlers, audit *auditor, logger *s
 		Audit:             audit.record,
 
 		MaxWriteQueueBytes: int(o.maxWriteQueueBytes),
+		TracerProvider:     a.tracerProvider(),
 	}
 }
 

@@ -1,0 +1,213 @@
+// Package cluster runs a gateway's servers over several processes, the
+// members of one protoactor-go cluster: each upstream server is a virtual
+// actor (a grain of kind "mcp-server" keyed by the server's name) that the
+// cluster activates on exactly one member, found by rendezvous hashing over
+// the members (identitylookup/disthash); the member list comes from
+// protoactor's automanaged provider (each member polls the others' health
+// endpoints). Any member's gateway reaches any server through cluster
+// requests (Servers, a gateway.Upstream). docs/cluster.md says what crosses
+// members, what is lost when one dies and what survives.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	pcluster "github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/cluster/clusterproviders/automanaged"
+	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
+	"github.com/asynkron/protoactor-go/remote"
+	"github.com/labstack/echo"
+
+	"github.com/conduitmcp/conduit/host"
+)
+
+// Options configure a member.
+type Options struct {
+	// Name is the cluster's name: members of other names are ignored.
+	Name string
+	// Listen is the member's remote address, HOST:PORT, where the other
+	// members reach its grains (gRPC). HOST is also the address it
+	// advertises: not 0.0.0.0.
+	Listen string
+	// HealthPort is the port of the automanaged provider's health
+	// endpoint (HTTP, on every interface: a limit of the provider).
+	HealthPort int
+	// Seeds are the health endpoints (HOST:PORT) of every member, this
+	// one included: the member list is those that answer.
+	Seeds []string
+	// Refresh is how often the provider polls the seeds and the members'
+	// gateways refresh the catalog from the server grains (default 1s).
+	Refresh time.Duration
+	// Host are the options of the servers this member holds.
+	Host host.Options
+	// Logger receives the member's logs (joins, leaves, losses); nil
+	// discards. protoactor's own logs reach it only at debug level.
+	Logger *slog.Logger
+}
+
+// Member is one process of the cluster: it holds the grains the cluster
+// places on it, and its Servers reach every grain.
+type Member struct {
+	cfg    host.Config
+	opts   Options
+	logger *slog.Logger
+	system *actor.ActorSystem
+	c      *pcluster.Cluster
+
+	mu     sync.Mutex
+	hosts  map[string]*host.Host // the servers this member holds, by name
+	closed bool
+}
+
+// Join starts a member of the cluster opts.Name serving the servers of cfg
+// (every member must have the same cfg) and returns once the provider runs.
+func Join(cfg host.Config, opts Options) (m *Member, err error) {
+	if opts.Name == "" {
+		return nil, errors.New("cluster: no cluster name")
+	}
+	hostName, portText, err := net.SplitHostPort(opts.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: listen address %q: %w", opts.Listen, err)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil || port <= 0 || hostName == "" || hostName == "0.0.0.0" || hostName == "::" {
+		return nil, fmt.Errorf("cluster: listen address %q: want HOST:PORT with a host the others can reach and a port", opts.Listen)
+	}
+	if opts.HealthPort <= 0 {
+		return nil, errors.New("cluster: no health port")
+	}
+	if len(opts.Seeds) == 0 {
+		return nil, errors.New("cluster: no seeds")
+	}
+	if opts.Refresh <= 0 {
+		opts.Refresh = time.Second
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	m = &Member{cfg: cfg, opts: opts, logger: logger, hosts: map[string]*host.Host{}}
+	protoLogs := slog.New(slog.DiscardHandler)
+	if logger.Enabled(context.Background(), slog.LevelDebug) {
+		protoLogs = logger.With("lib", "protoactor")
+	}
+	m.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return protoLogs }))
+	kind := pcluster.NewKind(Kind, actor.PropsFromProducer(func() actor.Actor { return &serverGrain{m: m} }))
+	// The provider's health endpoint, served by an echo server of ours
+	// only so that it prints nothing: the provider's own writes a banner
+	// to stdout, the stdio transport's channel.
+	health := echo.New()
+	health.HideBanner, health.HidePort = true, true
+	health.Logger.SetOutput(io.Discard)
+	node := automanaged.NewNode(opts.Name, m.system.ID, hostName, port, opts.HealthPort, []string{Kind})
+	health.GET("/_health", func(c echo.Context) error { return c.JSON(http.StatusOK, node) })
+	provider := automanaged.NewWithTesting(opts.Refresh, opts.HealthPort, health, opts.Seeds...)
+	rc := remote.Configure(hostName, port)
+	cc := pcluster.Configure(opts.Name, provider, disthash.New(), rc, pcluster.WithKinds(kind))
+	m.c = pcluster.New(m.system, cc)
+	defer func() {
+		// protoactor panics when it cannot listen or start its provider.
+		if r := recover(); r != nil {
+			m, err = nil, fmt.Errorf("cluster: member did not start: %v", r)
+		}
+	}()
+	m.c.StartMember()
+	return m, nil
+}
+
+// Address is the member's remote address, HOST:PORT.
+func (m *Member) Address() string { return m.system.Address() }
+
+// ID is the member's id in the cluster (its actor system's).
+func (m *Member) ID() string { return m.system.ID }
+
+// Held lists the servers this member holds now.
+func (m *Member) Held() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for name := range m.hosts {
+		out = append(out, name)
+	}
+	return out
+}
+
+// activate starts the supervisor of server name on this member: a host of
+// that one server. A name the configuration lacks gets nil.
+func (m *Member) activate(name string) *host.Host {
+	s, ok := m.cfg.Servers[name]
+	if !ok {
+		m.logger.Warn("cluster: a grain was activated for a server not in this member's configuration", "server", name)
+		return nil
+	}
+	h, err := host.New(host.Config{Servers: map[string]host.Server{name: s}}, m.opts.Host)
+	if err != nil {
+		m.logger.Error("cluster: server grain did not start", "server", name, "err", err)
+		return nil
+	}
+	m.mu.Lock()
+	old, closed := m.hosts[name], m.closed
+	if !closed {
+		m.hosts[name] = h
+	}
+	m.mu.Unlock()
+	if old != nil {
+		go old.Close()
+	}
+	if closed {
+		go h.Close()
+		return nil
+	}
+	m.logger.Info("cluster: server activated on this member", "server", name, "member", m.Address())
+	return h
+}
+
+// deactivate stops h, the supervisor of server name, when its grain stops
+// (it moved to another member, or this member stops).
+func (m *Member) deactivate(name string, h *host.Host) {
+	if h == nil {
+		return
+	}
+	m.mu.Lock()
+	mine := m.hosts[name] == h
+	if mine {
+		delete(m.hosts, name)
+	}
+	m.mu.Unlock()
+	if !mine { // replaced (closed then) or closed by Close
+		return
+	}
+	m.logger.Info("cluster: server deactivated on this member", "server", name, "member", m.Address())
+	go h.Close()
+}
+
+// Close leaves the cluster gracefully (the provider stops announcing this
+// member, so the others place its grains elsewhere when next addressed)
+// and stops the servers it held.
+func (m *Member) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	hosts := m.hosts
+	m.hosts = map[string]*host.Host{}
+	m.mu.Unlock()
+	m.c.Shutdown(true)
+	var errs []error
+	for _, h := range hosts {
+		errs = append(errs, h.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,550 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	pcluster "github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/eventstream"
+	"github.com/asynkron/protoactor-go/remote"
+
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/host"
+)
+
+// Servers are the cluster's servers as one member's gateway sees them (a
+// gateway.Upstream): every request is a cluster request to the server's
+// grain, wherever it is; the catalog is what the grains answered to the
+// last keep-alive, which every Refresh asks of each (and so activates a
+// grain whose member was lost, on a survivor, without waiting for a call).
+type Servers struct {
+	m       *Member
+	names   []string
+	changed chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+	sub     *eventstream.Subscription
+
+	mu       sync.Mutex
+	tools    map[string]toolsReply // by server, from its grain's last answer
+	rdv      *pcluster.Rendezvous  // the cluster's own hashing, over the last topology
+	members  map[string]string     // address → id, of the last topology
+	lost     map[string]bool       // addresses whose connection dropped, until the topology drops them too
+	topology chan struct{}         // closed and replaced at each topology or loss
+	inflight map[string]map[*pending]struct{}
+	rounds   chan struct{} // closed and replaced after each keep-alive round
+
+	// Counters of requests: started, completed (an answer came, a result
+	// or the server's error), failed because their member was lost.
+	Started, Completed, Lost, TimedOut atomic.Int64
+}
+
+// pending is a request in flight to the member at its address.
+type pending struct {
+	lost chan lostMember // the lost member, once
+}
+
+// Servers returns the member's view of the cluster's servers. Close it
+// before the member.
+func (m *Member) Servers() *Servers {
+	s := &Servers{
+		m: m, names: slices.Sorted(maps.Keys(m.cfg.Servers)),
+		changed: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		tools: map[string]toolsReply{}, rdv: pcluster.NewRendezvous(), members: map[string]string{},
+		lost: map[string]bool{}, topology: make(chan struct{}), rounds: make(chan struct{}), inflight: map[string]map[*pending]struct{}{},
+	}
+	s.sub = m.system.EventStream.Subscribe(s.event)
+	if ms := m.c.MemberList.Members(); ms != nil {
+		s.onTopology(&pcluster.ClusterTopology{Members: ms.Members()})
+	}
+	go s.keepAlive()
+	return s
+}
+
+// event follows the cluster's topology and the remote's connections.
+func (s *Servers) event(ev any) {
+	switch ev := ev.(type) {
+	case *pcluster.ClusterTopology:
+		s.onTopology(ev)
+	case *remote.EndpointTerminatedEvent:
+		s.onLost(ev.Address, "its connection dropped")
+	case remote.EndpointTerminatedEvent:
+		s.onLost(ev.Address, "its connection dropped")
+	case *remote.EndpointConnectedEvent:
+		s.mu.Lock()
+		delete(s.lost, ev.Address)
+		s.mu.Unlock()
+	}
+}
+
+func (s *Servers) onTopology(t *pcluster.ClusterTopology) {
+	for _, mb := range t.Joined {
+		s.m.logger.Info("cluster: member joined", "member", mb.Address(), "id", mb.Id)
+	}
+	for _, mb := range t.Left {
+		s.m.logger.Warn("cluster: member left", "member", mb.Address(), "id", mb.Id)
+		s.onLost(mb.Address(), "it left the cluster")
+	}
+	s.mu.Lock()
+	s.rdv.UpdateMembers(t.Members)
+	s.members = map[string]string{}
+	for _, mb := range t.Members {
+		s.members[mb.Address()] = mb.Id
+	}
+	for addr := range s.lost {
+		if _, still := s.members[addr]; !still {
+			delete(s.lost, addr)
+		}
+	}
+	s.wake()
+	s.mu.Unlock()
+}
+
+// onLost fails every request in flight to the member at addr.
+func (s *Servers) onLost(addr, why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, member := s.members[addr]; member {
+		s.lost[addr] = true
+	}
+	name := addr
+	if id := s.members[addr]; id != "" {
+		name = addr + " (" + id + ")"
+	}
+	for p := range s.inflight[addr] {
+		select {
+		case p.lost <- lostMember{name, why}:
+		default:
+		}
+	}
+	delete(s.inflight, addr)
+	s.wake()
+}
+
+// wake tells the requests waiting for a topology that it changed. Called
+// with mu held.
+func (s *Servers) wake() {
+	close(s.topology)
+	s.topology = make(chan struct{})
+}
+
+// keepAlive asks every server grain for its catalog and status each
+// Refresh, and says so when the catalog changed.
+func (s *Servers) keepAlive() {
+	defer close(s.done)
+	t := time.NewTicker(s.m.opts.Refresh)
+	defer t.Stop()
+	for {
+		s.refresh()
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Servers) refresh() {
+	var wg sync.WaitGroup
+	for _, name := range s.names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 3*s.m.opts.Refresh+2*time.Second)
+			defer cancel()
+			var r toolsReply
+			err := s.request(ctx, name, typeTools, request{}, &r)
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			old, had := s.tools[name]
+			if err != nil {
+				// Its tools stay in the catalog: a call activates the
+				// grain again, on a survivor when its member was lost.
+				if had {
+					old.Status.State, old.Status.Err = host.StateRestarting, err.Error()
+					s.tools[name] = old
+				}
+				return
+			}
+			if had && r.Status.State != host.StateReady {
+				// A fresh activation still starting: a call waits for it
+				// to be ready, so its tools stay served meanwhile.
+				r.Tools = old.Tools
+			}
+			if !had || !sameTools(old, r) {
+				s.signal()
+			}
+			s.tools[name] = r
+		}()
+	}
+	wg.Wait()
+	s.mu.Lock()
+	close(s.rounds)
+	s.rounds = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// Settle waits until the cluster has at least members members and every
+// server's grain answered a keep-alive ready, or ctx ends (its error
+// then).
+func (s *Servers) Settle(ctx context.Context, members int) error {
+	for {
+		s.mu.Lock()
+		done := len(s.members) >= members
+		for _, name := range s.names {
+			if r, ok := s.tools[name]; !ok || r.Status.State != host.StateReady {
+				done = false
+			}
+		}
+		next := s.rounds
+		s.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-next:
+		}
+	}
+}
+
+// Members is the number of members in the last topology.
+func (s *Servers) Members() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.members)
+}
+
+func sameTools(a, b toolsReply) bool {
+	if len(a.Tools) != len(b.Tools) {
+		return false
+	}
+	for i := range a.Tools {
+		if a.Tools[i].ServerTool != b.Tools[i].ServerTool || string(a.Tools[i].Tool) != string(b.Tools[i].Tool) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Servers) signal() {
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+// errLost is what a request in flight to a lost member fails with.
+func errLost(method, server string, lost lostMember) error {
+	return &conduit.Error{Kind: conduit.KindTransport, Method: method, ConnectionEnded: true,
+		Message: fmt.Sprintf("cluster member %s holding server %q was lost with the request in flight: %s", lost.member, server, lost.why)}
+}
+
+// lostMember says which member was lost, and how it was seen.
+type lostMember struct{ member, why string }
+
+// request sends one request to server's grain and decodes its result into
+// out. It waits for a topology without a member known lost before it
+// addresses the grain, and fails at once if the member holding the grain
+// is lost while the request is in flight.
+func (s *Servers) request(ctx context.Context, server, typeName string, req request, out any) error {
+	method := typeName[len("conduit.cluster.v1."):]
+	if !slices.Contains(s.names, server) {
+		return &conduit.Error{Kind: conduit.KindRPC, Method: method, Message: "unknown server " + server, Err: host.ErrUnknownServer,
+			RPC: &conduit.RPCError{Code: -32602, Message: "unknown server " + server}}
+	}
+	timeout := defaultCallTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	req.TimeoutMS = max(timeout.Milliseconds(), 1)
+	data, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	ci := pcluster.NewClusterIdentity(server, Kind)
+	var pid *actor.PID
+	for pid == nil {
+		s.mu.Lock()
+		owner, wait := s.rdv.GetByClusterIdentity(ci), s.topology
+		stale := s.lost[owner] || owner == ""
+		s.mu.Unlock()
+		if !stale {
+			// Get activates the grain if needed and blocks up to 5 s
+			// when its owner does not answer: a loss or a new topology
+			// meanwhile sends the request to the new owner without
+			// waiting for it (the abandoned Get ends by itself).
+			found := make(chan *actor.PID, 1)
+			go func() { found <- s.m.c.Get(server, Kind) }()
+			select {
+			case <-ctx.Done():
+				s.TimedOut.Add(1)
+				return ctxErr(ctx, method, server)
+			case pid = <-found:
+			case <-wait:
+				continue
+			}
+			if pid != nil {
+				break
+			}
+		}
+		// No owner, a lost one, or one that did not answer: try again at
+		// the next topology, or in a while.
+		retry := time.NewTimer(250 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			retry.Stop()
+			s.TimedOut.Add(1)
+			return ctxErr(ctx, method, server)
+		case <-wait:
+		case <-retry.C:
+		}
+		retry.Stop()
+	}
+	p := &pending{lost: make(chan lostMember, 1)}
+	s.mu.Lock()
+	if s.lost[pid.Address] {
+		s.mu.Unlock()
+		return errLost(method, server, lostMember{pid.Address, "its connection dropped before the request was sent"})
+	}
+	if s.inflight[pid.Address] == nil {
+		s.inflight[pid.Address] = map[*pending]struct{}{}
+	}
+	s.inflight[pid.Address][p] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.inflight[pid.Address], p)
+		s.mu.Unlock()
+	}()
+	s.Started.Add(1)
+	root := s.m.system.Root
+	f := root.RequestFuture(pid, &pcluster.GrainRequest{MessageTypeName: typeName, MessageData: data}, timeout)
+	type answer struct {
+		res any
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		res, err := f.Result()
+		got <- answer{res, err}
+	}()
+	select {
+	case a := <-got:
+		if a.err != nil {
+			if errors.Is(a.err, actor.ErrTimeout) {
+				s.TimedOut.Add(1)
+				return ctxErr(context.Background(), method, server)
+			}
+			s.Lost.Add(1)
+			return errLost(method, server, lostMember{pid.Address, a.err.Error()})
+		}
+		resp, ok := a.res.(*pcluster.GrainResponse)
+		if !ok {
+			return &conduit.Error{Kind: conduit.KindProtocol, Method: method, Message: fmt.Sprintf("cluster: unexpected answer %T", a.res)}
+		}
+		s.Completed.Add(1)
+		if resp.MessageTypeName == typeError {
+			return decodeError(method, resp.MessageData)
+		}
+		if resp.MessageTypeName != typeResult {
+			return &conduit.Error{Kind: conduit.KindProtocol, Method: method, Message: "cluster: unknown answer " + resp.MessageTypeName}
+		}
+		if out == nil {
+			return nil
+		}
+		if err := json.Unmarshal(resp.MessageData, out); err != nil {
+			return &conduit.Error{Kind: conduit.KindProtocol, Method: method, Message: "cluster: undecodable result", Err: err}
+		}
+		return nil
+	case member := <-p.lost:
+		root.Stop(f.PID()) // no answer can come: free the future now
+		s.Lost.Add(1)
+		return errLost(method, server, member)
+	case <-ctx.Done():
+		root.Stop(f.PID())
+		s.TimedOut.Add(1)
+		return ctxErr(ctx, method, server)
+	}
+}
+
+func ctxErr(ctx context.Context, method, server string) error {
+	kind := conduit.KindTimeout
+	if errors.Is(ctx.Err(), context.Canceled) {
+		kind = conduit.KindCancelled
+	}
+	return &conduit.Error{Kind: kind, Method: method, Message: fmt.Sprintf("cluster: no answer from server %q's grain in time", server), Err: ctx.Err()}
+}
+
+// Close stops the keep-alive.
+func (s *Servers) Close() error {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+		s.m.system.EventStream.Unsubscribe(s.sub)
+	}
+	<-s.done
+	return nil
+}
+
+// CatalogChanged signals a change of the catalog.
+func (s *Servers) CatalogChanged() <-chan struct{} { return s.changed }
+
+// Tools is the catalog: every server's tools at its last keep-alive.
+func (s *Servers) Tools() []host.Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []host.Tool
+	for _, name := range s.names {
+		for _, wt := range s.tools[name].Tools {
+			var t conduit.Tool
+			if json.Unmarshal(wt.Tool, &t) != nil {
+				continue
+			}
+			out = append(out, host.Tool{Tool: t, Server: wt.Server, ServerTool: wt.ServerTool})
+		}
+	}
+	return out
+}
+
+// Status is every server's status at its last keep-alive; a server whose
+// grain did not answer is starting.
+func (s *Servers) Status() []host.Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]host.Status, 0, len(s.names))
+	for _, name := range s.names {
+		r, ok := s.tools[name]
+		if !ok {
+			out = append(out, host.Status{Server: name, State: host.StateStarting})
+			continue
+		}
+		st := host.Status{Server: name, State: r.Status.State, Since: r.Status.Since, PID: r.Status.PID, Restarts: r.Status.Restarts,
+			Attempt: r.Status.Attempt, Tools: r.Status.Tools, Calls: r.Status.Calls}
+		if r.Status.Err != "" {
+			st.Err = errors.New(r.Status.Err)
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// Holder is the member address that answered server's last keep-alive.
+func (s *Servers) Holder(server string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tools[server].Member
+}
+
+// CallTool calls tool on server's grain. Options that only mean something
+// to a local client (input handlers, progress) do not cross members.
+func (s *Servers) CallTool(ctx context.Context, server, tool string, args any, _ ...conduit.CallOption) (*conduit.CallToolResult, error) {
+	raw, err := rawArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	var out conduit.CallToolResult
+	if err := s.request(ctx, server, typeCallTool, request{Tool: tool, Arguments: raw}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+func rawArgs(args any) (json.RawMessage, error) {
+	switch a := args.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return a, nil
+	case []byte:
+		return a, nil
+	}
+	return json.Marshal(args)
+}
+
+// GetPrompt gets prompt name of server.
+func (s *Servers) GetPrompt(ctx context.Context, server, name string, args map[string]string, _ ...conduit.CallOption) (*conduit.GetPromptResult, error) {
+	var out conduit.GetPromptResult
+	if err := s.request(ctx, server, typeGetPrompt, request{Name: name, PromptArguments: args}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ReadResource reads uri of server.
+func (s *Servers) ReadResource(ctx context.Context, server, uri string, _ ...conduit.CallOption) (*conduit.ReadResourceResult, error) {
+	var out conduit.ReadResourceResult
+	if err := s.request(ctx, server, typeReadResource, request{URI: uri}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Complete asks server for completions.
+func (s *Servers) Complete(ctx context.Context, server string, p conduit.CompleteParams, _ ...conduit.CallOption) (*conduit.CompleteResult, error) {
+	var out conduit.CompleteResult
+	if err := s.request(ctx, server, typeComplete, request{Complete: &p}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// SubscribeResource subscribes to uri on server. Its updates stay on the
+// holding member (docs/cluster.md).
+func (s *Servers) SubscribeResource(ctx context.Context, server, uri string, _ ...conduit.CallOption) error {
+	return s.request(ctx, server, typeSubscribe, request{URI: uri}, nil)
+}
+
+// UnsubscribeResource unsubscribes from uri on server.
+func (s *Servers) UnsubscribeResource(ctx context.Context, server, uri string, _ ...conduit.CallOption) error {
+	return s.request(ctx, server, typeUnsubscribe, request{URI: uri}, nil)
+}
+
+// SetLogLevel sets server's log level.
+func (s *Servers) SetLogLevel(ctx context.Context, server, level string, _ ...conduit.CallOption) error {
+	return s.request(ctx, server, typeSetLogLevel, request{Level: level}, nil)
+}
+
+// Prompts lists every server's prompts; a server that fails is left out
+// and its error joined.
+func (s *Servers) Prompts(ctx context.Context) ([]host.Prompt, error) {
+	return gather[host.Prompt](ctx, s, typePrompts)
+}
+
+// Resources lists every server's resources.
+func (s *Servers) Resources(ctx context.Context) ([]host.Resource, error) {
+	return gather[host.Resource](ctx, s, typeResources)
+}
+
+// ResourceTemplates lists every server's resource templates.
+func (s *Servers) ResourceTemplates(ctx context.Context) ([]host.ResourceTemplate, error) {
+	return gather[host.ResourceTemplate](ctx, s, typeResourceTemplates)
+}
+
+// gather asks every ready server's grain for its list.
+func gather[T any](ctx context.Context, s *Servers, typeName string) ([]T, error) {
+	var out []T
+	var errs []error
+	for _, st := range s.Status() {
+		if st.State != host.StateReady {
+			continue
+		}
+		var list []T
+		if err := s.request(ctx, st.Server, typeName, request{}, &list); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", st.Server, err))
+			continue
+		}
+		out = append(out, list...)
+	}
+	return out, errors.Join(errs...)
+}

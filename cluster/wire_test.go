@@ -1,0 +1,65 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/host"
+)
+
+// A server's JSON-RPC error crosses members as it is: the gateway of the
+// calling member answers downstream with the same code, message and data.
+func TestClusterWireErrorKeepsTheServersRPCError(t *testing.T) {
+	in := &conduit.Error{Kind: conduit.KindRPC, Method: "tools/call", Message: "bad", RPC: &conduit.RPCError{Code: -32602, Message: "no such tool", Data: json.RawMessage(`{"tool":"x"}`)}}
+	resp := encodeError(in)
+	assert.Equal(t, "conduit.cluster.v1.Error", resp.MessageTypeName)
+	out := decodeError("CallTool", resp.MessageData)
+	var ce *conduit.Error
+	require.True(t, errors.As(out, &ce))
+	assert.Equal(t, conduit.KindRPC, ce.Kind)
+	assert.Equal(t, &conduit.RPCError{Code: -32602, Message: "no such tool", Data: json.RawMessage(`{"tool":"x"}`)}, ce.RPC)
+	assert.Equal(t, in.Error(), ce.Message)
+}
+
+// Any other error crosses as its text, a transport error; an answer that
+// is not JSON is a protocol error, not a panic.
+func TestClusterWireErrorOfPlainErrorsAndGarbage(t *testing.T) {
+	out := decodeError("GetPrompt", encodeError(errors.New("disk full")).MessageData)
+	assert.Equal(t, &conduit.Error{Kind: conduit.KindTransport, Method: "GetPrompt", Message: "disk full"}, out)
+	var ce *conduit.Error
+	require.True(t, errors.As(decodeError("GetPrompt", []byte("{")), &ce))
+	assert.Equal(t, conduit.KindProtocol, ce.Kind)
+}
+
+// The lost-member error is a transport error whose connection ended, and
+// names the member.
+func TestClusterLostMemberError(t *testing.T) {
+	err := errLost("CallTool", "s", lostMember{"127.0.0.1:7001 (abc)", "its connection dropped"})
+	assert.True(t, errors.Is(err, conduit.ErrConnectionEnded))
+	assert.Contains(t, err.Error(), `cluster member 127.0.0.1:7001 (abc) holding server "s" was lost with the request in flight: its connection dropped`)
+}
+
+// Join refuses what would make a member no other can reach, before it
+// starts anything.
+func TestClusterJoinRefusesUnreachableSettings(t *testing.T) {
+	for _, c := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{Listen: "127.0.0.1:7001", HealthPort: 6001, Seeds: []string{"127.0.0.1:6001"}}, "cluster: no cluster name"},
+		{Options{Name: "c", Listen: "0.0.0.0:7001", HealthPort: 6001, Seeds: []string{"127.0.0.1:6001"}}, `cluster: listen address "0.0.0.0:7001": want HOST:PORT with a host the others can reach and a port`},
+		{Options{Name: "c", Listen: "127.0.0.1:0", HealthPort: 6001, Seeds: []string{"127.0.0.1:6001"}}, `cluster: listen address "127.0.0.1:0": want HOST:PORT with a host the others can reach and a port`},
+		{Options{Name: "c", Listen: "127.0.0.1", HealthPort: 6001, Seeds: []string{"127.0.0.1:6001"}}, `cluster: listen address "127.0.0.1": address 127.0.0.1: missing port in address`},
+		{Options{Name: "c", Listen: "127.0.0.1:7001", Seeds: []string{"127.0.0.1:6001"}}, "cluster: no health port"},
+		{Options{Name: "c", Listen: "127.0.0.1:7001", HealthPort: 6001}, "cluster: no seeds"},
+	} {
+		m, err := Join(host.Config{}, c.opts)
+		assert.Nil(t, m)
+		assert.EqualError(t, err, c.want)
+	}
+}
