@@ -1,0 +1,171 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/host"
+)
+
+// watched is an upstream (go-sdk, Streamable HTTP) with two subscribable
+// resources, test://a and test://b; its tool "touch" updates both, and its
+// tool "grow" adds a tool "extra" and a resource test://c (a
+// tools/list_changed and a resources/list_changed).
+func watched(t *testing.T) string {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "watched", Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	for _, uri := range []string{"test://a", "test://b"} {
+		s.AddResource(&mcp.Resource{URI: uri, Name: uri[len("test://"):]}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "x"}}}, nil
+		})
+	}
+	s.AddTool(&mcp.Tool{Name: "touch", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		for _, uri := range []string{"test://b", "test://a"} {
+			if err := s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+				return nil, err
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "touched"}}}, nil
+	})
+	s.AddTool(&mcp.Tool{Name: "grow", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.AddTool(&mcp.Tool{Name: "extra", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+		s.AddResource(&mcp.Resource{URI: "test://c", Name: "c"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "c"}}}, nil
+		})
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "grown"}}}, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return srv.URL
+}
+
+// changes records what a downstream client's change hooks receive.
+type changes struct {
+	tools     chan []string
+	resources chan struct{}
+	updated   chan string
+}
+
+func (c *changes) handlers() conduit.Handlers {
+	c.tools, c.resources, c.updated = make(chan []string, 16), make(chan struct{}, 16), make(chan string, 16)
+	return conduit.Handlers{
+		ToolsChanged: func(_ context.Context, _ conduit.NotificationContext, ch *conduit.ToolsChange) {
+			var names []string
+			if ch != nil {
+				for _, tl := range ch.Items {
+					names = append(names, tl.Name)
+				}
+			}
+			c.tools <- names
+		},
+		ResourcesChanged: func(context.Context, conduit.NotificationContext, *conduit.ResourcesChange) {
+			c.resources <- struct{}{}
+		},
+		ResourceUpdated: func(_ context.Context, _ conduit.NotificationContext, u *conduit.ResourceUpdate) {
+			c.updated <- u.URI
+		},
+	}
+}
+
+// next is the next URI updated, or "" when none came within d.
+func (c *changes) next(t *testing.T, d time.Duration) string {
+	t.Helper()
+	select {
+	case uri := <-c.updated:
+		return uri
+	case <-time.After(d):
+		return ""
+	}
+}
+
+// A modern downstream client gets the catalog's changes and the updates of
+// the resources it subscribed to on its own subscriptions/listen stream,
+// and a legacy one on its session: a tool added upstream reaches both
+// ToolsChanged hooks; test://a's update reaches the modern client, which
+// subscribed to it, and test://b's the legacy one, and neither gets the
+// other's, though the gateway is subscribed upstream to both.
+func TestGatewayRelaysChangesToModernListen(t *testing.T) {
+	_, url := serve(t, host.Config{Servers: map[string]host.Server{
+		"w": {URL: watched(t), Conduit: host.Settings{Era: conduit.EraLegacy, Ping: host.PingPolicy{Interval: -1}}},
+	}})
+	var modern, legacy changes
+	mc := connect(t, url+"/mcp", conduit.EraModern, modern.handlers())
+	lc := connect(t, url+"/mcp", conduit.EraLegacy, legacy.handlers())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	acked, open := mc.Listening()
+	require.True(t, open, "the modern client's listen stream is open")
+	assert.True(t, acked.ToolsListChanged)
+	assert.True(t, acked.ResourcesListChanged)
+
+	require.NoError(t, mc.Subscribe(ctx, "test://a"))
+	acked, _ = mc.Listening()
+	assert.Equal(t, []string{"test://a"}, acked.ResourceSubscriptions)
+	require.NoError(t, lc.Subscribe(ctx, "test://b"))
+
+	res, err := mc.CallTool(ctx, "w__touch", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "touched", text(t, res))
+	assert.Equal(t, "test://a", modern.next(t, 10*time.Second))
+	assert.Equal(t, "test://b", legacy.next(t, 10*time.Second))
+	// A second round: had the other URI been relayed to either, it would
+	// be ahead of this round's update.
+	_, err = lc.CallTool(ctx, "w__touch", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "test://a", modern.next(t, 10*time.Second))
+	assert.Equal(t, "test://b", legacy.next(t, 10*time.Second))
+	assert.Empty(t, modern.next(t, 200*time.Millisecond), "test://b never reaches the modern client")
+	assert.Empty(t, legacy.next(t, 10*time.Millisecond), "test://a never reaches the legacy client")
+
+	// Unsubscribed, the modern client gets no more updates of test://a.
+	require.NoError(t, mc.Unsubscribe(ctx, "test://a"))
+	_, err = mc.CallTool(ctx, "w__touch", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "test://b", legacy.next(t, 10*time.Second))
+	assert.Empty(t, modern.next(t, 200*time.Millisecond), "no update after the unsubscription")
+
+	// A tool and a resource added upstream: both clients hear of the
+	// catalog's changes.
+	_, err = mc.CallTool(ctx, "w__grow", nil)
+	require.NoError(t, err)
+	for _, c := range []*changes{&modern, &legacy} {
+		select {
+		case <-c.tools:
+		case <-ctx.Done():
+			t.Fatal("no tools/list_changed relayed")
+		}
+		select {
+		case <-c.resources:
+		case <-ctx.Done():
+			t.Fatal("no resources/list_changed relayed")
+		}
+	}
+	tools, err := mc.ListTools(ctx)
+	require.NoError(t, err)
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+	}
+	assert.Contains(t, names, "w__extra")
+	// Everything the modern client got named its listen stream (the
+	// subscriptionId) and was of a kind or resource it acknowledged: the
+	// client drops and counts anything else.
+	assert.Equal(t, int64(0), mc.Stats().Unsubscribed)
+}
