@@ -16,14 +16,24 @@ import (
 )
 
 // watched is an upstream (go-sdk, Streamable HTTP) with two subscribable
-// resources, test://a and test://b; its tool "touch" updates both, and its
+// resources, test://a and test://b (its subscriptions and unsubscriptions
+// go to subs: "+URI", "-URI", an unsubscription once held returns); its tool "touch" updates both, and its
 // tool "grow" adds a tool "extra" and a resource test://c (a
 // tools/list_changed and a resources/list_changed).
-func watched(t *testing.T) string {
+func watched(t *testing.T, subs chan<- string, held func()) string {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "watched", Version: "1"}, &mcp.ServerOptions{
-		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
-		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
+			subs <- "+" + req.Params.URI
+			return nil
+		},
+		UnsubscribeHandler: func(_ context.Context, req *mcp.UnsubscribeRequest) error {
+			if held != nil {
+				held()
+			}
+			subs <- "-" + req.Params.URI
+			return nil
+		},
 	})
 	for _, uri := range []string{"test://a", "test://b"} {
 		s.AddResource(&mcp.Resource{URI: uri, Name: uri[len("test://"):]}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -99,10 +109,13 @@ func (c *changes) next(t *testing.T, d time.Duration) string {
 // and a legacy one on its session: a tool added upstream reaches both
 // ToolsChanged hooks; test://a's update reaches the modern client, which
 // subscribed to it, and test://b's the legacy one, and neither gets the
-// other's, though the gateway is subscribed upstream to both.
+// other's, though the gateway is subscribed upstream to both. The modern
+// client's unsubscription (its listen stream re-opened without the URI)
+// unsubscribes the gateway upstream.
 func TestGatewayRelaysChangesToModernListen(t *testing.T) {
+	subs := make(chan string, 64)
 	_, url := serve(t, host.Config{Servers: map[string]host.Server{
-		"w": {URL: watched(t), Conduit: host.Settings{Era: conduit.EraLegacy, Ping: host.PingPolicy{Interval: -1}}},
+		"w": {URL: watched(t, subs, nil), Conduit: host.Settings{Era: conduit.EraLegacy, Ping: host.PingPolicy{Interval: -1}}},
 	}})
 	var modern, legacy changes
 	mc := connect(t, url+"/mcp", conduit.EraModern, modern.handlers())
@@ -140,6 +153,7 @@ func TestGatewayRelaysChangesToModernListen(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "test://b", legacy.next(t, 10*time.Second))
 	assert.Empty(t, modern.next(t, 200*time.Millisecond), "no update after the unsubscription")
+	assert.Equal(t, []string{"+test://a", "+test://b", "-test://a"}, upstream(ctx, subs, 3), "the gateway's subscriptions upstream")
 
 	// A tool and a resource added upstream: both clients hear of the
 	// catalog's changes.
@@ -168,4 +182,68 @@ func TestGatewayRelaysChangesToModernListen(t *testing.T) {
 	// subscriptionId) and was of a kind or resource it acknowledged: the
 	// client drops and counts anything else.
 	assert.Equal(t, int64(0), mc.Stats().Unsubscribed)
+}
+
+// upstream is the next n subscription changes an upstream saw, fewer if
+// ctx ends first.
+func upstream(ctx context.Context, subs <-chan string, n int) []string {
+	var got []string
+	for len(got) < n {
+		select {
+		case s := <-subs:
+			got = append(got, s)
+		case <-ctx.Done():
+			return got
+		}
+	}
+	return got
+}
+
+// A last subscriber leaving and a first one coming reach the upstream in
+// the order the gateway decided them: the new subscription waits for the
+// unsubscription in flight (held here by the upstream), and the gateway
+// ends subscribed upstream. Every change of the URI over, it is forgotten.
+func TestGatewaySubscriptionChangesInOrder(t *testing.T) {
+	subs := make(chan string, 16)
+	entered, hold := make(chan struct{}), make(chan struct{})
+	g, _ := serve(t, host.Config{Servers: map[string]host.Server{
+		"w": {URL: watched(t, subs, func() { entered <- struct{}{}; <-hold }), Conduit: host.Settings{Era: conduit.EraLegacy, Ping: host.PingPolicy{Interval: -1}}},
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s1, s2 := &mcp.ServerSession{}, &mcp.ServerSession{}
+	run := func(f func() error) <-chan error {
+		done := make(chan error, 1)
+		go func() { done <- f() }()
+		return done
+	}
+	sub := func(s *mcp.ServerSession) func() error {
+		return func() error {
+			return g.subscribe(ctx, &mcp.SubscribeRequest{Session: s, Params: &mcp.SubscribeParams{URI: "test://a"}})
+		}
+	}
+	require.NoError(t, <-run(sub(s1)))
+	assert.Equal(t, []string{"+test://a"}, upstream(ctx, subs, 1))
+
+	leave := run(func() error {
+		return g.unsubscribe(ctx, &mcp.UnsubscribeRequest{Session: s1, Params: &mcp.UnsubscribeParams{URI: "test://a"}})
+	})
+	<-entered // the upstream holds the unsubscription
+	come := run(sub(s2))
+	require.Eventually(t, func() bool { return g.more.changing("test://a") == 2 }, 10*time.Second, time.Millisecond)
+	select { // a negative: nothing may happen while the upstream holds
+	case ev := <-subs:
+		t.Fatalf("%s reached the upstream before the unsubscription in flight ended", ev)
+	case err := <-come:
+		t.Fatalf("the subscription ended (%v) before the unsubscription in flight", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(hold)
+	require.NoError(t, <-leave)
+	require.NoError(t, <-come)
+	assert.Equal(t, []string{"-test://a", "+test://a"}, upstream(ctx, subs, 2))
+	assert.Equal(t, 0, g.more.changing("test://a"))
+	g.more.mu.Lock()
+	assert.Equal(t, map[*mcp.ServerSession]bool{s2: true}, g.more.subs["test://a"])
+	g.more.mu.Unlock()
 }
