@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -211,6 +212,8 @@ func TestGatewaySubscriptionChangesInOrder(t *testing.T) {
 	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	var release sync.Once
+	defer release.Do(func() { close(hold) }) // a failure must not leave the upstream held
 	s1, s2 := &mcp.ServerSession{}, &mcp.ServerSession{}
 	run := func(f func() error) <-chan error {
 		done := make(chan error, 1)
@@ -238,7 +241,7 @@ func TestGatewaySubscriptionChangesInOrder(t *testing.T) {
 		t.Fatalf("the subscription ended (%v) before the unsubscription in flight", err)
 	case <-time.After(200 * time.Millisecond):
 	}
-	close(hold)
+	release.Do(func() { close(hold) })
 	require.NoError(t, <-leave)
 	require.NoError(t, <-come)
 	assert.Equal(t, []string{"-test://a", "+test://a"}, upstream(ctx, subs, 2))
