@@ -22,6 +22,13 @@ import (
 type extras struct {
 	templates map[string]exposed // by URI template
 
+	// order serialises the subscription changes of one URI, upstream call
+	// included: a last subscriber leaving and a first one coming (a modern
+	// client re-opening its listen stream) must reach the server in the
+	// order the gateway decided them.
+	orderMu sync.Mutex
+	order   map[string]*turn // by URI, while a change of it is on or waits
+
 	mu    sync.Mutex
 	subs  map[string]map[*mcp.ServerSession]bool // downstream subscribers, by URI
 	owner map[string]string                      // the upstream subscribed to, by URI
@@ -164,6 +171,7 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no resource %q", uri)}
 	}
 	m := &g.more
+	defer m.inOrder(uri)()
 	m.mu.Lock()
 	g.pruneSubs()
 	first := len(m.subs[uri]) == 0
@@ -193,10 +201,14 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 }
 
 // unsubscribe relays resources/unsubscribe: the last downstream subscriber
-// of a URI gone, the gateway unsubscribes upstream.
+// of a URI gone, the gateway unsubscribes upstream. That is done even when
+// ctx has ended: the go-sdk unsubscribes a modern client's URIs with the
+// context of its ended listen stream.
 func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	uri := req.Params.URI
 	m := &g.more
+	defer m.inOrder(uri)()
+	ctx = context.WithoutCancel(ctx)
 	m.mu.Lock()
 	delete(m.subs[uri], req.Session)
 	g.pruneSubs()
@@ -219,6 +231,48 @@ func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 		return downstreamError(err)
 	}
 	return nil
+}
+
+// turn is one URI's turn for subscription changes.
+type turn struct {
+	mu sync.Mutex
+	n  int // changes on or waiting
+}
+
+// inOrder takes uri's turn for a subscription change; the function
+// returned gives it back. A URI is remembered only while a change of it
+// is on or waits.
+func (m *extras) inOrder(uri string) func() {
+	m.orderMu.Lock()
+	if m.order == nil {
+		m.order = map[string]*turn{}
+	}
+	t := m.order[uri]
+	if t == nil {
+		t = &turn{}
+		m.order[uri] = t
+	}
+	t.n++
+	m.orderMu.Unlock()
+	t.mu.Lock()
+	return func() {
+		t.mu.Unlock()
+		m.orderMu.Lock()
+		if t.n--; t.n == 0 {
+			delete(m.order, uri)
+		}
+		m.orderMu.Unlock()
+	}
+}
+
+// changing is how many subscription changes of uri are on or waiting.
+func (m *extras) changing(uri string) int {
+	m.orderMu.Lock()
+	defer m.orderMu.Unlock()
+	if t := m.order[uri]; t != nil {
+		return t.n
+	}
+	return 0
 }
 
 // pruneSubs forgets the subscribers whose session has ended. Called with

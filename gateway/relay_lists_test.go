@@ -69,11 +69,8 @@ func TestGatewayRelaysCompletionTemplatesSubscriptionsLogging(t *testing.T) {
 			require.Len(t, rr.Contents, 1)
 			assert.Contains(t, rr.Contents[0].Text, "123")
 
-			if era == conduit.EraModern {
-				return // subscriptions and logs: legacy sessions only (docs/gateway.md)
-			}
 			// Subscription: the upstream's update (every 3 s) reaches the
-			// subscriber.
+			// subscriber, on its session or its listen stream.
 			require.NoError(t, c.Subscribe(ctx, "test://watched-resource"))
 			select {
 			case uri := <-updated:
@@ -87,6 +84,10 @@ func TestGatewayRelaysCompletionTemplatesSubscriptionsLogging(t *testing.T) {
 			err = c.Subscribe(ctx, "test://nope")
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, `no resource "test://nope"`, ce.RPC.Message)
+
+			if era == conduit.EraModern {
+				return // logs: legacy sessions only (docs/gateway.md)
+			}
 
 			// Logging: the level set downstream reaches the upstream, whose
 			// entries come down naming the server.
