@@ -60,7 +60,7 @@ func (a *app) serveAdmin(h *host.Host, m *admin.Metrics, opts admin.Options) (st
 		return nil, &exitError{code: exitUsage, err: fmt.Errorf("admin listener: %w", err)}
 	}
 	opts.Token = a.opts.admin.token
-	opts.Event = func(ev host.Event) any { return eventOf(ev.Status) }
+	opts.Event = func(ev host.Event) any { return jsonEvent(ev) }
 	srv := admin.New(h, m, opts)
 	web := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan struct{})

@@ -523,13 +523,19 @@ func eventOf(st host.Status) hostEvent {
 	return ev
 }
 
+// jsonEvent is ev as --json prints it (and the admin listener's /events
+// sends it): a state change, or a refresh of a ready server's tools.
+func jsonEvent(ev host.Event) hostEvent {
+	je := eventOf(ev.Status)
+	if ev.ToolsChanged {
+		je.Time, je.ToolsChanged = ev.Time.UTC(), true
+	}
+	return je
+}
+
 func (a *app) printEvent(ev host.Event) {
 	if a.opts.json {
-		je := eventOf(ev.Status)
-		if ev.ToolsChanged {
-			je.Time, je.ToolsChanged = ev.Time.UTC(), true
-		}
-		b, _ := json.Marshal(je)
+		b, _ := json.Marshal(jsonEvent(ev))
 		_ = a.write(append(b, '\n'))
 		return
 	}
