@@ -89,42 +89,25 @@ func receiving(h Handlers, mw []Middleware) Handlers {
 			notifyThrough(ctx, mw, n.Method, n.Params, func(ctx context.Context) { f(ctx, nc, n) })
 		}
 	}
-	if f := h.Log; f != nil {
-		h.Log = func(ctx context.Context, nc NotificationContext, e *LoggingMessage) {
-			notifyThrough(ctx, mw, messages.MethodLog, e, func(ctx context.Context) { f(ctx, nc, e) })
-		}
-	}
-	if f := h.ElicitationComplete; f != nil {
-		h.ElicitationComplete = func(ctx context.Context, nc NotificationContext, e *ElicitationComplete) {
-			notifyThrough(ctx, mw, messages.MethodElicitationComplete, e, func(ctx context.Context) { f(ctx, nc, e) })
-		}
-	}
-	if f := h.ToolsChanged; f != nil {
-		h.ToolsChanged = func(ctx context.Context, nc NotificationContext, c *ToolsChange) {
-			notifyThrough(ctx, mw, messages.MethodToolsListChanged, c, func(ctx context.Context) { f(ctx, nc, c) })
-		}
-	}
-	if f := h.PromptsChanged; f != nil {
-		h.PromptsChanged = func(ctx context.Context, nc NotificationContext, c *PromptsChange) {
-			notifyThrough(ctx, mw, messages.MethodPromptsListChanged, c, func(ctx context.Context) { f(ctx, nc, c) })
-		}
-	}
-	if f := h.ResourcesChanged; f != nil {
-		h.ResourcesChanged = func(ctx context.Context, nc NotificationContext, c *ResourcesChange) {
-			notifyThrough(ctx, mw, messages.MethodResourcesListChanged, c, func(ctx context.Context) { f(ctx, nc, c) })
-		}
-	}
-	if f := h.ResourceUpdated; f != nil {
-		h.ResourceUpdated = func(ctx context.Context, nc NotificationContext, u *ResourceUpdate) {
-			notifyThrough(ctx, mw, messages.MethodResourceUpdated, u, func(ctx context.Context) { f(ctx, nc, u) })
-		}
-	}
-	if f := h.Progress; f != nil {
-		h.Progress = func(ctx context.Context, nc NotificationContext, p *Progress) {
-			notifyThrough(ctx, mw, messages.MethodProgress, p, func(ctx context.Context) { f(ctx, nc, p) })
-		}
-	}
+	h.Log = notifyHook(h.Log, mw, messages.MethodLog)
+	h.ElicitationComplete = notifyHook(h.ElicitationComplete, mw, messages.MethodElicitationComplete)
+	h.ToolsChanged = notifyHook(h.ToolsChanged, mw, messages.MethodToolsListChanged)
+	h.PromptsChanged = notifyHook(h.PromptsChanged, mw, messages.MethodPromptsListChanged)
+	h.ResourcesChanged = notifyHook(h.ResourcesChanged, mw, messages.MethodResourcesListChanged)
+	h.ResourceUpdated = notifyHook(h.ResourceUpdated, mw, messages.MethodResourceUpdated)
+	h.Progress = notifyHook(h.Progress, mw, messages.MethodProgress)
 	return h
+}
+
+// notifyHook runs a typed notification hook f through mw as method, its
+// value as the params the middleware sees; nil stays nil.
+func notifyHook[T any](f func(context.Context, NotificationContext, T), mw []Middleware, method string) func(context.Context, NotificationContext, T) {
+	if f == nil {
+		return nil
+	}
+	return func(ctx context.Context, nc NotificationContext, v T) {
+		notifyThrough(ctx, mw, method, v, func(ctx context.Context) { f(ctx, nc, v) })
+	}
 }
 
 // answerThrough runs a server request's handler through mw; params is
