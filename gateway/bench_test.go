@@ -55,24 +55,9 @@ func BenchmarkThroughput(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		events, cancel := g.Host().Subscribe()
-		for ev := range events {
-			if ev.State == host.StateReady {
-				break
-			}
-			if ev.State == host.StateParked {
-				b.Fatalf("server parked: %v", ev.Err)
-			}
-		}
-		cancel()
-		g.Sync()
-		srv := httptest.NewServer(g.Handler(HTTPOptions{}))
-		defer func() {
-			srv.CloseClientConnections()
-			srv.Close()
-			_ = g.Close()
-		}()
-		run(b, srv.URL)
+		url, stop := serveForBench(b, g)
+		defer stop()
+		run(b, url)
 	}
 	b.Run("gateway", func(b *testing.B) { gw(b, false) })
 	b.Run("gateway-floor", func(b *testing.B) { gw(b, true) })
@@ -144,24 +129,9 @@ func BenchmarkMRTRElicitation(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		events, cancel := g.Host().Subscribe()
-		for ev := range events {
-			if ev.State == host.StateReady {
-				break
-			}
-			if ev.State == host.StateParked {
-				b.Fatalf("server parked: %v", ev.Err)
-			}
-		}
-		cancel()
-		g.Sync()
-		srv := httptest.NewServer(g.Handler(HTTPOptions{}))
-		defer func() {
-			srv.CloseClientConnections()
-			srv.Close()
-			_ = g.Close()
-		}()
-		run(b, srv.URL)
+		url, stop := serveForBench(b, g)
+		defer stop()
+		run(b, url)
 	})
 	b.Run("direct", func(b *testing.B) {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -188,4 +158,28 @@ func BenchmarkMRTRElicitation(b *testing.B) {
 		}
 		run(b, "http://"+addr+"/mcp")
 	})
+}
+
+// serveForBench serves g over HTTP once its server is ready, and returns
+// the URL and what stops both (each run of a benchmark function stops its
+// own before the next starts).
+func serveForBench(b *testing.B, g *Gateway) (string, func()) {
+	b.Helper()
+	events, cancel := g.Host().Subscribe()
+	for ev := range events {
+		if ev.State == host.StateReady {
+			break
+		}
+		if ev.State == host.StateParked {
+			b.Fatalf("server parked: %v", ev.Err)
+		}
+	}
+	cancel()
+	g.Sync()
+	srv := httptest.NewServer(g.Handler(HTTPOptions{}))
+	return srv.URL, func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		_ = g.Close()
+	}
 }
