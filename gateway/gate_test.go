@@ -80,17 +80,9 @@ func TestGatewayAbandonedRoundReleasesServer(t *testing.T) {
 	_, url := serve(t, host.Config{Servers: map[string]host.Server{
 		"a": {Command: bin, Conduit: host.Settings{Era: conduit.EraLegacy}},
 	}})
-	client := mcp.NewClient(&mcp.Implementation{Name: "raw", Version: "1"}, &mcp.ClientOptions{
-		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			return nil, assert.AnError
-		},
-	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
-	require.NoError(t, err)
-	defer cs.Close()
+	cs := rawClient(t, ctx, url)
 	const tool = "a__test_sampling"
 	args := map[string]any{"prompt": "capital?"}
 	first, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
@@ -124,20 +116,9 @@ func TestGatewayRelaysWholeRound(t *testing.T) {
 	_, url := serve(t, host.Config{Servers: map[string]host.Server{
 		"b": {Command: bin, Conduit: host.Settings{Era: conduit.EraModern}},
 	}})
-	client := mcp.NewClient(&mcp.Implementation{Name: "raw", Version: "1"}, &mcp.ClientOptions{
-		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			return nil, assert.AnError
-		},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return nil, assert.AnError
-		},
-	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
-	require.NoError(t, err)
-	defer cs.Close()
+	cs := rawClient(t, ctx, url)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "b__test_input_required_result_multiple_inputs", Arguments: map[string]any{}})
 	require.NoError(t, err)
 	require.True(t, res.NeedsInput())
@@ -156,17 +137,9 @@ func TestGatewayForwardsStatelessAnswers(t *testing.T) {
 	_, url := serve(t, host.Config{Servers: map[string]host.Server{
 		"b": {Command: bin, Conduit: host.Settings{Era: conduit.EraModern}},
 	}})
-	client := mcp.NewClient(&mcp.Implementation{Name: "raw", Version: "1"}, &mcp.ClientOptions{
-		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return nil, assert.AnError
-		},
-	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
-	require.NoError(t, err)
-	defer cs.Close()
+	cs := rawClient(t, ctx, url)
 	answers := mcp.InputResponseMap{
 		"user_name": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}},
 		"extra":     &mcp.ElicitResult{Action: "decline"},
@@ -176,4 +149,25 @@ func TestGatewayForwardsStatelessAnswers(t *testing.T) {
 	require.False(t, res.NeedsInput())
 	data, _ := json.Marshal(res.Content)
 	assert.Contains(t, string(data), "Hello, Ada!")
+}
+
+// rawClient connects a go-sdk client to the gateway at url that handles no
+// input round itself (MultiRoundTrip disabled): a modern call's
+// input_required result reaches the test as it came. It declares sampling
+// and elicitation, whose handlers are never called.
+func rawClient(t *testing.T, ctx context.Context, url string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "raw", Version: "1"}, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return nil, assert.AnError
+		},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, assert.AnError
+		},
+	})
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
 }

@@ -281,17 +281,9 @@ func TestGatewayRequestState(t *testing.T) {
 	_, url := serve(t, host.Config{Servers: map[string]host.Server{
 		"b": {Command: bin, Conduit: host.Settings{Era: conduit.EraModern}},
 	}})
-	client := mcp.NewClient(&mcp.Implementation{Name: "raw", Version: "1"}, &mcp.ClientOptions{
-		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			return nil, fmt.Errorf("not used")
-		},
-	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
-	require.NoError(t, err)
-	defer cs.Close()
+	cs := rawClient(t, ctx, url)
 	const tool = "b__test_input_required_result_sampling"
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
 	require.NoError(t, err)
