@@ -37,8 +37,8 @@ const MaxStructuredContentDepth = 64
 const maxSchemaExpansion = 100_000
 
 // WithUnvalidatedResult returns a tool's result as the server sent it:
-// CallTool neither checks its structuredContent against the tool's
-// outputSchema nor lists the tools to learn that schema.
+// CallTool does not check its structuredContent against the tool's
+// outputSchema (from the session's last tools/list).
 func WithUnvalidatedResult() CallOption { return func(o *callOptions) { o.unvalidated = true } }
 
 // toolIndex is what a session's last tools/list said about each tool.
