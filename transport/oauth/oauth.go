@@ -74,6 +74,16 @@ type Config struct {
 	// (ClientID and ClientSecret, no person; the OAuth client credentials
 	// extension) in place of the authorization code flow.
 	ClientCredentials bool
+	// ClientKey authenticates the client with a JWT signed by its key
+	// (private_key_jwt) in place of ClientSecret, in the sign-ins without
+	// a person.
+	ClientKey *ClientKey
+	// WorkloadAssertion signs in with the JWT bearer grant (RFC 7523
+	// §2.1), presenting the JWT it returns (workload identity): no person.
+	WorkloadAssertion AssertionSource
+	// Enterprise signs in through the enterprise's identity provider
+	// (token exchange for an ID-JAG, then the JWT bearer grant): no person.
+	Enterprise *Enterprise
 	// IgnoreStored starts without the Store's tokens (a new sign-in, as
 	// `conduit login` does); new tokens are stored all the same.
 	IgnoreStored bool
@@ -105,6 +115,9 @@ func New(cfg Config) (*Transport, error) {
 	u, err := url.Parse(cfg.Resource)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("oauth: invalid resource URL %q", cfg.Resource)
+	}
+	if err := checkGrants(cfg); err != nil {
+		return nil, err
 	}
 	t := &Transport{cfg: cfg, origin: origin(u), base: cfg.Base}
 	if t.base == nil {
@@ -265,8 +278,8 @@ func (t *Transport) authorize(ctx context.Context, r *http.Request, resp *http.R
 			return nil
 		}
 	}
-	if t.cfg.ClientCredentials {
-		err := t.clientCredentials(ctx, resp)
+	if t.machine() {
+		err := t.machineSignIn(ctx, resp)
 		drain(resp.Body)
 		if err != nil {
 			return &Error{Resource: t.cfg.Resource, Err: err}
