@@ -38,6 +38,7 @@ type tokenRequest struct {
 type machineAS struct {
 	srv, idp *httptest.Server
 	asMeta   map[string]any
+	scopes   []string                                    // the protected resource metadata's scopes_supported
 	idpMeta  bool                                        // the IdP serves /.well-known/openid-configuration
 	token    func(w http.ResponseWriter, r tokenRequest) // the AS's answer (default: a token)
 	exchange func(w http.ResponseWriter, r tokenRequest) // the IdP's answer (default: an ID-JAG)
@@ -62,7 +63,7 @@ func newMachineAS(t *testing.T) *machineAS {
 			}
 			w.WriteHeader(http.StatusOK)
 		case "/.well-known/oauth-protected-resource/mcp":
-			writeJSON(w, map[string]any{"resource": m.srv.URL + "/mcp", "authorization_servers": []string{m.srv.URL}})
+			writeJSON(w, map[string]any{"resource": m.srv.URL + "/mcp", "authorization_servers": []string{m.srv.URL}, "scopes_supported": m.scopes})
 		case "/.well-known/oauth-authorization-server":
 			meta := map[string]any{"issuer": m.srv.URL, "token_endpoint": m.srv.URL + "/token", "code_challenge_methods_supported": []string{"S256"}}
 			for k, v := range m.asMeta {
@@ -478,4 +479,25 @@ func TestMachineGrantConfig(t *testing.T) {
 	err = m.call(t, oauth.Config{ClientCredentials: true, ClientKey: &oauth.ClientKey{KeyPEM: []byte("x")}})
 	assert.ErrorContains(t, err, "a client key (private_key_jwt) needs the client id")
 	assert.Empty(t, m.tokenRequests())
+}
+
+// The client credentials grant with a secret: Basic authentication, the
+// resource and the metadata's scopes in the form; a refusal names the
+// server's error without the secret.
+func TestClientCredentialsSecret(t *testing.T) {
+	m := newMachineAS(t)
+	m.scopes = []string{"read", "write"}
+	require.NoError(t, m.call(t, oauth.Config{ClientID: "svc", ClientSecret: "s3cret", ClientCredentials: true}))
+	reqs := m.tokenRequests()
+	require.Len(t, reqs, 1)
+	assert.Equal(t, url.Values{"grant_type": {"client_credentials"}, "resource": {m.srv.URL + "/mcp"}, "scope": {"read write"}}, reqs[0].form)
+	assert.Equal(t, []string{"svc", "s3cret"}, []string{reqs[0].basicUser, reqs[0].basicPwd})
+
+	m.token = func(w http.ResponseWriter, r tokenRequest) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":"invalid_client","error_description":"no client with secret %s"}`, r.basicPwd)
+	}
+	err := m.call(t, oauth.Config{ClientID: "svc", ClientSecret: "s3cret", ClientCredentials: true})
+	assert.Equal(t, "oauth: sign-in to "+m.srv.URL+"/mcp failed: the client credentials grant failed: HTTP 401: invalid_client (no client with secret [redacted])", signInError(t, err))
 }
