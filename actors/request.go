@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -55,6 +56,15 @@ func (r *request) Receive(ctx actor.Context) {
 		o, ended := r.in.start(r.in.shared.ctx, r.grant, r)
 		if ended {
 			r.reply(ctx, o)
+		} else {
+			// Let the handler's goroutine run now, on this processor:
+			// one that answers at once posts its outcome while this
+			// activation still runs, which then takes it (one
+			// activation a request, not two). Otherwise the new
+			// goroutine waits until this worker blocks, and the worker
+			// goes on with the rest of a burst first. Not a wait: a
+			// handler that blocks is left to run beside the child.
+			runtime.Gosched()
 		}
 	case *handlerDone:
 		if o, ok := r.in.returned(m.out); ok {
