@@ -24,16 +24,17 @@ const workerIdle = time.Millisecond
 // grown again, and a fifth of the burst's CPU went to copying stacks.
 //
 // So activations queue (FIFO) behind a bounded set of workers: Schedule
-// never blocks; it wakes an idle worker, or starts one while fewer than
-// maxWorkers run (the processors, plus one), or else queues the activation
-// for the next worker that finishes one. A Receive that blocks (a slow
-// audit hook) must not hold up the connection's other actors for long:
-// whenever activations have waited a whole workerIdle with none taken (every
-// worker is stuck), one more worker is started, past the bound, for each
-// period that goes so. Idle workers exit once a whole workerIdle has passed
-// without an activation being scheduled (so between one and two workerIdle
-// after the last), so an idle connection keeps none, and when the
-// connection actor has stopped (close): nothing outlives the connection.
+// never blocks; it wakes an idle worker, or starts one while fewer than max
+// run (twice the processors: as many, or one more, cost more CPU a request
+// in the burst benchmarks), or else queues the activation for the next
+// worker that finishes one. A Receive that blocks (a slow audit hook) must
+// not hold up the connection's other actors for long: whenever activations
+// have waited a whole workerIdle with none taken (every worker is stuck),
+// one more worker is started, past the bound, for each period that goes
+// so. Idle workers exit once a whole workerIdle has passed without an
+// activation being scheduled (so between one and two workerIdle after the
+// last), so an idle connection keeps none, and when the connection actor
+// has stopped (close): nothing outlives the connection.
 // One timer per dispatcher (reap) does both checks. The timer is made by
 // the connection, inside a synctest bubble when a test runs in one.
 type dispatcher struct {
@@ -57,7 +58,7 @@ type dispatcher struct {
 var _ actor.Dispatcher = (*dispatcher)(nil)
 
 func newDispatcher() *dispatcher {
-	d := &dispatcher{max: runtime.GOMAXPROCS(0) + 1}
+	d := &dispatcher{max: 2 * runtime.GOMAXPROCS(0)}
 	d.wake.L = &d.mu
 	return d
 }
