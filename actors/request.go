@@ -32,8 +32,6 @@ type request struct {
 	in       input       // its id is in.guard.Context.RequestID
 	grant    *inputGrant // the related call, settled by the connection
 	stopping bool
-	self     *actor.PID
-	root     *actor.RootContext
 
 	queue   msgQueue     // its mailbox (connection.bornQueue)
 	tracked trackedInput // the tracker's entry for it (tracker.inputStartedIn)
@@ -44,15 +42,21 @@ type request struct {
 // handlerDone sends the handler's outcome to the child, from the
 // handler's goroutine. The handler's goroutine calls it once; the child
 // reads r.done only once the message has come through its queue.
+//
+// It is posted to the child's mailbox, which is part of the child, as
+// protoactor's Send would after resolving the child's PID: a PID made at
+// the spawn has no process cached, and resolving it was a lookup in the
+// PID registry (a string hash under a lock) per request. A child that has
+// stopped meanwhile (its handler abandoned) drops the message as a dead
+// letter would: its context takes no message once stopped.
 func (r *request) handlerDone(out supervisor.Outcome) {
 	r.done.out = out
-	r.root.Send(r.self, &r.done)
+	r.queue.PostUserMessage(&r.done)
 }
 
 func (r *request) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		r.self, r.root = ctx.Self(), ctx.ActorSystem().Root
 		o, ended := r.in.start(r.in.shared.ctx, r.grant, r)
 		if ended {
 			r.reply(ctx, o)
