@@ -92,6 +92,9 @@ func (r *request) Receive(ctx actor.Context) {
 	}
 }
 
+// stopChild is the Stop a request child posts itself.
+var stopChild = &actor.Stop{}
+
 // reply sends the parent the frame for o, encoded here rather than by the
 // parent that every message goes through: the result, the error, or
 // nothing when the request was cancelled. Then the child stops itself, in
@@ -119,6 +122,13 @@ func (r *request) reply(ctx actor.Context, o outcome) {
 	r.replied.child, r.replied.data = ctx.Self(), data // reply runs once: the input ends once
 	ctx.Send(ctx.Parent(), &r.replied)
 	if !r.stopping {
-		ctx.Stop(ctx.Self())
+		// What ctx.Stop(ctx.Self()) posts, posted to the mailbox that is
+		// part of the child: the Stop resolved the child's fresh PID in
+		// the PID registry first (a string hash under a lock), once per
+		// request. Only the process's dead mark is not set, which a Stop
+		// from the parent (at shutdown) does not set either: a message
+		// sent to the child after it stopped reaches its context, which
+		// takes none once stopped.
+		r.queue.PostSystemMessage(stopChild)
 	}
 }
