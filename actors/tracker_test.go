@@ -155,3 +155,37 @@ func TestTrackerInputOfAnEndedCallBelongsToNone(t *testing.T) {
 		require.Equal(t, 1, tr.calls[messages.IntID(1)].open)
 	})
 }
+
+// Handler timeouts of one length wait in a lane, of which only the head is
+// in the heap: ending one in the middle, the head or the tail keeps the
+// others due at their own moments, in order, beside a lane of another
+// length and a call's deadline.
+func TestTrackerHandlerTimeoutLanes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ct := newClockTest()
+		tr := ct.tr
+		tr.start(messages.IntID(100), 25*time.Second, 0, nil)
+		for n := int64(1); n <= 5; n++ {
+			tr.inputStarted(req(n), "", "", 10*time.Second)
+			tr.inputStarted(req(10+n), "", "", 4*time.Second)
+			time.Sleep(time.Second)
+		}
+		require.Len(t, tr.lanes, 2)
+		require.Len(t, tr.due, 2, "the two lanes' heads (the call is paused, without a total limit)")
+		tr.inputEnded(req(3))  // the middle of its lane
+		tr.inputEnded(req(1))  // the head: the next takes its place in the heap
+		tr.inputEnded(req(15)) // the tail of the other lane
+		require.Equal(t, []string{"handler 11", "handler 12", "handler 13", "handler 14"}, ct.wait(3*time.Second),
+			"4 s timeouts clocked at 0..4 s, now 8 s: 11 to 14 are due, 15 ended")
+		require.Equal(t, []string{"handler 2"}, ct.wait(3*time.Second), "11 s: 2 (clocked at 1 s) due, 1 and 3 ended")
+		require.Equal(t, []string{"handler 4"}, ct.wait(2*time.Second), "13 s")
+		require.Equal(t, []string{"handler 5"}, ct.wait(time.Second), "14 s")
+		require.Empty(t, tr.lanes[0].head)
+		require.Empty(t, tr.lanes[1].head)
+		for _, n := range []int64{2, 4, 5, 11, 12, 13, 14} {
+			tr.inputEnded(req(n)) // the children answer after their timeout
+		}
+		require.Equal(t, []string{"call 100 total=false active=39s paused=14s"}, ct.wait(25*time.Second), "its 25 s run from the last input's end, at 14 s")
+		require.Empty(t, tr.due)
+	})
+}
