@@ -1,6 +1,9 @@
 package actors
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // DefaultMaxInboundBytes is how many bytes of server messages the reader
 // goroutine may have handed to the actors and they have not finished with
@@ -23,43 +26,57 @@ const DefaultMaxWaitingNotificationBytes = 16 << 20
 // larger than the bound is read once nothing else is held.
 //
 // One goroutine (the reader) acquires; any may release. waiting is set
-// before held is read again, and a release lowers held before it reads
-// waiting: one of the two sees the other, so no wake-up is missed.
+// (under mu) before held is read again, and a release lowers held before
+// it reads waiting: one of the two sees the other, so no wake-up is
+// missed. It is part of shared and makes nothing until the reader waits:
+// an idle connection's budget is the struct (decision 60; two channels
+// cost 224 bytes a connection).
 type inboundBudget struct {
 	max     int64
 	held    atomic.Int64
 	waiting atomic.Bool
-	wake    chan struct{} // capacity 1
-	done    chan struct{} // closed by close
+
+	mu     sync.Mutex
+	wake   sync.Cond // on mu
+	closed bool
 }
 
-func newInboundBudget(max int) *inboundBudget {
-	return &inboundBudget{max: int64(max), wake: make(chan struct{}, 1), done: make(chan struct{})}
+// init readies a zero budget of max bytes.
+func (b *inboundBudget) init(max int) *inboundBudget {
+	b.max = int64(max)
+	b.wake.L = &b.mu
+	return b
 }
+
+func newInboundBudget(max int) *inboundBudget { return new(inboundBudget).init(max) }
 
 // acquire holds n bytes, waiting while the bound would be passed; it
 // reports false once the budget is closed.
 func (b *inboundBudget) acquire(n int64) bool {
 	for {
 		h := b.held.Load()
-		if h == 0 || h+n <= b.max {
+		if b.fits(h, n) {
 			if b.held.CompareAndSwap(h, h+n) {
-				b.waiting.Store(false)
 				return true
 			}
 			continue
 		}
+		b.mu.Lock()
 		b.waiting.Store(true)
-		if b.held.Load() != h {
-			continue
+		for !b.closed && !b.fits(b.held.Load(), n) {
+			b.wake.Wait()
 		}
-		select {
-		case <-b.wake:
-		case <-b.done:
+		closed := b.closed
+		b.waiting.Store(false)
+		b.mu.Unlock()
+		if closed {
 			return false
 		}
 	}
 }
+
+// fits says whether n more bytes may be held when h are.
+func (b *inboundBudget) fits(h, n int64) bool { return h == 0 || h+n <= b.max }
 
 // release gives back n bytes acquired.
 func (b *inboundBudget) release(n int64) {
@@ -68,12 +85,16 @@ func (b *inboundBudget) release(n int64) {
 	}
 	b.held.Add(-n)
 	if b.waiting.Load() {
-		select {
-		case b.wake <- struct{}{}:
-		default: // a wake-up is pending already
-		}
+		b.mu.Lock()
+		b.wake.Signal()
+		b.mu.Unlock()
 	}
 }
 
 // close ends every wait, now and later: the reader is stopping.
-func (b *inboundBudget) close() { close(b.done) }
+func (b *inboundBudget) close() {
+	b.mu.Lock()
+	b.closed = true
+	b.wake.Broadcast()
+	b.mu.Unlock()
+}

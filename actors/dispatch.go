@@ -150,16 +150,6 @@ func growStack() byte {
 	return frame[stackIndex]
 }
 
-// props is the actor.Props of an actor of this connection: its messages
-// wait in a msgQueue, and its activations run on the connection's
-// dispatcher.
-func (c *connection) props(produce func() actor.Actor, opts ...actor.PropsOption) *actor.Props {
-	if c.dispatch == nil {
-		c.dispatch = newDispatcher()
-	}
-	return actor.PropsFromProducer(produce, append(opts, actor.WithDispatcher(c.dispatch), actor.WithMailbox(newMsgQueue))...)
-}
-
 // spawn starts a as a child of the connection. Every child shares one
 // Props, made at the first spawn, whose producers hand out c.born and its
 // mailbox (bornQueue): Spawn calls them before it returns, on this actor's

@@ -59,7 +59,7 @@ func (c outcomeChan) handlerDone(out supervisor.Outcome) { c <- out }
 // Run and Done make an input the supervisor's Job: Run calls the handler
 // that matches the request the before-guards produced.
 func (in *input) Run(ctx context.Context) (any, error) {
-	return answer(ctx, &in.shared.handlers, in.req)
+	return answer(ctx, in.shared.handlers, in.req)
 }
 
 // Done hands the handler's outcome to the input's driver.

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,7 +100,7 @@ type shared struct {
 	// session is what was negotiated: the one copy, read by the actors
 	// and, through the Runtime, by the client.
 	session   atomic.Pointer[session]
-	handlers  messages.Handlers
+	handlers  *messages.Handlers // the Runtime's cfg.Handlers: one copy
 	guards    *guards.Pipeline
 	logger    *slog.Logger
 	auditFn   func(messages.AuditRecord)
@@ -113,7 +114,7 @@ type shared struct {
 	notify func(method string, params any) error
 	// budget bounds the bytes the reader has handed over and the actors
 	// have not finished with.
-	budget *inboundBudget
+	budget inboundBudget
 	// tracer is Config.Tracer; calls maps the id of each call in flight
 	// with a valid span context to it, while tracing (trace.go).
 	tracer trace.Tracer
@@ -127,6 +128,32 @@ type session struct {
 	version    string
 	era        messages.Era
 	negotiated bool
+}
+
+// unnegotiated is every connection's session until its handshake.
+var unnegotiated = &session{version: era.LegacyVersions[0], era: messages.EraLegacy}
+
+// knownSessions are the sessions of the revisions Conduit speaks, made
+// once and shared by every connection that negotiates one (never changed).
+var knownSessions = func() []*session {
+	var out []*session
+	for _, e := range []messages.Era{messages.EraLegacy, messages.EraModern} {
+		for _, v := range append(slices.Clone(era.LegacyVersions), era.ModernVersions...) {
+			out = append(out, &session{version: v, era: e, negotiated: true})
+		}
+	}
+	return out
+}()
+
+// negotiated is the session of version and e: a shared one when Conduit
+// speaks version, else one of its own.
+func negotiated(version string, e messages.Era) *session {
+	for _, s := range knownSessions {
+		if s.version == version && s.era == e {
+			return s
+		}
+	}
+	return &session{version: version, era: e, negotiated: true}
 }
 
 type counters struct {
@@ -270,29 +297,63 @@ func Start(cfg Config) *Runtime {
 		system = DefaultSystem()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	sh := &shared{ctx: ctx, values: context.WithoutCancel(ctx), handlers: cfg.Handlers, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit,
-		budget: newInboundBudget(cfg.MaxInboundBytes), tracer: cfg.Tracer}
+	sh := &shared{ctx: ctx, values: context.WithoutCancel(ctx), guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit,
+		tracer: cfg.Tracer}
+	sh.budget.init(cfg.MaxInboundBytes)
 	rt := &Runtime{
 		cfg: cfg, system: system, cancel: cancel, shared: sh,
 		life: &lifecycle{system: system},
 		done: make(chan struct{}),
 	}
+	sh.handlers = &rt.cfg.Handlers
 	rt.life.teardown = rt.teardown
 	sh.notify = rt.Notify
 	// Until negotiation says otherwise, a server request is legacy.
-	rt.shared.session.Store(&session{version: era.LegacyVersions[0], era: messages.EraLegacy})
+	rt.shared.session.Store(unnegotiated)
 	conn := &connection{cfg: &rt.cfg, shared: rt.shared, life: rt.life, slots: supervisor.Cap{Max: cfg.MaxServerRequests}}
 	// The writer needs the PID for its error report, the actor needs the
 	// writer: the error path goes through a variable set before any write.
 	var pid *actor.PID
 	rt.writer = startWriter(cfg.Conn, cfg.MaxWriteQueueBytes, func(err error) { system.Root.Send(pid, &writerFailed{err: err}) })
 	conn.writer = rt.writer
-	props := conn.props(func() actor.Actor { return conn }, actor.WithGuardian(topLevel))
-	pid = system.Root.Spawn(props)
+	conn.dispatch = newDispatcher()
+	conn.queue.dispatch = conn.dispatch
+	spawnMu.Lock()
+	spawning = conn
+	pid = system.Root.Spawn(connProps)
+	spawning = nil
+	spawnMu.Unlock()
 	rt.pid = pid
 	rt.reading.Add(1)
 	go rt.read()
 	return rt
+}
+
+// connProps is the Props of every connection actor, made once (decision
+// 60; one per connection cost 240 bytes each, kept by its actor context):
+// its producers hand out spawning, the connection being spawned, and its
+// mailbox, part of it. Spawn calls both before it returns, on the
+// goroutine that holds spawnMu; a connection actor is never restarted
+// (topLevel resumes it), so they are never called later.
+var (
+	spawnMu   sync.Mutex
+	spawning  *connection
+	connProps = actor.PropsFromProducer(func() actor.Actor { return spawning },
+		actor.WithGuardian(topLevel), actor.WithMailbox(func() actor.Mailbox {
+			spawning.queue.init()
+			return &spawning.queue
+		}))
+)
+
+// connQueue is the connection actor's mailbox: a msgQueue inside the
+// connection, run on the connection's dispatcher (connProps names none).
+type connQueue struct {
+	msgQueue
+	dispatch *dispatcher
+}
+
+func (q *connQueue) RegisterHandlers(invoker actor.MessageInvoker, _ actor.Dispatcher) {
+	q.msgQueue.RegisterHandlers(invoker, q.dispatch)
 }
 
 // read is the reader goroutine: it only moves messages to the actor, so
@@ -530,7 +591,7 @@ func (rt *Runtime) Notify(method string, params any) error {
 // transport that frames by session (transport.Session). The Runtime holds
 // the one copy: the actors read it, so do Version and Era.
 func (rt *Runtime) SetSession(version string, e messages.Era) {
-	rt.shared.session.Store(&session{version: version, era: e, negotiated: true})
+	rt.shared.session.Store(negotiated(version, e))
 	if ts, ok := rt.cfg.Conn.(transport.Session); ok {
 		ts.SetSession(version, e)
 	}
