@@ -427,22 +427,21 @@ func (o Options) handlers() (Handlers, error) {
 // not be started.
 type Client struct {
 	// Set by Connect, then only read.
+	// The handlers are the session runtime's (actors.Runtime.Handlers): one
+	// copy. What an idle client does not use is made on first use
+	// (clientidle.go, decision 60).
 	t        transport.Transport
-	opts     Options
-	handlers Handlers
+	opts     settings // Connect's Options, defaults filled in, less what only Connect reads
 	declared era.Declared
 	tracer   trace.Tracer                 // nil when tracing is off for good (a no-op provider)
 	global   atomic.Pointer[globalTracer] // callTracer's, with the global provider
-	done     chan struct{}                // closed once the client has ended and released everything
-	closing  context.Context              // cancelled by Close: aborts a renewal's dial; the watchers then do nothing
-	abort    context.CancelFunc           // cancels closing
+	aborted  atomic.Bool                  // set by Close: a renewal's dial is aborted (closing); the watchers then do nothing
 
 	logLevel  atomic.Pointer[string]   // SetLogLevel's: in every modern request's _meta, sent again to a renewed legacy session
 	fixedMeta atomic.Pointer[era.Meta] // the _meta members fixed for the version last asked of sessionMeta
 	cur       atomic.Pointer[session]  // read freely; stored by Connect, then only with redial and mu held
-	doneOnce  sync.Once
-	watchers  sync.WaitGroup // one per session, until its runtime's AfterDone callback has run
-	keeper    sync.WaitGroup // the keep-alive goroutine, when Options.KeepAlive is set
+	watchers  sync.WaitGroup           // one per session, until its runtime's AfterDone callback has run
+	keeper    sync.WaitGroup           // the keep-alive goroutine, when Options.KeepAlive is set
 
 	// redial is held for a whole renewal (closing the lost session, dialling
 	// the fresh one), so there is one at a time; Close takes it to wait for
@@ -456,8 +455,16 @@ type Client struct {
 	// changed; once set, no session is dialled.
 	err error
 	// past sums the counters of the sessions renewed away (their
-	// AbandonedHandlers left out: it is a gauge, read live from lingering).
-	past Stats
+	// AbandonedHandlers left out: it is a gauge, read live from lingering);
+	// nil before the first renewal.
+	past *Stats
+	// done is closed once the client has ended and released everything
+	// (finished): made by Done or finish, whichever is first. closing is
+	// cancelled by Close (aborted), made by closingCtx.
+	done          chan struct{}
+	finished      bool
+	closing       context.Context
+	cancelClosing context.CancelFunc
 	// lingering are sessions renewed away whose abandoned handlers were
 	// still running: they count in AbandonedHandlers until they return.
 	lingering []*actors.Runtime
@@ -515,13 +522,11 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 	declared := era.Declare(h, opts.Sampling.Context)
 	h = receiving(h, opts.ReceivingMiddleware)
 	declared.Tasks = opts.Tasks
-	c := &Client{t: t, opts: opts, handlers: h, declared: declared, done: make(chan struct{}), tracer: tracerOf(opts.TracerProvider)}
-	c.handlers = c.withRefresh(h)
-	s, err := c.dial(ctx)
+	c := &Client{t: t, opts: settingsOf(&opts), declared: declared, tracer: tracerOf(opts.TracerProvider)}
+	s, err := c.dial(ctx, c.withRefresh(h))
 	if err != nil {
 		return nil, err
 	}
-	c.closing, c.abort = context.WithCancel(context.Background())
 	c.start(s)
 	c.startKeepAlive()
 	c.startListening(ctx, s)
@@ -529,7 +534,8 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 }
 
 // dial opens a connection, starts its runtime and negotiates.
-func (c *Client) dial(ctx context.Context) (*session, error) {
+// h are the handlers of its runtime.
+func (c *Client) dial(ctx context.Context, h Handlers) (*session, error) {
 	opts := c.opts
 	conn, err := c.t.Connect(ctx)
 	if err != nil {
@@ -551,7 +557,7 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 		Logger:      opts.Logger,
 	})
 	rt := actors.Start(actors.Config{
-		Conn: conn, Handlers: c.handlers, Declared: c.declared, Guards: pipeline,
+		Conn: conn, Handlers: h, Declared: c.declared, Guards: pipeline,
 		Name: opts.Name, ServerID: opts.ServerID, Assigns: opts.Assigns,
 		HandlerTimeout: opts.HandlerTimeout, MaxServerRequests: opts.MaxServerRequests,
 		LogRate: opts.LogRateLimit, LogBurst: opts.LogBurst,
@@ -581,7 +587,7 @@ func (c *Client) start(s *session) {
 	// is done (every session's runtime is closed before Close waits).
 	s.rt.AfterDone(func() {
 		defer c.watchers.Done()
-		if c.closing.Err() != nil {
+		if c.aborted.Load() {
 			return // Close ends the client
 		}
 		err := s.rt.Err()
@@ -595,7 +601,7 @@ func (c *Client) start(s *session) {
 		}
 		c.mu.Unlock()
 		if ends {
-			c.doneOnce.Do(func() { close(c.done) })
+			c.finish()
 		}
 	})
 }
@@ -634,8 +640,8 @@ func (c *Client) renew(ctx context.Context, lost *session, method string) (*sess
 	c.opts.Logger.Info("the server ended the session; starting a new one")
 	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer context.AfterFunc(c.closing, cancel)()
-	s, err := c.dial(dctx)
+	defer context.AfterFunc(c.closingCtx(), cancel)()
+	s, err := c.dial(dctx, *lost.rt.Handlers())
 	if err == nil {
 		c.restoreLogLevel(dctx, s)
 		c.restoreSubscriptions(dctx, s)
@@ -655,7 +661,7 @@ func (c *Client) renew(ctx context.Context, lost *session, method string) (*sess
 	case err != nil:
 		c.err = err
 		c.mu.Unlock()
-		c.doneOnce.Do(func() { close(c.done) })
+		c.finish()
 		return nil, err
 	}
 	c.retire(lost.rt)
@@ -689,7 +695,10 @@ func (c *Client) retire(rt *actors.Runtime) {
 		c.lingering = append(c.lingering, rt)
 	}
 	st.AbandonedHandlers = 0
-	c.past = c.past.Add(st)
+	if c.past == nil {
+		c.past = new(Stats)
+	}
+	*c.past = c.past.Add(st)
 	kept := c.lingering[:0]
 	for _, l := range c.lingering {
 		if l.Stats().AbandonedHandlers > 0 {
@@ -745,7 +754,10 @@ func (c *Client) Instructions() string { return c.sess().init.Instructions }
 func (c *Client) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.past.Add(c.sess().rt.Stats())
+	st := c.sess().rt.Stats()
+	if c.past != nil {
+		st = c.past.Add(st)
+	}
 	st.CacheHits = c.changes.cache.hits.Load()
 	for _, rt := range c.lingering {
 		st.AbandonedHandlers += rt.Stats().AbandonedHandlers
@@ -756,19 +768,17 @@ func (c *Client) Stats() Stats {
 // Done is closed once the client has ended (Close, or the connection lost
 // for good) and everything is released. A session the server ends and the
 // client renews does not end the client.
-func (c *Client) Done() <-chan struct{} { return c.done }
+func (c *Client) Done() <-chan struct{} { return c.doneChan() }
 
 // Err says why the client ended: nil before Done is closed, a KindClosed
 // error after Close, otherwise the failure that ended it (the first reason
 // wins: a Close after a failure keeps the failure).
 func (c *Client) Err() error {
-	select {
-	case <-c.done:
-	default:
-		return nil
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.finished {
+		return nil
+	}
 	return c.err
 }
 
@@ -791,7 +801,7 @@ func (c *Client) Close() error {
 	_ = s.rt.Close()
 	c.watchers.Wait()
 	c.keeper.Wait()
-	c.doneOnce.Do(func() { close(c.done) })
+	c.finish()
 	return nil
 }
 

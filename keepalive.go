@@ -42,20 +42,21 @@ func (c *Client) keepAlive(interval time.Duration, failures int) {
 	if failures == 0 {
 		failures = DefaultKeepAliveFailures
 	}
+	closing, done := c.closingCtx(), c.Done()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	failed := 0
 	for {
 		select {
-		case <-c.closing.Done():
+		case <-closing.Done():
 			return
-		case <-c.done:
+		case <-done:
 			return
 		case <-t.C:
 		}
-		err := c.Ping(c.closing, WithTimeout(interval/2))
+		err := c.Ping(closing, WithTimeout(interval/2))
 		switch {
-		case c.closing.Err() != nil:
+		case closing.Err() != nil:
 			return
 		case err == nil:
 			failed = 0
@@ -87,5 +88,5 @@ func (c *Client) fail(err error) {
 	c.redial.Unlock()
 	_ = s.rt.CloseWith(err) // the calls in flight fail with err too
 	c.watchers.Wait()
-	c.doneOnce.Do(func() { close(c.done) })
+	c.finish()
 }

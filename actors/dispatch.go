@@ -113,6 +113,8 @@ reaping:
 	}
 	if d.workers > 0 {
 		d.arm(workerIdle)
+	} else {
+		d.reaper = nil // it has fired; an idle connection keeps no timer (decision 60)
 	}
 }
 
