@@ -5,9 +5,10 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"go.opentelemetry.io/otel/trace"
-	"golang.org/x/time/rate"
+
+	"github.com/conduitmcp/conduit/actors"
+	"github.com/conduitmcp/conduit/guards"
 )
 
 // What a Client makes only when it is used (decision 60): an idle
@@ -69,25 +70,20 @@ func (c *Client) abort() {
 }
 
 // settings are the Options a Client reads after Connect, under the same
-// names: Connect's copy without what only Connect uses (the handlers, in
-// the session's runtime already; Handler; ReceivingMiddleware, applied to
-// them), 176 bytes a connection. A field of Options that the client reads
-// later is added here and in settingsOf.
+// names: Connect's copy without the handlers (in the session's runtime
+// already), Handler and ReceivingMiddleware (applied to them), and what
+// only the runtime and its guards read (their Config holds it: a renewal
+// takes it from the lost session's, dialConfigOf). 304 bytes a connection
+// less than Options. A field of Options that the client reads later is
+// added here and in settingsOf.
 type settings struct {
 	Name, Version, ServerID, ProtocolVersion string
 	Assigns                                  map[string]any
-	Sampling                                 SamplingOptions
 	Elicitation                              ElicitationOptions
-	HandlerTimeout, Timeout, MaxTotalTimeout time.Duration
+	Timeout, MaxTotalTimeout                 time.Duration
 	DiscoverTimeout, KeepAlive               time.Duration
-	InputRateLimit, LogRateLimit             rate.Limit
-	MaxServerRequests, InputBurst, LogBurst  int
-	MaxInboundBytes, MaxWriteQueueBytes      int
-	MaxWaitingNotificationBytes              int
 	MaxRounds, KeepAliveFailures             int
 	Logger                                   *slog.Logger
-	Audit                                    func(AuditRecord)
-	System                                   *actor.ActorSystem
 	SendingMiddleware                        []Middleware
 	TracerProvider                           trace.TracerProvider
 	Era                                      Era
@@ -97,16 +93,53 @@ type settings struct {
 func settingsOf(o *Options) settings {
 	return settings{
 		Name: o.Name, Version: o.Version, ServerID: o.ServerID, ProtocolVersion: o.ProtocolVersion,
-		Assigns: o.Assigns, Sampling: o.Sampling, Elicitation: o.Elicitation,
-		HandlerTimeout: o.HandlerTimeout, Timeout: o.Timeout, MaxTotalTimeout: o.MaxTotalTimeout,
+		Assigns: o.Assigns, Elicitation: o.Elicitation,
+		Timeout: o.Timeout, MaxTotalTimeout: o.MaxTotalTimeout,
 		DiscoverTimeout: o.DiscoverTimeout, KeepAlive: o.KeepAlive,
-		InputRateLimit: o.InputRateLimit, LogRateLimit: o.LogRateLimit,
-		MaxServerRequests: o.MaxServerRequests, InputBurst: o.InputBurst, LogBurst: o.LogBurst,
-		MaxInboundBytes: o.MaxInboundBytes, MaxWriteQueueBytes: o.MaxWriteQueueBytes,
-		MaxWaitingNotificationBytes: o.MaxWaitingNotificationBytes,
-		MaxRounds:                   o.MaxRounds, KeepAliveFailures: o.KeepAliveFailures,
-		Logger: o.Logger, Audit: o.Audit, System: o.System,
-		SendingMiddleware: o.SendingMiddleware, TracerProvider: o.TracerProvider,
+		MaxRounds: o.MaxRounds, KeepAliveFailures: o.KeepAliveFailures,
+		Logger: o.Logger, SendingMiddleware: o.SendingMiddleware, TracerProvider: o.TracerProvider,
 		Era: o.Era, Tasks: o.Tasks,
 	}
+}
+
+// dialConfig is what dial starts a runtime with, but for what the
+// connection gives (its Conn, its origin and the guards made with it).
+type dialConfig struct {
+	rt     actors.Config
+	guards guards.Config
+}
+
+// dialConfig is Connect's: from opts, with the handlers h.
+func (c *Client) dialConfig(opts *Options, h Handlers) dialConfig {
+	return dialConfig{
+		guards: guards.Config{
+			Sampling: guards.SamplingConfig{
+				MaxTokens: opts.Sampling.MaxTokens, Context: opts.Sampling.Context, AllowIdle: opts.Sampling.AllowIdle,
+				MaxToolIterations: opts.Sampling.MaxToolIterations, RejectionCode: opts.Sampling.RejectionCode,
+				Tools: c.declared.SamplingTools,
+			},
+			Elicitation: guards.ElicitationConfig{Modes: c.declared.ElicitModes},
+			InputRate:   opts.InputRateLimit,
+			InputBurst:  opts.InputBurst,
+			Logger:      opts.Logger,
+		},
+		rt: actors.Config{
+			Handlers: h, Declared: c.declared,
+			Name: opts.Name, ServerID: opts.ServerID, Assigns: opts.Assigns,
+			HandlerTimeout: opts.HandlerTimeout, MaxServerRequests: opts.MaxServerRequests,
+			LogRate: opts.LogRateLimit, LogBurst: opts.LogBurst,
+			MaxInboundBytes: opts.MaxInboundBytes, MaxWaitingNotificationBytes: opts.MaxWaitingNotificationBytes,
+			Logger: opts.Logger, Audit: opts.Audit,
+			System: opts.System, MaxWriteQueueBytes: opts.MaxWriteQueueBytes,
+			OnChange: c.changes.cache.changed, Tracer: c.tracer,
+		},
+	}
+}
+
+// dialConfigOf is a renewal's: the settings the lost session's runtime
+// and guards were started with (their defaults filled in, which are
+// filled in again to the same).
+func dialConfigOf(rt *actors.Runtime) dialConfig {
+	cfg := rt.Config()
+	return dialConfig{rt: cfg, guards: cfg.Guards.Config()}
 }

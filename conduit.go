@@ -523,7 +523,7 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 	h = receiving(h, opts.ReceivingMiddleware)
 	declared.Tasks = opts.Tasks
 	c := &Client{t: t, opts: settingsOf(&opts), declared: declared, tracer: tracerOf(opts.TracerProvider)}
-	s, err := c.dial(ctx, c.withRefresh(h))
+	s, err := c.dial(ctx, c.dialConfig(&opts, c.withRefresh(h)))
 	if err != nil {
 		return nil, err
 	}
@@ -533,39 +533,21 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 	return c, nil
 }
 
-// dial opens a connection, starts its runtime and negotiates.
-// h are the handlers of its runtime.
-func (c *Client) dial(ctx context.Context, h Handlers) (*session, error) {
-	opts := c.opts
+// dial opens a connection, starts its runtime and negotiates. dc is the
+// runtime's and its guards' settings, but for what the connection gives
+// (dialConfig at Connect, the lost session's at a renewal).
+func (c *Client) dial(ctx context.Context, dc dialConfig) (*session, error) {
 	conn, err := c.t.Connect(ctx)
 	if err != nil {
 		return nil, &Error{Kind: KindTransport, Message: "could not connect", Err: err}
 	}
-	origin := opts.Elicitation.Origin
+	origin := c.opts.Elicitation.Origin
 	if o, ok := conn.(transport.Origin); ok && o.Origin() != "" {
 		origin = o.Origin()
 	}
-	pipeline := guards.New(guards.Config{
-		Sampling: guards.SamplingConfig{
-			MaxTokens: opts.Sampling.MaxTokens, Context: opts.Sampling.Context, AllowIdle: opts.Sampling.AllowIdle,
-			MaxToolIterations: opts.Sampling.MaxToolIterations, RejectionCode: opts.Sampling.RejectionCode,
-			Tools: c.declared.SamplingTools,
-		},
-		Elicitation: guards.ElicitationConfig{Modes: c.declared.ElicitModes, Origin: origin},
-		InputRate:   opts.InputRateLimit,
-		InputBurst:  opts.InputBurst,
-		Logger:      opts.Logger,
-	})
-	rt := actors.Start(actors.Config{
-		Conn: conn, Handlers: h, Declared: c.declared, Guards: pipeline,
-		Name: opts.Name, ServerID: opts.ServerID, Assigns: opts.Assigns,
-		HandlerTimeout: opts.HandlerTimeout, MaxServerRequests: opts.MaxServerRequests,
-		LogRate: opts.LogRateLimit, LogBurst: opts.LogBurst,
-		MaxInboundBytes: opts.MaxInboundBytes, MaxWaitingNotificationBytes: opts.MaxWaitingNotificationBytes,
-		Logger: opts.Logger, Audit: opts.Audit, Origin: origin,
-		System: opts.System, MaxWriteQueueBytes: opts.MaxWriteQueueBytes,
-		OnChange: c.changes.cache.changed, Tracer: c.tracer,
-	})
+	dc.guards.Elicitation.Origin = origin
+	dc.rt.Conn, dc.rt.Guards, dc.rt.Origin = conn, guards.New(dc.guards), origin
+	rt := actors.Start(dc.rt)
 	s := &session{rt: rt, conn: conn}
 	if err := c.negotiate(ctx, s); err != nil {
 		_ = rt.Close()
@@ -641,7 +623,7 @@ func (c *Client) renew(ctx context.Context, lost *session, method string) (*sess
 	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(c.closingCtx(), cancel)()
-	s, err := c.dial(dctx, *lost.rt.Handlers())
+	s, err := c.dial(dctx, dialConfigOf(lost.rt))
 	if err == nil {
 		c.restoreLogLevel(dctx, s)
 		c.restoreSubscriptions(dctx, s)

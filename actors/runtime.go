@@ -94,8 +94,9 @@ func (c *Config) handlerTimeout(method string) time.Duration {
 // counters change, atomically).
 type shared struct {
 	ctx context.Context // parent of every handler's ctx; cancelled at close
-	// values is context.WithoutCancel(ctx), made once: the values of a
-	// request child's handler ctx (ownCancel).
+	// values is what context.WithoutCancel(ctx) would be, ctx carrying no
+	// values: context.Background(). The values of a request child's handler
+	// ctx (ownCancel).
 	values context.Context
 	// session is what was negotiated: the one copy, read by the actors
 	// and, through the Runtime, by the client.
@@ -298,7 +299,7 @@ func Start(cfg Config) *Runtime {
 	ctx, cancel := context.WithCancel(context.Background())
 	m := new(runtimeMem)
 	sh := &m.sh
-	*sh = shared{ctx: ctx, values: context.WithoutCancel(ctx), guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit,
+	*sh = shared{ctx: ctx, values: context.Background(), guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit,
 		tracer: cfg.Tracer}
 	sh.budget.init(cfg.MaxInboundBytes)
 	rt := &m.rt
@@ -615,6 +616,9 @@ func (rt *Runtime) SetSession(version string, e messages.Era) {
 		ts.SetSession(version, e)
 	}
 }
+
+// Config is the runtime's Config, its defaults filled in.
+func (rt *Runtime) Config() Config { return rt.cfg }
 
 // Handlers are the runtime's handlers (Config.Handlers): read them here
 // rather than keep a copy.
