@@ -28,23 +28,22 @@ const DefaultMaxWaitingNotificationBytes = 16 << 20
 // One goroutine (the reader) acquires; any may release. waiting is set
 // (under mu) before held is read again, and a release lowers held before
 // it reads waiting: one of the two sees the other, so no wake-up is
-// missed. It is part of shared and makes nothing until the reader waits:
-// an idle connection's budget is the struct (decision 60; two channels
-// cost 224 bytes a connection).
+// missed. It is part of shared and makes its channel only when the reader
+// first waits: an idle connection's budget is the struct (decision 60; two
+// channels made at start cost 224 bytes a connection).
 type inboundBudget struct {
 	max     int64
 	held    atomic.Int64
 	waiting atomic.Bool
 
 	mu     sync.Mutex
-	wake   sync.Cond // on mu
 	closed bool
+	wake   chan struct{} // capacity 1; made by the first wait, closed by close
 }
 
 // init readies a zero budget of max bytes.
 func (b *inboundBudget) init(max int) *inboundBudget {
 	b.max = int64(max)
-	b.wake.L = &b.mu
 	return b
 }
 
@@ -63,15 +62,22 @@ func (b *inboundBudget) acquire(n int64) bool {
 		}
 		b.mu.Lock()
 		b.waiting.Store(true)
-		for !b.closed && !b.fits(b.held.Load(), n) {
-			b.wake.Wait()
-		}
-		closed := b.closed
-		b.waiting.Store(false)
-		b.mu.Unlock()
-		if closed {
+		if b.closed {
+			b.mu.Unlock()
 			return false
 		}
+		if b.fits(b.held.Load(), n) {
+			b.waiting.Store(false)
+			b.mu.Unlock()
+			continue
+		}
+		if b.wake == nil {
+			b.wake = make(chan struct{}, 1)
+		}
+		wake := b.wake
+		b.mu.Unlock()
+		<-wake
+		b.waiting.Store(false)
 	}
 }
 
@@ -86,7 +92,12 @@ func (b *inboundBudget) release(n int64) {
 	b.held.Add(-n)
 	if b.waiting.Load() {
 		b.mu.Lock()
-		b.wake.Signal()
+		if b.wake != nil && !b.closed {
+			select {
+			case b.wake <- struct{}{}:
+			default: // a wake-up is pending already
+			}
+		}
 		b.mu.Unlock()
 	}
 }
@@ -94,7 +105,12 @@ func (b *inboundBudget) release(n int64) {
 // close ends every wait, now and later: the reader is stopping.
 func (b *inboundBudget) close() {
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
 	b.closed = true
-	b.wake.Broadcast()
-	b.mu.Unlock()
+	if b.wake != nil {
+		close(b.wake)
+	}
 }

@@ -93,11 +93,7 @@ func (c *Config) handlerTimeout(method string) time.Duration {
 // set before any actor starts and never reassigned (session and the
 // counters change, atomically).
 type shared struct {
-	ctx context.Context // parent of every handler's ctx; cancelled at close
-	// values is what context.WithoutCancel(ctx) would be, ctx carrying no
-	// values: context.Background(). The values of a request child's handler
-	// ctx (ownCancel).
-	values context.Context
+	ctx context.Context // parent of every handler's ctx; cancelled at close; carries no values
 	// session is what was negotiated: the one copy, read by the actors
 	// and, through the Runtime, by the client.
 	session   atomic.Pointer[session]
@@ -117,9 +113,10 @@ type shared struct {
 	// have not finished with.
 	budget inboundBudget
 	// tracer is Config.Tracer; calls maps the id of each call in flight
-	// with a valid span context to it, while tracing (trace.go).
+	// with a valid span context to it, while tracing (trace.go): made by
+	// Start with a tracer, nil without.
 	tracer trace.Tracer
-	calls  sync.Map
+	calls  *sync.Map
 }
 
 // session is a negotiated protocol version and its era. negotiated is
@@ -237,14 +234,13 @@ type Runtime struct {
 	done    chan struct{}  // closed when teardown has finished
 	nextID  atomic.Int64
 
-	// listener keeps the subscriptions/listen stream (Listen); listening
-	// counts its goroutine, which the teardown waits for once listenClosed
+	// listener keeps the subscriptions/listen stream (Listen); the
+	// teardown waits for its goroutine (listener.exited) once listenClosed
 	// is set: no listener starts after that.
 	listenMu     sync.Mutex
 	listener     *listener
 	listenClosed bool
 	finished     bool // teardown has taken after (under afterMu)
-	listening    sync.WaitGroup
 
 	afterMu sync.Mutex
 	after   func() // AfterDone's, until teardown takes it
@@ -299,9 +295,12 @@ func Start(cfg Config) *Runtime {
 	ctx, cancel := context.WithCancel(context.Background())
 	m := new(runtimeMem)
 	sh := &m.sh
-	*sh = shared{ctx: ctx, values: context.Background(), guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit,
+	*sh = shared{ctx: ctx, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit,
 		tracer: cfg.Tracer}
 	sh.budget.init(cfg.MaxInboundBytes)
+	if cfg.Tracer != nil {
+		sh.calls = new(sync.Map)
+	}
 	rt := &m.rt
 	*rt = Runtime{
 		cfg: cfg, system: system, cancel: cancel, shared: sh,
@@ -322,7 +321,6 @@ func Start(cfg Config) *Runtime {
 	rt.writer = &m.w
 	conn.writer = rt.writer
 	conn.dispatch = newDispatcher()
-	conn.queue.dispatch = conn.dispatch
 	spawnMu.Lock()
 	spawning = conn
 	pid = system.Root.Spawn(connProps)
@@ -338,9 +336,10 @@ func Start(cfg Config) *Runtime {
 // allocation (decision 60): five objects cost their size classes' rounding,
 // and each shared its spans with the handshake's garbage, so that after a
 // collection the heap in use per idle connection was a fifth above the
-// bytes live. Its 1 528 bytes and the 8-byte header the allocator gives an
-// object over 512 bytes with pointers fill a size class (1 536) exactly: a
-// field added to any of the five moves it to the next (1 792).
+// bytes live. Its 1 392 bytes and the 8-byte header the allocator gives an
+// object over 512 bytes with pointers fit a size class (1 408) with 8 to
+// spare: a field of more added to any of the five moves it to the next
+// (1 536).
 type runtimeMem struct {
 	rt   Runtime
 	sh   shared
@@ -366,14 +365,12 @@ var (
 )
 
 // connQueue is the connection actor's mailbox: a msgQueue inside the
-// connection, run on the connection's dispatcher (connProps names none).
-type connQueue struct {
-	msgQueue
-	dispatch *dispatcher
-}
+// connection, run on the connection's dispatcher (connProps names none;
+// Spawn registers it while spawning is the connection).
+type connQueue struct{ msgQueue }
 
 func (q *connQueue) RegisterHandlers(invoker actor.MessageInvoker, _ actor.Dispatcher) {
-	q.msgQueue.RegisterHandlers(invoker, q.dispatch)
+	q.msgQueue.RegisterHandlers(invoker, spawning.dispatch)
 }
 
 // read is the reader goroutine: it only moves messages to the actor, so
@@ -412,8 +409,11 @@ func (rt *Runtime) teardown() {
 	rt.cancel()
 	rt.listenMu.Lock()
 	rt.listenClosed = true
+	l := rt.listener
 	rt.listenMu.Unlock()
-	rt.listening.Wait() // it ends with the ctx, its stream with the connection
+	if l != nil {
+		<-l.exited // it ends with the ctx, its stream with the connection
+	}
 	flushed := rt.writer.close()
 	if !rt.writer.stuck() { // else the server reads nothing: no use waiting
 		flush := time.NewTimer(rt.cfg.FlushTimeout)
