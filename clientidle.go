@@ -3,6 +3,7 @@ package conduit
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -44,18 +45,54 @@ func (c *Client) finish() {
 	}
 }
 
+// rare is what a Client makes only when it needs it: the counters of the
+// sessions renewed away, the keep-alive goroutine's WaitGroup, and the
+// ctx a renewal's dial or the keep-alive ends with. Guarded by mu.
+type rare struct {
+	// past sums the counters of the sessions renewed away (their
+	// AbandonedHandlers left out: it is a gauge, read live from lingering).
+	past Stats
+	// lingering are sessions renewed away whose abandoned handlers were
+	// still running: they count in AbandonedHandlers until they return.
+	lingering []*actors.Runtime
+	// keeper counts the keep-alive goroutine (Options.KeepAlive).
+	keeper sync.WaitGroup
+	// closing is cancelled by Close (aborted); made by closingCtx.
+	closing       context.Context
+	cancelClosing context.CancelFunc
+}
+
+// rareLocked is c.rare, made on first use. Called with mu held.
+func (c *Client) rareLocked() *rare {
+	if c.rare == nil {
+		c.rare = new(rare)
+	}
+	return c.rare
+}
+
+// waitKeepAlive waits for the keep-alive goroutine, when there is one.
+func (c *Client) waitKeepAlive() {
+	c.mu.Lock()
+	r := c.rare
+	c.mu.Unlock()
+	if r != nil {
+		r.keeper.Wait()
+	}
+}
+
 // closingCtx is cancelled once Close (or a keep-alive failure) has begun;
 // made on first use, by a renewal or the keep-alive goroutine.
 func (c *Client) closingCtx() context.Context {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closing == nil {
-		c.closing, c.cancelClosing = context.WithCancel(context.Background())
+	r := c.rareLocked()
+	if r.closing == nil {
+		r.closing, r.cancelClosing = context.WithCancel(context.Background())
 		if c.aborted.Load() {
-			c.cancelClosing()
+			r.cancelClosing()
 		}
 	}
-	return c.closing
+	return r.closing
 }
 
 // abort begins the end: a renewal's dial is aborted, the keep-alive stops,
@@ -64,8 +101,8 @@ func (c *Client) abort() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.aborted.Store(true)
-	if c.cancelClosing != nil {
-		c.cancelClosing()
+	if r := c.rare; r != nil && r.cancelClosing != nil {
+		r.cancelClosing()
 	}
 }
 

@@ -441,7 +441,6 @@ type Client struct {
 	fixedMeta atomic.Pointer[era.Meta] // the _meta members fixed for the version last asked of sessionMeta
 	cur       atomic.Pointer[session]  // read freely; stored by Connect, then only with redial and mu held
 	watchers  sync.WaitGroup           // one per session, until its runtime's AfterDone callback has run
-	keeper    sync.WaitGroup           // the keep-alive goroutine, when Options.KeepAlive is set
 
 	// redial is held for a whole renewal (closing the lost session, dialling
 	// the fresh one), so there is one at a time; Close takes it to wait for
@@ -454,20 +453,13 @@ type Client struct {
 	// err says why the client ended; nil while it lives. Set once, never
 	// changed; once set, no session is dialled.
 	err error
-	// past sums the counters of the sessions renewed away (their
-	// AbandonedHandlers left out: it is a gauge, read live from lingering);
-	// nil before the first renewal.
-	past *Stats
 	// done is closed once the client has ended and released everything
-	// (finished): made by Done or finish, whichever is first. closing is
-	// cancelled by Close (aborted), made by closingCtx.
-	done          chan struct{}
-	finished      bool
-	closing       context.Context
-	cancelClosing context.CancelFunc
-	// lingering are sessions renewed away whose abandoned handlers were
-	// still running: they count in AbandonedHandlers until they return.
-	lingering []*actors.Runtime
+	// (finished): made by Done or finish, whichever is first.
+	done     chan struct{}
+	finished bool
+	// rare is what only a renewal, the keep-alive or a renewal's dial
+	// needs, made by the first of them (clientidle.go).
+	rare *rare
 
 	changes changes // change notifications (listen.go)
 }
@@ -672,23 +664,21 @@ func (c *Client) restoreLogLevel(ctx context.Context, s *session) {
 // retire adds the counters of a session renewed away to past. Called with
 // mu held.
 func (c *Client) retire(rt *actors.Runtime) {
+	r := c.rareLocked()
 	st := rt.Stats()
 	if st.AbandonedHandlers > 0 {
-		c.lingering = append(c.lingering, rt)
+		r.lingering = append(r.lingering, rt)
 	}
 	st.AbandonedHandlers = 0
-	if c.past == nil {
-		c.past = new(Stats)
-	}
-	*c.past = c.past.Add(st)
-	kept := c.lingering[:0]
-	for _, l := range c.lingering {
+	r.past = r.past.Add(st)
+	kept := r.lingering[:0]
+	for _, l := range r.lingering {
 		if l.Stats().AbandonedHandlers > 0 {
 			kept = append(kept, l)
 		}
 	}
-	clear(c.lingering[len(kept):])
-	c.lingering = kept
+	clear(r.lingering[len(kept):])
+	r.lingering = kept
 }
 
 func (c *Client) initialize(ctx context.Context, s *session) error {
@@ -737,13 +727,13 @@ func (c *Client) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.sess().rt.Stats()
-	if c.past != nil {
-		st = c.past.Add(st)
+	if r := c.rare; r != nil {
+		st = r.past.Add(st)
+		for _, rt := range r.lingering {
+			st.AbandonedHandlers += rt.Stats().AbandonedHandlers
+		}
 	}
 	st.CacheHits = c.changes.cache.hits.Load()
-	for _, rt := range c.lingering {
-		st.AbandonedHandlers += rt.Stats().AbandonedHandlers
-	}
 	return st
 }
 
@@ -782,7 +772,7 @@ func (c *Client) Close() error {
 	c.redial.Unlock()
 	_ = s.rt.Close()
 	c.watchers.Wait()
-	c.keeper.Wait()
+	c.waitKeepAlive()
 	c.finish()
 	return nil
 }

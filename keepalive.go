@@ -2,6 +2,7 @@ package conduit
 
 import (
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -31,14 +32,17 @@ func (c *Client) startKeepAlive() {
 	if c.opts.KeepAlive <= 0 {
 		return
 	}
-	c.keeper.Add(1)
-	go c.keepAlive(c.opts.KeepAlive, max(c.opts.KeepAliveFailures, 0))
+	c.mu.Lock()
+	keeper := &c.rareLocked().keeper
+	c.mu.Unlock()
+	keeper.Add(1)
+	go c.keepAlive(keeper, c.opts.KeepAlive, max(c.opts.KeepAliveFailures, 0))
 }
 
 // keepAlive pings every interval; a ping still running at a tick skips
 // that tick. failures pings failed in a row end the client.
-func (c *Client) keepAlive(interval time.Duration, failures int) {
-	defer c.keeper.Done()
+func (c *Client) keepAlive(keeper *sync.WaitGroup, interval time.Duration, failures int) {
+	defer keeper.Done()
 	if failures == 0 {
 		failures = DefaultKeepAliveFailures
 	}
