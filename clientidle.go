@@ -180,3 +180,6 @@ func dialConfigOf(rt *actors.Runtime) dialConfig {
 	cfg := rt.Config()
 	return dialConfig{rt: cfg, guards: cfg.Guards.Config()}
 }
+
+// discardLogger is the Logger of every client that sets none.
+var discardLogger = slog.New(slog.DiscardHandler)

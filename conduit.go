@@ -491,7 +491,7 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 		opts.Timeout = DefaultTimeout
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
+		opts.Logger = discardLogger // one for every client (decision 60)
 	}
 	if opts.MaxTotalTimeout <= 0 {
 		opts.MaxTotalTimeout = DefaultMaxTotalTimeout

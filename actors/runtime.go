@@ -128,6 +128,9 @@ type session struct {
 	negotiated bool
 }
 
+// discardLogger is the Logger of every runtime whose Config has none.
+var discardLogger = slog.New(slog.DiscardHandler)
+
 // unnegotiated is every connection's session until its handshake.
 var unnegotiated = &session{version: era.LegacyVersions[0], era: messages.EraLegacy}
 
@@ -271,7 +274,7 @@ func Start(cfg Config) *Runtime {
 		cfg.LogBurst = DefaultLogBurst
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
+		cfg.Logger = discardLogger
 	}
 	if cfg.Guards == nil {
 		cfg.Guards = guards.New(guards.Config{})
