@@ -67,6 +67,7 @@ type connection struct {
 	live      int
 	closeDone chan struct{} // a Close waiting for live and children to drain (settled)
 	dispatch  *dispatcher   // runs the activations of this actor and its children
+	queue     connQueue     // this actor's mailbox (connProps)
 	// childProps and born: see spawn.
 	childProps *actor.Props
 	born       actor.Actor

@@ -150,6 +150,8 @@ func (d *dispatcher) reap() {
 	}
 	if d.workers > d.ending {
 		d.arm(workerIdle)
+	} else {
+		d.reaper = nil // it has fired; an idle connection keeps no timer (decision 60)
 	}
 }
 
@@ -213,16 +215,6 @@ var stackIndex = 0
 func growStack() byte {
 	var frame [workerStack]byte
 	return frame[stackIndex]
-}
-
-// props is the actor.Props of an actor of this connection: its messages
-// wait in a msgQueue, and its activations run on the connection's
-// dispatcher.
-func (c *connection) props(produce func() actor.Actor, opts ...actor.PropsOption) *actor.Props {
-	if c.dispatch == nil {
-		c.dispatch = newDispatcher()
-	}
-	return actor.PropsFromProducer(produce, append(opts, actor.WithDispatcher(c.dispatch), actor.WithMailbox(newMsgQueue))...)
 }
 
 // spawn starts a as a child of the connection. Every child shares one

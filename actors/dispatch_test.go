@@ -112,7 +112,7 @@ func TestDispatcherBusyWorkerEndsOnceIdle(t *testing.T) {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		assert.Zero(t, d.workers)
-		assert.False(t, d.reaper.Stop(), "not armed once no worker is left")
+		assert.Nil(t, d.reaper, "no timer kept once no worker is left")
 	})
 }
 

@@ -59,10 +59,10 @@ func TestTrackerClockFiresEachDeadlineInOrderWithOneTimer(t *testing.T) {
 
 		require.Empty(t, ct.wait(5*time.Second), "call 3 ended; its deadline leaves the clock")
 		require.Equal(t, []string{"call 2 total=false active=10s paused=0s"}, ct.wait(5*time.Second))
+		require.Same(t, timer, tr.timer, "one timer while the clock has deadlines")
 		require.Equal(t, []string{"call 1 total=false active=30s paused=0s"}, ct.wait(20*time.Second))
 		require.Empty(t, tr.due, "nothing is left on the clock")
-		require.Same(t, timer, tr.timer, "one timer for the connection's life")
-		require.False(t, tr.timer.Stop(), "an empty clock has no timer running")
+		require.Nil(t, tr.timer, "an empty clock keeps no timer: an idle connection has none")
 		require.Empty(t, ct.wait(time.Hour), "call 1's total limit went with it")
 	})
 }
@@ -119,7 +119,7 @@ func TestTrackerEmptyClockStopsItsTimer(t *testing.T) {
 		require.False(t, tr.armed.IsZero(), "call 2 is still on the clock")
 		tr.end(messages.IntID(2))
 		require.True(t, tr.armed.IsZero())
-		require.False(t, tr.timer.Stop(), "the clock emptied: its timer was stopped already")
+		require.Nil(t, tr.timer, "the clock emptied: its timer was stopped and dropped")
 	})
 }
 
