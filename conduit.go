@@ -810,6 +810,7 @@ type callOptions struct {
 	meta              map[string]any // WithMeta
 	unvalidated       bool           // WithUnvalidatedResult
 	header            http.Header    // WithHeader
+	capabilities      *narrowed      // WithCapabilities
 	usage             error          // an option's misuse, reported by the call
 }
 

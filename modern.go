@@ -254,6 +254,10 @@ func (c *Client) callOn(ctx context.Context, s *session, method string, raw json
 		MaxRounds: c.opts.MaxRounds,
 		Meta:      c.requestMeta(ctx, version, o.progressToken),
 	}
+	if o.capabilities != nil {
+		m.Declared = o.capabilities.of(c.declared)
+		m.Meta = c.narrowedMeta(ctx, version, m.Declared, o.progressToken)
+	}
 	o.manual.apply(&m)
 	return s.rt.CallModern(ctx, m, opts)
 }

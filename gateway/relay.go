@@ -116,7 +116,7 @@ func (g *Gateway) call(ctx context.Context, server, tool string, args json.RawMe
 	if len(args) > 0 {
 		a = args
 	}
-	return g.h.CallTool(ctx, server, tool, a, append(opts, conduit.WithAssigns(map[string]any{relayKey: d}))...)
+	return g.h.CallTool(ctx, server, tool, a, append(opts, conduit.WithAssigns(map[string]any{relayKey: d}), declaredAs(d.caps))...)
 }
 
 // await waits for pc's next input request (returned as an input_required
