@@ -77,20 +77,36 @@ func (c *narrowed) of(d era.Declared) era.Declared {
 	return out
 }
 
-// narrowedMeta is requestMeta for a call that declares d, not the client's
-// capabilities: its session members are encoded for this call.
-func (c *Client) narrowedMeta(ctx context.Context, version string, d era.Declared, progressToken any) func() ([]era.Member, error) {
+// callMeta is requestMeta for a call made WithCapabilities or
+// WithLogLevel: the capabilities it declares (narrowing *declared, the
+// call's, to them) and the level it asks for, over the client's.
+func (c *Client) callMeta(ctx context.Context, version string, o callOptions, declared *era.Declared) func() ([]era.Member, error) {
 	tc := tracing.Members(ctx)
+	if o.capabilities != nil {
+		*declared = o.capabilities.of(*declared)
+	}
+	d := *declared
 	return func() ([]era.Member, error) {
-		m, err := era.NewMeta(version, d.ModernCapabilities(version), Implementation{Name: c.opts.Name, Version: c.opts.Version})
-		if err != nil {
-			return nil, err
+		var m *era.Meta
+		if o.capabilities == nil {
+			var err error
+			if m, err = c.sessionMeta(version); err != nil {
+				return nil, err
+			}
+		} else {
+			nm, err := era.NewMeta(version, d.ModernCapabilities(version), Implementation{Name: c.opts.Name, Version: c.opts.Version})
+			if err != nil {
+				return nil, err
+			}
+			m = &nm
 		}
 		level := ""
-		if l := c.logLevel.Load(); l != nil {
+		if o.logLevel != nil {
+			level = *o.logLevel
+		} else if l := c.logLevel.Load(); l != nil {
 			level = *l
 		}
-		out, err := m.Request(level, progressToken)
+		out, err := m.Request(level, o.progressToken)
 		if err != nil || tc == nil {
 			return out, err
 		}

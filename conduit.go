@@ -811,6 +811,7 @@ type callOptions struct {
 	unvalidated       bool           // WithUnvalidatedResult
 	header            http.Header    // WithHeader
 	capabilities      *narrowed      // WithCapabilities
+	logLevel          *string        // WithLogLevel
 	usage             error          // an option's misuse, reported by the call
 }
 

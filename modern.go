@@ -254,9 +254,8 @@ func (c *Client) callOn(ctx context.Context, s *session, method string, raw json
 		MaxRounds: c.opts.MaxRounds,
 		Meta:      c.requestMeta(ctx, version, o.progressToken),
 	}
-	if o.capabilities != nil {
-		m.Declared = o.capabilities.of(c.declared)
-		m.Meta = c.narrowedMeta(ctx, version, m.Declared, o.progressToken)
+	if o.capabilities != nil || o.logLevel != nil {
+		m.Meta = c.callMeta(ctx, version, o, &m.Declared)
 	}
 	o.manual.apply(&m)
 	return s.rt.CallModern(ctx, m, opts)
