@@ -29,7 +29,8 @@ type forwarded struct {
 	// A modern client's retry: its requestState and answers.
 	state     string
 	responses mcp.InputResponseMap
-	progress  any // the downstream progress token, or nil
+	progress  any    // the downstream progress token, or nil
+	logLevel  string // a modern client's _meta logLevel, or ""
 }
 
 // upstreamRequest does the upstream request with opts (the relay's among
@@ -54,17 +55,26 @@ func (g *Gateway) forward(ctx, traced context.Context, f forwarded, do upstreamR
 	if !modern(f.session) {
 		d := &downstream{caps: f.caps, session: f.session}
 		if f.progress != nil {
-			opt, done := g.prog.open(ctx, f.session, f.progress)
+			opt, _, done := g.prog.open(ctx, f.session, f.progress)
 			defer done()
 			opts = append(opts, opt)
 		}
 		res, err := g.run(traced, f.server, f.turn, d, do, opts...)
 		return outcome{res: res, err: err}
 	}
+	if f.logLevel != "" {
+		// The upstream's entries reach this request while it is open
+		// (each round's), at its level and above.
+		defer g.logs.open(ctx, f.server, f.session)()
+	}
 	if f.state != "" {
 		pc, err := g.relay.resume(f.state, f.what, f.responses)
 		if err != nil {
 			return outcome{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}}
+		}
+		if pc.progress != "" {
+			// This round's request carries the progress now.
+			g.prog.retarget(pc.progress, ctx, f.session, f.progress)
 		}
 		return g.await(ctx, pc)
 	}
@@ -72,12 +82,16 @@ func (g *Gateway) forward(ctx, traced context.Context, f forwarded, do upstreamR
 	pc.gate = g.serial[f.server]
 	d := &downstream{caps: f.caps, call: pc}
 	if f.progress != nil {
-		// The first round's progress reaches the client on its request's
-		// stream; a later round's is dropped (it has no stream of its
-		// own).
-		opt, done := g.prog.open(ctx, f.session, f.progress)
-		defer done()
+		// Each round's request carries the progress while it is open
+		// (retarget); between rounds it is dropped. The route lives as
+		// long as the upstream call.
+		opt, key, done := g.prog.open(ctx, f.session, f.progress)
+		context.AfterFunc(pc.ctx, done)
+		pc.progress = key
 		opts = append(opts, opt)
+	}
+	if f.logLevel != "" {
+		opts = append(opts, conduit.WithLogLevel(f.logLevel))
 	}
 	go func() {
 		res, err := g.run(continueTrace(pc.ctx, traced), f.server, f.turn, d, do, opts...)
@@ -137,7 +151,7 @@ func (g *Gateway) toolHandler(server, tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		f := forwarded{session: req.Session, caps: req.ClientCapabilities(), server: server, turn: tool,
 			what: fmt.Sprintf("tool %q", req.Params.Name), state: req.Params.RequestState, responses: req.Params.InputResponses,
-			progress: req.Params.GetProgressToken()}
+			progress: req.Params.GetProgressToken(), logLevel: metaLogLevel(req.Params.Meta)}
 		var opts []conduit.CallOption
 		if rs := req.Params.InputResponses; len(rs) > 0 && f.state == "" && modern(req.Session) && g.cfg.Servers[server].Conduit.Era == conduit.EraModern {
 			// Answers sent without a state of the gateway's (a client
@@ -170,7 +184,8 @@ func (g *Gateway) toolHandler(server, tool string) mcp.ToolHandler {
 func (g *Gateway) promptHandler(server, name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		f := forwarded{session: req.Session, caps: req.ClientCapabilities(), server: server, turn: "prompt " + name,
-			what: fmt.Sprintf("prompt %q", req.Params.Name), state: req.Params.RequestState, responses: req.Params.InputResponses}
+			what: fmt.Sprintf("prompt %q", req.Params.Name), state: req.Params.RequestState, responses: req.Params.InputResponses,
+			progress: req.Params.GetProgressToken(), logLevel: metaLogLevel(req.Params.Meta)}
 		o := g.forward(ctx, downstreamTrace(ctx, req.Extra, req.Params.Meta), f, func(ctx context.Context, opts ...conduit.CallOption) (any, error) {
 			return g.h.GetPrompt(ctx, server, name, req.Params.Arguments, opts...)
 		})
@@ -200,4 +215,11 @@ func toolResult(res *conduit.CallToolResult, err error) (*mcp.CallToolResult, er
 		return nil, downstreamError(err)
 	}
 	return &out, nil
+}
+
+// metaLogLevel is the log level a modern request asks for in its _meta, ""
+// when none (a legacy session's is its logging/setLevel's).
+func metaLogLevel(meta map[string]any) string {
+	l, _ := meta[mcp.MetaKeyLogLevel].(string)
+	return l
 }

@@ -52,6 +52,7 @@ type Gateway struct {
 	logger *slog.Logger
 	relay  *relays
 	prog   progressRoutes
+	logs   logRoutes // modern clients' requests that asked for entries
 
 	// serial holds, per upstream server whose input requests the wire
 	// cannot attribute (a legacy stdio server), the gate that runs a call

@@ -251,6 +251,9 @@ type pendingCall struct {
 	res    any           // the upstream's result: *conduit.CallToolResult, *conduit.GetPromptResult…
 	err    error
 	gate   *gate // its server's, when gated: a parked round may be preempted
+	// progress is its route's key (progressRoutes), "" when the client
+	// asked for no progress.
+	progress string
 
 	mu      sync.Mutex
 	unpark  func()          // while parked on a gate
