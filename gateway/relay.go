@@ -250,7 +250,8 @@ type pendingCall struct {
 	done   chan struct{} // closed by finish
 	res    any           // the upstream's result: *conduit.CallToolResult, *conduit.GetPromptResult…
 	err    error
-	gate   *gate // its server's, when gated: a parked round may be preempted
+	gate   *gate   // its server's, when gated: a parked round may be preempted
+	relays *relays // where it is parked
 	// progress is its route's key (progressRoutes), "" when the client
 	// asked for no progress.
 	progress string
@@ -281,7 +282,7 @@ func (r *relays) start(what string) *pendingCall {
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)
 	ctx, cancel := context.WithCancel(context.Background())
-	pc := &pendingCall{id: hex.EncodeToString(id), what: what, ctx: ctx, cancel: cancel, asks: make(chan *ask), done: make(chan struct{}), held: map[string]*ask{}}
+	pc := &pendingCall{relays: r, id: hex.EncodeToString(id), what: what, ctx: ctx, cancel: cancel, asks: make(chan *ask), done: make(chan struct{}), held: map[string]*ask{}}
 	r.mu.Lock()
 	r.live[pc] = struct{}{}
 	r.mu.Unlock()
@@ -318,7 +319,30 @@ func (pc *pendingCall) ask(ctx context.Context, rc conduit.RequestContext, metho
 	case r := <-a.reply:
 		return r.raw, r.err
 	case <-ctx.Done():
+		// The upstream withdrew its request (notifications/cancelled),
+		// or it timed out.
+		pc.withdraw(a)
 		return nil, context.Cause(ctx)
+	}
+}
+
+// withdraw forgets a, an input request its server no longer waits for.
+// When it was the last one the client held, the parked round is no
+// longer pending (its retry is refused) and the upstream call, which no
+// client can resume, is cancelled.
+func (pc *pendingCall) withdraw(a *ask) {
+	pc.mu.Lock()
+	found := false
+	for key, held := range pc.held {
+		if held == a {
+			delete(pc.held, key)
+			found = true
+		}
+	}
+	last := found && len(pc.held) == 0
+	pc.mu.Unlock()
+	if last && pc.relays.take(pc.id) == pc {
+		pc.cancel()
 	}
 }
 
