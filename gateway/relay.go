@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,17 +51,28 @@ type downstream struct {
 // others may never come.
 const roundWindow = 100 * time.Millisecond
 
+// legacyWindow is how long the gateway waits, once a legacy server's
+// input request came, for others it sends with it (a go-sdk server sends
+// the requests of a round to a legacy client at once): those that come
+// within it are one round for a modern client. Each round of a legacy
+// server waits that long before it reaches the client.
+const legacyWindow = 10 * time.Millisecond
+
 // collect is a's round: a and the other input requests of its upstream
-// round that arrive within roundWindow (a legacy server's come one by
-// one).
+// round that arrive within roundWindow; for a legacy server's (which
+// says nothing of rounds), those that arrive within legacyWindow.
 func (pc *pendingCall) collect(a *ask) []*ask {
 	batch := []*ask{a}
-	if a.round <= 1 {
+	want, window := a.round, roundWindow
+	if a.round == 0 {
+		want, window = math.MaxInt, legacyWindow
+	}
+	if want <= 1 {
 		return batch
 	}
-	t := time.NewTimer(roundWindow)
+	t := time.NewTimer(window)
 	defer t.Stop()
-	for len(batch) < a.round {
+	for len(batch) < want {
 		select {
 		case b := <-pc.asks:
 			batch = append(batch, b)
