@@ -91,7 +91,16 @@ func (g *Gateway) forward(ctx, traced context.Context, f forwarded, do upstreamR
 		opts = append(opts, opt)
 	}
 	if f.logLevel != "" {
-		opts = append(opts, conduit.WithLogLevel(f.logLevel))
+		// A modern upstream is asked at this request's level, or at the
+		// legacy sessions' when that is more verbose: each listener drops
+		// what is below its own.
+		g.more.mu.Lock()
+		level := g.more.up
+		g.more.mu.Unlock()
+		if level == "" || levelRank(f.logLevel) < levelRank(level) {
+			level = f.logLevel
+		}
+		opts = append(opts, conduit.WithLogLevel(level))
 	}
 	go func() {
 		res, err := g.run(continueTrace(pc.ctx, traced), f.server, f.turn, d, do, opts...)
