@@ -214,6 +214,29 @@ func (g *Gateway) promptHandler(server, name string) mcp.PromptHandler {
 	}
 }
 
+func (g *Gateway) resourceHandler(server string) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		uri := req.Params.URI
+		f := forwarded{session: req.Session, caps: req.ClientCapabilities(), server: server, turn: "resource " + uri,
+			what: fmt.Sprintf("resource %q", uri), state: req.Params.RequestState, responses: req.Params.InputResponses,
+			progress: req.Params.GetProgressToken(), logLevel: metaLogLevel(req.Params.Meta)}
+		o := g.forward(ctx, downstreamTrace(ctx, req.Extra, req.Params.Meta), f, func(ctx context.Context, opts ...conduit.CallOption) (any, error) {
+			return g.h.ReadResource(ctx, server, uri, opts...)
+		})
+		if o.inputs != nil {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{}, InputRequests: o.inputs, RequestState: o.state}, nil
+		}
+		if o.err != nil {
+			return nil, downstreamError(o.err)
+		}
+		var out mcp.ReadResourceResult
+		if err := remarshal(o.res, &out); err != nil {
+			return nil, downstreamError(err)
+		}
+		return &out, nil
+	}
+}
+
 func toolResult(res *conduit.CallToolResult, err error) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, downstreamError(err)

@@ -362,17 +362,3 @@ func downstreamError(err error) error {
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }
-
-func (g *Gateway) resourceHandler(server string) mcp.ResourceHandler {
-	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		res, err := g.h.ReadResource(ctx, server, req.Params.URI)
-		if err != nil {
-			return nil, downstreamError(err)
-		}
-		var out mcp.ReadResourceResult
-		if err := remarshal(res, &out); err != nil {
-			return nil, downstreamError(err)
-		}
-		return &out, nil
-	}
-}
