@@ -792,6 +792,8 @@ type callOptions struct {
 	meta              map[string]any // WithMeta
 	unvalidated       bool           // WithUnvalidatedResult
 	header            http.Header    // WithHeader
+	capabilities      *narrowed      // WithCapabilities
+	logLevel          *string        // WithLogLevel
 	usage             error          // an option's misuse, reported by the call
 }
 
