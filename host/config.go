@@ -105,6 +105,10 @@ type OAuthSettings struct {
 	// client credentials grant (clientId, clientSecret), no person: a
 	// daemon's own identity.
 	ClientCredentials bool
+	// DPoP ("dpop": true) sends DPoP proofs (RFC 9449) on every token
+	// request, advertised or not; servers that advertise DPoP get them
+	// without it.
+	DPoP bool
 }
 
 // RestartPolicy says when a failed server is started again: backoff,
@@ -609,6 +613,8 @@ func (p *parser) parseOAuth(key string, raw json.RawMessage) (OAuthSettings, err
 			o.ClientSecret, err = p.str(sub, v)
 		case "clientCredentials":
 			o.ClientCredentials, err = p.boolean(sub, v)
+		case "dpop":
+			o.DPoP, err = p.boolean(sub, v)
 		case "clientMetadataUrl":
 			if o.ClientMetadataURL, err = p.str(sub, v); err == nil && !strings.HasPrefix(o.ClientMetadataURL, "https://") {
 				err = p.fail(sub, "want an https URL, got %q", o.ClientMetadataURL)

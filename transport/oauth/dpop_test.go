@@ -398,3 +398,14 @@ func TestDPoPStoredTokenWithoutKey(t *testing.T) {
 	assert.NotContains(t, err.Error(), "secret-")
 	assert.Empty(t, s.mcpReq)
 }
+
+// A nonce over MaxDPoPNonceBytes is not kept: no retry, the 401 comes back.
+func TestDPoPNonceTooLong(t *testing.T) {
+	s := newDPoPServer(t, &dpopServer{advertise: true, rsNonce: strings.Repeat("n", oauth.MaxDPoPNonceBytes+1)})
+	tr := s.transport(t, oauth.Config{})
+	code, err := dpopPost(t, tr, s.srv.URL+"/mcp")
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusUnauthorized, code)
+	require.Len(t, s.mcpReq, 1)
+	assert.NotContains(t, s.mcpReq[0].claims, "nonce")
+}
