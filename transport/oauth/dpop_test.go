@@ -138,7 +138,7 @@ func readProof(p string) dpopReq {
 	}
 	raw, _ := base64.RawURLEncoding.DecodeString(strings.Split(p, ".")[0])
 	_ = json.Unmarshal(raw, &d.header)
-	jws, err := jose.ParseSigned(p, []jose.SignatureAlgorithm{jose.ES256})
+	jws, err := jose.ParseSignedCompact(p, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil || len(jws.Signatures) != 1 || jws.Signatures[0].Protected.JSONWebKey == nil {
 		return d
 	}
