@@ -1,12 +1,14 @@
 package oauth_test
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,9 +20,12 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/transport"
 	"github.com/conduitmcp/conduit/transport/oauth"
 )
 
@@ -35,6 +40,7 @@ type dpopServer struct {
 	forever   bool   // the resource wants a new nonce every time
 	expiresIn int
 	rejected  map[string]bool // access tokens the resource answers 401 invalid_token
+	mcp       http.Handler    // answers an accepted request to /mcp (nil: an empty result)
 
 	mu       sync.Mutex
 	tokenReq []dpopReq // every token request
@@ -122,6 +128,10 @@ func (s *dpopServer) serve(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("DPoP-Nonce", want)
 			w.Header().Set("WWW-Authenticate", `DPoP error="use_dpop_nonce", error_description="nonce"`)
 			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		if s.mcp != nil {
+			s.mcp.ServeHTTP(w, r)
 			return
 		}
 		writeJSON(w, map[string]any{"jsonrpc": "2.0", "id": 1, "result": map[string]any{}})
@@ -408,4 +418,53 @@ func TestDPoPNonceTooLong(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, code)
 	require.Len(t, s.mcpReq, 1)
 	assert.NotContains(t, s.mcpReq[0].claims, "nonce")
+}
+
+// A whole session over transport.HTTP with a debug log: neither the log
+// nor the error of a refused request holds a token, a proof or the key.
+func TestDPoPNothingSecretInLogsOrErrors(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "dpop", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	s := newDPoPServer(t, &dpopServer{advertise: true, rsNonce: "rs-n",
+		mcp: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)})
+	store := &oauth.Store{Path: filepath.Join(t.TempDir(), "tokens.json")}
+	var logs bytes.Buffer
+	h := &transport.HTTP{URL: s.srv.URL + "/mcp", Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	h.Client = s.transport(t, oauth.Config{Store: store}).Client()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := conduit.Connect(ctx, h, conduit.Options{Name: "t", Logger: h.Logger})
+	require.NoError(t, err)
+	_, err = c.ListTools(ctx)
+	require.NoError(t, err)
+	s.mu.Lock()
+	s.forever = true // every request refused from now on
+	s.mu.Unlock()
+	_, callErr := c.ListTools(ctx)
+	require.Error(t, callErr)
+	require.NoError(t, c.Close()) // its DELETE is refused too, and logged
+	for ss := range srv.Sessions() {
+		ss.Close()
+	}
+
+	e, ok, err := store.Load(s.srv.URL + "/mcp")
+	require.NoError(t, err)
+	require.True(t, ok)
+	var key map[string]string
+	require.NoError(t, json.Unmarshal([]byte(e.DPoPKey), &key))
+	secrets := []string{e.AccessToken, e.RefreshToken, key["d"], key["x"], ath(e.AccessToken)}
+	s.mu.Lock()
+	for _, d := range append(s.tokenReq, s.mcpReq...) {
+		secrets = append(secrets, d.proof)
+	}
+	s.mu.Unlock()
+	require.Greater(t, len(secrets), 6)
+	require.Contains(t, logs.String(), "ending the HTTP session failed", "the log has the refusals")
+	for _, sec := range secrets {
+		require.NotEmpty(t, sec)
+		assert.NotContains(t, logs.String(), sec)
+		assert.NotContains(t, callErr.Error(), sec)
+	}
 }
