@@ -110,6 +110,10 @@ type OAuthSettings struct {
 	PrivateKeyJWT *PrivateKeyJWT
 	JWTBearer     *JWTBearer
 	Enterprise    *EnterpriseIdP
+	// DPoP ("dpop": true) sends DPoP proofs (RFC 9449) on every token
+	// request, advertised or not; servers that advertise DPoP get them
+	// without it.
+	DPoP bool
 }
 
 // RestartPolicy says when a failed server is started again: backoff,
@@ -620,6 +624,8 @@ func (p *parser) parseOAuth(key string, raw json.RawMessage) (OAuthSettings, err
 			o.JWTBearer, err = p.parseJWTBearer(sub, v)
 		case "enterprise":
 			o.Enterprise, err = p.parseEnterprise(sub, v)
+		case "dpop":
+			o.DPoP, err = p.boolean(sub, v)
 		case "clientMetadataUrl":
 			if o.ClientMetadataURL, err = p.str(sub, v); err == nil && !strings.HasPrefix(o.ClientMetadataURL, "https://") {
 				err = p.fail(sub, "want an https URL, got %q", o.ClientMetadataURL)

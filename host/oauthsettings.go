@@ -45,7 +45,7 @@ type EnterpriseIdP struct {
 // and the store, which the caller gives).
 func (o OAuthSettings) OAuthConfig() oauth.Config {
 	c := oauth.Config{ClientID: o.ClientID, ClientSecret: o.ClientSecret, ClientIDMetadataURL: o.ClientMetadataURL,
-		ClientCredentials: o.ClientCredentials}
+		ClientCredentials: o.ClientCredentials, DPoP: o.DPoP}
 	if k := o.PrivateKeyJWT; k != nil {
 		c.ClientKey = &oauth.ClientKey{KeyFile: k.KeyFile, KeyID: k.KeyID, Algorithm: k.Algorithm}
 	}

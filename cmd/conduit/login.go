@@ -135,7 +135,7 @@ func (a *app) runLogin(ctx context.Context, resource string, id host.OAuthSettin
 	}
 	t, err := oauth.New(oauth.Config{Resource: resource, RedirectURL: lb.RedirectURL(), CodeFetcher: lb.Fetcher(show),
 		ClientName: "Conduit", Store: tokenStore(), IgnoreStored: true,
-		ClientID: id.ClientID, ClientSecret: id.ClientSecret, ClientIDMetadataURL: id.ClientMetadataURL})
+		ClientID: id.ClientID, ClientSecret: id.ClientSecret, ClientIDMetadataURL: id.ClientMetadataURL, DPoP: id.DPoP})
 	if err != nil {
 		return usagef("%v", err)
 	}
