@@ -10,6 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
 
+	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/host"
 )
 
@@ -84,7 +85,11 @@ func (g *serverGrain) serve(h *host.Host, msg *pcluster.GrainRequest) *pcluster.
 		if len(req.Arguments) > 0 {
 			args = req.Arguments
 		}
-		res, err = h.CallTool(ctx, g.id, req.Tool, args)
+		var opts []conduit.CallOption
+		if req.Origin != nil {
+			opts = append(opts, conduit.WithAssigns(map[string]any{originKey: req.Origin}))
+		}
+		res, err = h.CallTool(ctx, g.id, req.Tool, args, opts...)
 	case typeGetPrompt:
 		res, err = h.GetPrompt(ctx, g.id, req.Name, req.PromptArguments)
 	case typeReadResource:

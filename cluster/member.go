@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -48,6 +49,11 @@ type Options struct {
 	// Refresh is how often the provider polls the seeds and the members'
 	// gateways refresh the catalog from the server grains (default 1s).
 	Refresh time.Duration
+	// Secret is the cluster's shared secret (MinSecret bytes at least),
+	// the same on every member: the requestStates of modern calls are
+	// sealed under a key derived from it, so that any member opens any
+	// member's (docs/cluster.md).
+	Secret []byte
 	// Host are the options of the servers this member holds.
 	Host host.Options
 	// Logger receives the member's logs (joins, leaves, losses); nil
@@ -63,6 +69,8 @@ type Member struct {
 	logger *slog.Logger
 	system *actor.ActorSystem
 	c      *pcluster.Cluster
+
+	servers atomic.Pointer[Servers] // its gateway's view, once made
 
 	mu     sync.Mutex
 	hosts  map[string]*host.Host // the servers this member holds, by name
@@ -88,6 +96,9 @@ func Join(cfg host.Config, opts Options) (m *Member, err error) {
 	}
 	if len(opts.Seeds) == 0 {
 		return nil, errors.New("cluster: no seeds")
+	}
+	if len(opts.Secret) < MinSecret {
+		return nil, fmt.Errorf("cluster: no shared secret of %d bytes at least (--cluster-secret-file FILE or $CONDUIT_CLUSTER_SECRET, the same on every member): it seals the modern calls' requestStates that any member may receive", MinSecret)
 	}
 	if opts.Refresh <= 0 {
 		opts.Refresh = time.Second
@@ -122,6 +133,10 @@ func Join(cfg host.Config, opts Options) (m *Member, err error) {
 		}
 	}()
 	m.c.StartMember()
+	if _, err := m.system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return &relayActor{m: m} }), relayName); err != nil {
+		m.c.Shutdown(false)
+		return nil, fmt.Errorf("cluster: relay actor: %w", err)
+	}
 	return m, nil
 }
 
@@ -150,7 +165,9 @@ func (m *Member) activate(name string) *host.Host {
 		m.logger.Warn("cluster: a grain was activated for a server not in this member's configuration", "server", name)
 		return nil
 	}
-	h, err := host.New(host.Config{Servers: map[string]host.Server{name: s}}, m.opts.Host)
+	ho := m.opts.Host
+	m.inputHandlers(&ho.Client.Handlers)
+	h, err := host.New(host.Config{Servers: map[string]host.Server{name: s}}, ho)
 	if err != nil {
 		m.logger.Error("cluster: server grain did not start", "server", name, "err", err)
 		return nil

@@ -15,6 +15,7 @@ import (
 	pcluster "github.com/asynkron/protoactor-go/cluster"
 	"github.com/asynkron/protoactor-go/eventstream"
 	"github.com/asynkron/protoactor-go/remote"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/host"
@@ -40,7 +41,10 @@ type Servers struct {
 	lost     map[string]bool       // addresses whose connection dropped, until the topology drops them too
 	topology chan struct{}         // closed and replaced at each topology or loss
 	inflight map[string]map[*pending]struct{}
-	rounds   chan struct{} // closed and replaced after each keep-alive round
+	rounds   chan struct{}    // closed and replaced after each keep-alive round
+	calls    map[string]*call // the calls this member's gateway makes, by id, while they run
+	handlers conduit.Handlers // the gateway's input callbacks
+	resume   func(context.Context, *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error)
 
 	// Counters of requests: started, completed (an answer came, a result
 	// or the server's error), failed because their member was lost.
@@ -60,7 +64,9 @@ func (m *Member) Servers() *Servers {
 		changed: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		tools: map[string]toolsReply{}, rdv: pcluster.NewRendezvous(), members: map[string]string{},
 		lost: map[string]bool{}, topology: make(chan struct{}), rounds: make(chan struct{}), inflight: map[string]map[*pending]struct{}{},
+		calls: map[string]*call{},
 	}
+	m.servers.Store(s)
 	s.sub = m.system.EventStream.Subscribe(s.event)
 	if ms := m.c.MemberList.Members(); ms != nil {
 		s.onTopology(&pcluster.ClusterTopology{Members: ms.Members()})
@@ -262,18 +268,37 @@ func (s *Servers) request(ctx context.Context, server, typeName string, req requ
 		return &conduit.Error{Kind: conduit.KindRPC, Method: method, Message: "unknown server " + server, Err: host.ErrUnknownServer,
 			RPC: &conduit.RPCError{Code: -32602, Message: "unknown server " + server}}
 	}
-	timeout := defaultCallTimeout
-	if dl, ok := ctx.Deadline(); ok {
-		timeout = time.Until(dl)
-	}
-	req.TimeoutMS = max(timeout.Milliseconds(), 1)
+	req.TimeoutMS = timeLeft(ctx).Milliseconds()
 	data, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
+	pid, err := s.resolve(ctx, server, method)
+	if err != nil {
+		return err
+	}
+	resp, err := s.send(ctx, pid, typeName, data, method, func(lost lostMember) error { return errLost(method, server, lost) })
+	if err != nil {
+		return err
+	}
+	return decodeAnswer(method, resp, out)
+}
+
+// timeLeft is what is left of ctx's deadline (defaultCallTimeout without
+// one), at least a millisecond.
+func timeLeft(ctx context.Context) time.Duration {
+	timeout := defaultCallTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	return max(timeout, time.Millisecond)
+}
+
+// resolve is the PID of server's grain, activated if needed. It waits for
+// a topology without a member known lost, bounded by ctx.
+func (s *Servers) resolve(ctx context.Context, server, method string) (*actor.PID, error) {
 	ci := pcluster.NewClusterIdentity(server, Kind)
-	var pid *actor.PID
-	for pid == nil {
+	for {
 		s.mu.Lock()
 		owner, wait := s.rdv.GetByClusterIdentity(ci), s.topology
 		stale := s.lost[owner] || owner == ""
@@ -288,13 +313,13 @@ func (s *Servers) request(ctx context.Context, server, typeName string, req requ
 			select {
 			case <-ctx.Done():
 				s.TimedOut.Add(1)
-				return ctxErr(ctx, method, server)
-			case pid = <-found:
+				return nil, ctxErr(ctx, method, server)
+			case pid := <-found:
+				if pid != nil {
+					return pid, nil
+				}
 			case <-wait:
 				continue
-			}
-			if pid != nil {
-				break
 			}
 		}
 		// No owner, a lost one, or one that did not answer: try again at
@@ -304,17 +329,24 @@ func (s *Servers) request(ctx context.Context, server, typeName string, req requ
 		case <-ctx.Done():
 			retry.Stop()
 			s.TimedOut.Add(1)
-			return ctxErr(ctx, method, server)
+			return nil, ctxErr(ctx, method, server)
 		case <-wait:
 		case <-retry.C:
 		}
 		retry.Stop()
 	}
+}
+
+// send sends one request to pid (a grain, or a member's relay actor),
+// tracked as in flight to its member: it fails at once, with lost's error,
+// when that member is lost before it answers.
+func (s *Servers) send(ctx context.Context, pid *actor.PID, typeName string, data []byte, method string, lost func(lostMember) error) (*pcluster.GrainResponse, error) {
 	p := &pending{lost: make(chan lostMember, 1)}
 	s.mu.Lock()
 	if s.lost[pid.Address] {
 		s.mu.Unlock()
-		return errLost(method, server, lostMember{pid.Address, "its connection dropped before the request was sent"})
+		s.Lost.Add(1)
+		return nil, lost(lostMember{pid.Address, "its connection dropped before the request was sent"})
 	}
 	if s.inflight[pid.Address] == nil {
 		s.inflight[pid.Address] = map[*pending]struct{}{}
@@ -328,7 +360,7 @@ func (s *Servers) request(ctx context.Context, server, typeName string, req requ
 	}()
 	s.Started.Add(1)
 	root := s.m.system.Root
-	f := root.RequestFuture(pid, &pcluster.GrainRequest{MessageTypeName: typeName, MessageData: data}, timeout)
+	f := root.RequestFuture(pid, &pcluster.GrainRequest{MessageTypeName: typeName, MessageData: data}, timeLeft(ctx))
 	type answer struct {
 		res any
 		err error
@@ -343,38 +375,49 @@ func (s *Servers) request(ctx context.Context, server, typeName string, req requ
 		if a.err != nil {
 			if errors.Is(a.err, actor.ErrTimeout) {
 				s.TimedOut.Add(1)
-				return ctxErr(context.Background(), method, server)
+				return nil, &conduit.Error{Kind: conduit.KindTimeout, Method: method, Message: fmt.Sprintf("cluster: no answer from member %s in time", pid.Address), Err: context.DeadlineExceeded}
 			}
 			s.Lost.Add(1)
-			return errLost(method, server, lostMember{pid.Address, a.err.Error()})
+			return nil, lost(lostMember{pid.Address, a.err.Error()})
 		}
 		resp, ok := a.res.(*pcluster.GrainResponse)
 		if !ok {
-			return &conduit.Error{Kind: conduit.KindProtocol, Method: method, Message: fmt.Sprintf("cluster: unexpected answer %T", a.res)}
+			return nil, &conduit.Error{Kind: conduit.KindProtocol, Method: method, Message: fmt.Sprintf("cluster: unexpected answer %T", a.res)}
 		}
 		s.Completed.Add(1)
-		if resp.MessageTypeName == typeError {
-			return decodeError(method, resp.MessageData)
-		}
-		if resp.MessageTypeName != typeResult {
-			return &conduit.Error{Kind: conduit.KindProtocol, Method: method, Message: "cluster: unknown answer " + resp.MessageTypeName}
-		}
-		if out == nil {
-			return nil
-		}
-		if err := json.Unmarshal(resp.MessageData, out); err != nil {
-			return &conduit.Error{Kind: conduit.KindProtocol, Method: method, Message: "cluster: undecodable result", Err: err}
-		}
-		return nil
+		return resp, nil
 	case member := <-p.lost:
 		root.Stop(f.PID()) // no answer can come: free the future now
 		s.Lost.Add(1)
-		return errLost(method, server, member)
+		return nil, lost(member)
 	case <-ctx.Done():
 		root.Stop(f.PID())
 		s.TimedOut.Add(1)
-		return ctxErr(ctx, method, server)
+		kind := conduit.KindTimeout
+		if errors.Is(ctx.Err(), context.Canceled) {
+			kind = conduit.KindCancelled
+		}
+		return nil, &conduit.Error{Kind: kind, Method: method, Message: fmt.Sprintf("cluster: no answer from member %s in time", pid.Address), Err: ctx.Err()}
 	}
+}
+
+// decodeAnswer decodes a typeResult answer into out (nil: ignored), or
+// returns a typeError answer's error.
+func decodeAnswer(method string, resp *pcluster.GrainResponse, out any) error {
+	switch resp.MessageTypeName {
+	case typeError:
+		return decodeError(method, resp.MessageData)
+	case typeResult:
+	default:
+		return &conduit.Error{Kind: conduit.KindProtocol, Method: method, Message: "cluster: unknown answer " + resp.MessageTypeName}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(resp.MessageData, out); err != nil {
+		return &conduit.Error{Kind: conduit.KindProtocol, Method: method, Message: "cluster: undecodable result", Err: err}
+	}
+	return nil
 }
 
 func ctxErr(ctx context.Context, method, server string) error {
@@ -446,15 +489,19 @@ func (s *Servers) Holder(server string) string {
 	return s.tools[server].Member
 }
 
-// CallTool calls tool on server's grain. Options that only mean something
-// to a local client (input handlers, progress) do not cross members.
-func (s *Servers) CallTool(ctx context.Context, server, tool string, args any, _ ...conduit.CallOption) (*conduit.CallToolResult, error) {
+// CallTool calls tool on server's grain. The server's input requests come
+// back to this member, to the callbacks of HandleInput with the call's
+// assigns (conduit.WithAssigns); the other options (progress, input
+// responses) do not cross members.
+func (s *Servers) CallTool(ctx context.Context, server, tool string, args any, opts ...conduit.CallOption) (*conduit.CallToolResult, error) {
 	raw, err := rawArgs(args)
 	if err != nil {
 		return nil, err
 	}
+	o, done := s.open(ctx, opts)
+	defer done()
 	var out conduit.CallToolResult
-	if err := s.request(ctx, server, typeCallTool, request{Tool: tool, Arguments: raw}, &out); err != nil {
+	if err := s.request(ctx, server, typeCallTool, request{Tool: tool, Arguments: raw, Origin: o}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -57,6 +57,8 @@ func TestClusterJoinRefusesUnreachableSettings(t *testing.T) {
 		{Options{Name: "c", Listen: "127.0.0.1", HealthPort: 6001, Seeds: []string{"127.0.0.1:6001"}}, `cluster: listen address "127.0.0.1": address 127.0.0.1: missing port in address`},
 		{Options{Name: "c", Listen: "127.0.0.1:7001", Seeds: []string{"127.0.0.1:6001"}}, "cluster: no health port"},
 		{Options{Name: "c", Listen: "127.0.0.1:7001", HealthPort: 6001}, "cluster: no seeds"},
+		{Options{Name: "c", Listen: "127.0.0.1:7001", HealthPort: 6001, Seeds: []string{"127.0.0.1:6001"}, Secret: []byte("short")},
+			"cluster: no shared secret of 16 bytes at least (--cluster-secret-file FILE or $CONDUIT_CLUSTER_SECRET, the same on every member): it seals the modern calls' requestStates that any member may receive"},
 	} {
 		m, err := Join(host.Config{}, c.opts)
 		assert.Nil(t, m)

@@ -129,6 +129,7 @@ func startCluster(t *testing.T, n int, cfg string) []*clusterMember {
 		cmd := exec.Command(cli, "gateway", "--config", cfg, "--listen", "127.0.0.1:0", "--cluster", "c",
 			"--cluster-listen", remote, "--cluster-health", strconv.Itoa(ports[n+i]), "--cluster-seeds", strings.Join(seeds, ","),
 			"--cluster-refresh", "300ms")
+		cmd.Env = append(os.Environ(), "CONDUIT_CLUSTER_SECRET="+clusterSecret)
 		stderr, err := cmd.StderrPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
@@ -158,6 +159,9 @@ func startCluster(t *testing.T, n int, cfg string) []*clusterMember {
 	}
 	return members
 }
+
+// clusterSecret is the test clusters' shared secret.
+const clusterSecret = "cluster-test-secret-0123456789"
 
 // tally counts the calls of a test: started, completed, and failed by
 // reason.
@@ -370,9 +374,12 @@ func TestGatewayClusterFlagsAreChecked(t *testing.T) {
 	cfg := writeFile(t, "mcp.json", `{"mcpServers":{}}`)
 	r := runInProcess(t, "gateway", "--config", cfg, "--listen", "127.0.0.1:0", "--cluster-seeds", "127.0.0.1:6001")
 	assert.Equal(t, exitUsage, r.code, r.String())
-	assert.Equal(t, "conduit: --cluster-listen, --cluster-health and --cluster-seeds need --cluster NAME\nRun 'conduit gateway --help' for usage.\n", r.stderr)
+	assert.Equal(t, "conduit: --cluster-listen, --cluster-health, --cluster-seeds and --cluster-secret-file need --cluster NAME\nRun 'conduit gateway --help' for usage.\n", r.stderr)
 	clusterBinaries(t)
 	r = runCLI(t, "gateway", "--config", cfg, "--listen", "127.0.0.1:0", "--cluster", "c", "--cluster-listen", "0.0.0.0:7001", "--cluster-health", "6001", "--cluster-seeds", "127.0.0.1:6001")
 	assert.Equal(t, exitUsage, r.code, r.String())
 	assert.Equal(t, "conduit: cluster: listen address \"0.0.0.0:7001\": want HOST:PORT with a host the others can reach and a port\nRun 'conduit gateway --help' for usage.\n", r.stderr)
+	r = runCLI(t, "gateway", "--config", cfg, "--listen", "127.0.0.1:0", "--cluster", "c", "--cluster-listen", "127.0.0.1:7001", "--cluster-health", "6001", "--cluster-seeds", "127.0.0.1:6001")
+	assert.Equal(t, exitUsage, r.code, r.String())
+	assert.Equal(t, "conduit: cluster: no shared secret of 16 bytes at least (--cluster-secret-file FILE or $CONDUIT_CLUSTER_SECRET, the same on every member): it seals the modern calls' requestStates that any member may receive\nRun 'conduit gateway --help' for usage.\n", r.stderr)
 }

@@ -99,6 +99,7 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 		return &exitError{code: exitUsage, err: err}
 	}
 	defer g.Close()
+	cl.serve(g)
 	stopAdmin, err := a.serveAdmin(g.Host(), metrics, admin.Options{Title: "conduit gateway", Sessions: func() int {
 		n := 0
 		for range g.Server().Sessions() {

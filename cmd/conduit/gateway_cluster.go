@@ -3,9 +3,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/conduitmcp/conduit/cluster"
@@ -31,13 +33,34 @@ func (cl *clusterFlags) join(cfg host.Config, ho host.Options, logger *slog.Logg
 			seeds = append(seeds, s)
 		}
 	}
-	m, err := cluster.Join(cfg, cluster.Options{Name: cl.name, Listen: cl.listen, HealthPort: cl.health, Seeds: seeds, Refresh: cl.refresh, Host: ho, Logger: logger})
+	secret := []byte(os.Getenv("CONDUIT_CLUSTER_SECRET"))
+	if cl.secretFile != "" {
+		data, err := os.ReadFile(cl.secretFile)
+		if err != nil {
+			return false, &exitError{code: exitUsage, err: fmt.Errorf("--cluster-secret-file: %w", err)}
+		}
+		secret = bytes.TrimSpace(data)
+	}
+	m, err := cluster.Join(cfg, cluster.Options{Name: cl.name, Listen: cl.listen, HealthPort: cl.health, Seeds: seeds, Refresh: cl.refresh,
+		Secret: secret, Host: ho, Logger: logger})
 	if err != nil {
 		return false, &exitError{code: exitUsage, err: err}
 	}
 	cl.st = clusterState{member: m, servers: m.Servers()}
-	opts.Upstream = func(host.Config, host.Options) (gateway.Upstream, error) { return cl.st.servers, nil }
+	opts.Upstream = func(_ host.Config, ho host.Options) (gateway.Upstream, error) {
+		cl.st.servers.HandleInput(ho.Client.Handlers) // the gateway's relay
+		return cl.st.servers, nil
+	}
+	opts.Members = cl.st.servers
 	return true, nil
+}
+
+// serve lets the other members reach g: the retries of the modern calls
+// it holds.
+func (cl *clusterFlags) serve(g *gateway.Gateway) {
+	if cl.st.servers != nil {
+		cl.st.servers.HandleResume(g.Resume)
+	}
 }
 
 // leave stops the member, once its gateway is closed.

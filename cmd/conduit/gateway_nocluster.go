@@ -48,6 +48,7 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-func (cl *clusterFlags) leave()           {}
-func (cl *clusterFlags) settle(any) error { return nil }
-func (cl *clusterFlags) describe() string { return "" }
+func (cl *clusterFlags) leave()                 {}
+func (cl *clusterFlags) serve(*gateway.Gateway) {}
+func (cl *clusterFlags) settle(any) error       { return nil }
+func (cl *clusterFlags) describe() string       { return "" }
