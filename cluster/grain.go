@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -28,9 +29,10 @@ const defaultCallTimeout = 5 * time.Minute
 // answer the caller's future directly: a call that waits on its server
 // never holds up the grain (docs/cluster.md).
 type serverGrain struct {
-	m  *Member
-	id string
-	h  *host.Host
+	m    *Member
+	id   string
+	h    *host.Host
+	busy atomic.Int64 // its requests in flight
 }
 
 func (g *serverGrain) Receive(ctx actor.Context) {
@@ -44,8 +46,12 @@ func (g *serverGrain) Receive(ctx actor.Context) {
 			return
 		}
 		h, root := g.h, ctx.ActorSystem().Root
+		g.busy.Add(1)
+		g.m.busy.Add(1)
 		go func() {
 			var resp *pcluster.GrainResponse
+			defer g.m.busy.Add(-1)
+			defer g.busy.Add(-1)
 			defer func() {
 				if r := recover(); r != nil {
 					g.m.logger.Error("cluster: a grain request panicked", "server", g.id, "panic", r, "stack", string(debug.Stack()))
@@ -56,7 +62,7 @@ func (g *serverGrain) Receive(ctx actor.Context) {
 			resp = g.serve(h, msg)
 		}()
 	case *actor.Stopped:
-		g.m.deactivate(g.id, g.h)
+		g.m.deactivate(g.id, g.h, &g.busy)
 	}
 }
 

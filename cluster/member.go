@@ -11,6 +11,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -54,6 +55,13 @@ type Options struct {
 	// sealed under a key derived from it, so that any member opens any
 	// member's (docs/cluster.md).
 	Secret []byte
+	// Drain bounds how long a server's requests in flight may go on once
+	// its grain stops here (it moved, or this member drains before it
+	// leaves): past it, its server stops and they fail (default 30s).
+	Drain time.Duration
+	// Events, when set, is told of the cluster's membership as this member
+	// sees it (joined, left, lost, draining); nil logs them.
+	Events func(Event)
 	// Host are the options of the servers this member holds.
 	Host host.Options
 	// Logger receives the member's logs (joins, leaves, losses); nil
@@ -70,7 +78,12 @@ type Member struct {
 	system *actor.ActorSystem
 	c      *pcluster.Cluster
 
-	servers atomic.Pointer[Servers] // its gateway's view, once made
+	servers  atomic.Pointer[Servers] // its gateway's view, once made
+	draining atomic.Bool             // Drain began: the health endpoint answers 503
+	busy     atomic.Int64            // grain requests in flight on this member
+	// Cut counts requests in flight on a grain that stopped here which
+	// were still running when Drain's bound passed: their server stopped.
+	Cut atomic.Int64
 
 	mu     sync.Mutex
 	hosts  map[string]*host.Host // the servers this member holds, by name
@@ -103,6 +116,9 @@ func Join(cfg host.Config, opts Options) (m *Member, err error) {
 	if opts.Refresh <= 0 {
 		opts.Refresh = time.Second
 	}
+	if opts.Drain <= 0 {
+		opts.Drain = 30 * time.Second
+	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -121,7 +137,14 @@ func Join(cfg host.Config, opts Options) (m *Member, err error) {
 	health.HideBanner, health.HidePort = true, true
 	health.Logger.SetOutput(io.Discard)
 	node := automanaged.NewNode(opts.Name, m.system.ID, hostName, port, opts.HealthPort, []string{Kind})
-	health.GET("/_health", func(c echo.Context) error { return c.JSON(http.StatusOK, node) })
+	health.GET("/_health", func(c echo.Context) error {
+		if m.draining.Load() {
+			// Draining: every member, this one too, drops it at its
+			// next poll and places its grains elsewhere.
+			return c.JSON(http.StatusServiceUnavailable, map[string]string{"draining": m.system.ID})
+		}
+		return c.JSON(http.StatusOK, node)
+	})
 	provider := automanaged.NewWithTesting(opts.Refresh, opts.HealthPort, health, opts.Seeds...)
 	rc := remote.Configure(hostName, port)
 	cc := pcluster.Configure(opts.Name, provider, disthash.New(), rc, pcluster.WithKinds(kind))
@@ -190,8 +213,9 @@ func (m *Member) activate(name string) *host.Host {
 }
 
 // deactivate stops h, the supervisor of server name, when its grain stops
-// (it moved to another member, or this member stops).
-func (m *Member) deactivate(name string, h *host.Host) {
+// (it moved to another member, or this member stops), once the grain's
+// requests in flight (busy) have ended, Options.Drain at most.
+func (m *Member) deactivate(name string, h *host.Host, busy *atomic.Int64) {
 	if h == nil {
 		return
 	}
@@ -204,8 +228,79 @@ func (m *Member) deactivate(name string, h *host.Host) {
 	if !mine { // replaced (closed then) or closed by Close
 		return
 	}
-	m.logger.Info("cluster: server deactivated on this member", "server", name, "member", m.Address())
-	go h.Close()
+	m.logger.Info("cluster: server deactivated on this member", "server", name, "member", m.Address(), "in_flight", busy.Load())
+	go func() {
+		if left := waitIdle(context.Background(), busy, m.opts.Drain); left > 0 {
+			m.Cut.Add(left)
+			m.logger.Warn("cluster: a moved server's requests in flight outlived the drain bound; its server stops", "server", name, "requests", left, "bound", m.opts.Drain)
+		}
+		_ = h.Close()
+	}()
+}
+
+// waitIdle waits until busy is 0, or bound passes or ctx ends, and returns
+// what is left of it.
+func waitIdle(ctx context.Context, busy *atomic.Int64, bound time.Duration) int64 {
+	if busy.Load() <= 0 {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for busy.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return busy.Load()
+		case <-tick.C:
+		}
+	}
+	return 0
+}
+
+// Drain hands this member's grains over before it leaves: it tells the
+// other members that it drains (so that they wait for its answers, rather
+// than fail them, when the provider drops it), stops answering the
+// provider's health checks (so that every member, this one too, places its
+// grains elsewhere from its next poll on: a grain that stops here finishes
+// its requests in flight, Options.Drain at most), and waits until no
+// request is in flight on its grains, or ctx ends. It returns how many
+// were still in flight then. Close leaves the cluster after it.
+func (m *Member) Drain(ctx context.Context) int64 {
+	if m.draining.Swap(true) {
+		return m.busy.Load()
+	}
+	m.event(Event{Kind: EventDraining, Member: m.Address(), ID: m.ID()})
+	until := time.Now().Add(m.opts.Drain + 4*m.opts.Refresh + 5*time.Second)
+	data, _ := json.Marshal(drainingNotice{Member: m.Address(), UntilMS: until.UnixMilli()})
+	var futures []*actor.Future
+	for _, mb := range m.c.MemberList.Members().Members() {
+		if mb.Id == m.ID() {
+			continue
+		}
+		futures = append(futures, m.system.Root.RequestFuture(actor.NewPID(mb.Address(), relayName),
+			&pcluster.GrainRequest{MessageTypeName: typeDraining, MessageData: data}, time.Second))
+	}
+	for _, f := range futures {
+		_, _ = f.Result() // an ack, or a member that is gone
+	}
+	// Wait for the topology without this member (its own poll sees the
+	// 503 as the others' do), then a refresh more for the others'.
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for m.c.MemberList.ContainsMemberID(m.ID()) {
+		select {
+		case <-ctx.Done():
+			return m.busy.Load()
+		case <-tick.C:
+		}
+	}
+	select {
+	case <-ctx.Done():
+		return m.busy.Load()
+	case <-time.After(m.opts.Refresh):
+	}
+	return waitIdle(ctx, &m.busy, m.opts.Drain)
 }
 
 // Close leaves the cluster gracefully (the provider stops announcing this

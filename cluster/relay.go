@@ -78,6 +78,8 @@ func (r *relayActor) Receive(ctx actor.Context) {
 			resp = s.serveInput(msg.MessageData)
 		case typeResume:
 			resp = s.serveResume(msg.MessageData)
+		case typeDraining:
+			resp = s.onDraining(msg.MessageData)
 		default:
 			resp = encodeError(fmt.Errorf("cluster: unknown request %q (this member speaks conduit.cluster.v1)", msg.MessageTypeName))
 		}
@@ -322,4 +324,8 @@ func (s *Servers) serveResume(data []byte) *pcluster.GrainResponse {
 		return encodeError(err)
 	}
 	return &pcluster.GrainResponse{MessageTypeName: typeResult, MessageData: out}
+}
+
+func errUndecodable(what string, err error) error {
+	return fmt.Errorf("cluster: undecodable %s: %v", what, err)
 }

@@ -41,9 +41,10 @@ type Servers struct {
 	lost     map[string]bool       // addresses whose connection dropped, until the topology drops them too
 	topology chan struct{}         // closed and replaced at each topology or loss
 	inflight map[string]map[*pending]struct{}
-	rounds   chan struct{}    // closed and replaced after each keep-alive round
-	calls    map[string]*call // the calls this member's gateway makes, by id, while they run
-	handlers conduit.Handlers // the gateway's input callbacks
+	rounds   chan struct{}        // closed and replaced after each keep-alive round
+	calls    map[string]*call     // the calls this member's gateway makes, by id, while they run
+	draining map[string]time.Time // members that said they drain, until when
+	handlers conduit.Handlers     // the gateway's input callbacks
 	resume   func(context.Context, *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error)
 
 	// Counters of requests: started, completed (an answer came, a result
@@ -64,7 +65,7 @@ func (m *Member) Servers() *Servers {
 		changed: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		tools: map[string]toolsReply{}, rdv: pcluster.NewRendezvous(), members: map[string]string{},
 		lost: map[string]bool{}, topology: make(chan struct{}), rounds: make(chan struct{}), inflight: map[string]map[*pending]struct{}{},
-		calls: map[string]*call{},
+		calls: map[string]*call{}, draining: map[string]time.Time{},
 	}
 	m.servers.Store(s)
 	s.sub = m.system.EventStream.Subscribe(s.event)
@@ -93,10 +94,10 @@ func (s *Servers) event(ev any) {
 
 func (s *Servers) onTopology(t *pcluster.ClusterTopology) {
 	for _, mb := range t.Joined {
-		s.m.logger.Info("cluster: member joined", "member", mb.Address(), "id", mb.Id)
+		s.m.event(Event{Kind: EventJoined, Member: mb.Address(), ID: mb.Id, Members: len(t.Members)})
 	}
 	for _, mb := range t.Left {
-		s.m.logger.Warn("cluster: member left", "member", mb.Address(), "id", mb.Id)
+		s.m.event(Event{Kind: EventLeft, Member: mb.Address(), ID: mb.Id, Members: len(t.Members)})
 		s.onLost(mb.Address(), "it left the cluster")
 	}
 	s.mu.Lock()
@@ -114,12 +115,27 @@ func (s *Servers) onTopology(t *pcluster.ClusterTopology) {
 	s.mu.Unlock()
 }
 
-// onLost fails every request in flight to the member at addr.
+// onLost fails every request in flight to the member at addr; a member
+// that said it drains has until its notice's time to answer them.
 func (s *Servers) onLost(addr, why string) {
+	var lostEvent *Event
+	defer func() { // after the unlock
+		if lostEvent != nil {
+			s.m.event(*lostEvent)
+		}
+	}()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, member := s.members[addr]; member {
+	until, drains := s.draining[addr]
+	if wait := time.Until(until); drains && wait > 0 && len(s.inflight[addr]) > 0 {
+		time.AfterFunc(wait, func() { s.onLost(addr, why+", and its drain ended") })
+		return
+	}
+	if id, member := s.members[addr]; member && !s.lost[addr] {
 		s.lost[addr] = true
+		if !drains {
+			lostEvent = &Event{Kind: EventLost, Member: addr, ID: id, Members: len(s.members), Why: why}
+		}
 	}
 	name := addr
 	if id := s.members[addr]; id != "" {

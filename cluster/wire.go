@@ -31,8 +31,9 @@ const (
 	typeUnsubscribe       = "conduit.cluster.v1.Unsubscribe"       // uri → null
 	typeSetLogLevel       = "conduit.cluster.v1.SetLogLevel"       // level → null
 	// To a member's relay actor (relayName), not a grain:
-	typeInput  = "conduit.cluster.v1.Input"  // inputRequest → the input's result (CreateMessageResult, ElicitResult, ListRootsResult)
-	typeResume = "conduit.cluster.v1.Resume" // resumeRequest → CallToolResult (input_required or complete)
+	typeInput    = "conduit.cluster.v1.Input"    // inputRequest → the input's result (CreateMessageResult, ElicitResult, ListRootsResult)
+	typeResume   = "conduit.cluster.v1.Resume"   // resumeRequest → CallToolResult (input_required or complete)
+	typeDraining = "conduit.cluster.v1.Draining" // drainingNotice → null
 
 	typeResult = "conduit.cluster.v1.Result"
 	typeError  = "conduit.cluster.v1.Error"
@@ -155,3 +156,10 @@ func decodeError(method string, data []byte) error {
 }
 
 func millis(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// drainingNotice says that a member drains before it leaves: until then,
+// the requests in flight to it are not failed when the provider drops it.
+type drainingNotice struct {
+	Member  string `json:"member"`
+	UntilMS int64  `json:"untilMs"` // Unix milliseconds
+}

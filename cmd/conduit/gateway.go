@@ -89,6 +89,7 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 	if cl.name != "" && metrics != nil {
 		return usagef("--admin is not served by a cluster member yet (docs/cluster.md)")
 	}
+	cl.out, cl.json = a.stderr, a.opts.json
 	joined, err := cl.join(cfg, ho, logger, &gopts)
 	if err != nil {
 		return err
@@ -127,7 +128,9 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 	}
 	g.Sync()
 	if listen == "" {
-		return g.ServeStdio(ctx)
+		err := g.ServeStdio(ctx)
+		cl.startDrain()()
+		return err
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
@@ -142,10 +145,14 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 	select {
 	case err = <-served:
 	case <-ctx.Done():
+		// A member drains (its servers move to the others) while its
+		// downstream requests in flight finish.
+		drained := cl.startDrain()
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		err = srv.Shutdown(shut)
 		<-served
+		drained()
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

@@ -5,10 +5,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/conduitmcp/conduit/cluster"
 	"github.com/conduitmcp/conduit/gateway"
@@ -42,7 +44,7 @@ func (cl *clusterFlags) join(cfg host.Config, ho host.Options, logger *slog.Logg
 		secret = bytes.TrimSpace(data)
 	}
 	m, err := cluster.Join(cfg, cluster.Options{Name: cl.name, Listen: cl.listen, HealthPort: cl.health, Seeds: seeds, Refresh: cl.refresh,
-		Secret: secret, Host: ho, Logger: logger})
+		Drain: cl.drain, Secret: secret, Events: cl.printEvent, Host: ho, Logger: logger})
 	if err != nil {
 		return false, &exitError{code: exitUsage, err: err}
 	}
@@ -61,6 +63,53 @@ func (cl *clusterFlags) serve(g *gateway.Gateway) {
 	if cl.st.servers != nil {
 		cl.st.servers.HandleResume(g.Resume)
 	}
+}
+
+// startDrain begins the member's drain (cluster.Member.Drain, bounded by
+// --cluster-drain) and returns what waits for its end.
+func (cl *clusterFlags) startDrain() func() {
+	if cl.st.member == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), cl.drain)
+		defer cancel()
+		if left := cl.st.member.Drain(ctx); left > 0 {
+			fmt.Fprintf(cl.out, "conduit gateway: the drain bound (%s) passed with %d requests in flight on this member's servers: they fail\n", cl.drain, left)
+		}
+	}()
+	return func() { <-done }
+}
+
+// memberEvent is a membership event as --json prints it.
+type memberEvent struct {
+	Time     time.Time `json:"time"`
+	Cluster  string    `json:"cluster"`
+	Event    string    `json:"event"`
+	Member   string    `json:"member"`
+	MemberID string    `json:"member_id,omitempty"`
+	Members  int       `json:"members"`
+	Why      string    `json:"why,omitempty"`
+}
+
+// printEvent prints a membership event on stderr (stdout may be the MCP
+// channel): a JSON line with --json, else a line in words.
+func (cl *clusterFlags) printEvent(ev cluster.Event) {
+	if cl.out == nil {
+		return
+	}
+	if cl.json {
+		b, _ := json.Marshal(memberEvent{Time: ev.Time.UTC(), Cluster: cl.name, Event: string(ev.Kind), Member: ev.Member, MemberID: ev.ID, Members: ev.Members, Why: ev.Why})
+		_, _ = cl.out.Write(append(b, '\n'))
+		return
+	}
+	line := fmt.Sprintf("conduit gateway: %s member %s %s", ev.Time.Format("15:04:05.000"), ev.Member, ev.Kind)
+	if ev.Why != "" {
+		line += " (" + ev.Why + ")"
+	}
+	_, _ = fmt.Fprintf(cl.out, "%s: %d members\n", line, ev.Members)
 }
 
 // leave stops the member, once its gateway is closed.

@@ -50,5 +50,6 @@ func fileExists(p string) bool {
 
 func (cl *clusterFlags) leave()                 {}
 func (cl *clusterFlags) serve(*gateway.Gateway) {}
+func (cl *clusterFlags) startDrain() func()     { return func() {} }
 func (cl *clusterFlags) settle(any) error       { return nil }
 func (cl *clusterFlags) describe() string       { return "" }
