@@ -70,7 +70,7 @@ func (m *Member) Servers() *Servers {
 	m.servers.Store(s)
 	s.sub = m.system.EventStream.Subscribe(s.event)
 	if ms := m.c.MemberList.Members(); ms != nil {
-		s.onTopology(&pcluster.ClusterTopology{Members: ms.Members()})
+		s.onTopology(&pcluster.ClusterTopology{Members: ms.Members(), Joined: ms.Members()}) // those that joined before
 	}
 	go s.keepAlive()
 	return s

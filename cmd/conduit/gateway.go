@@ -55,6 +55,7 @@ hashing), and every member serves all of them (docs/cluster.md).`,
 	c.Flags().StringVar(&listen, "listen", "", "serve Streamable HTTP at http://`ADDR`/mcp (host:port) instead of stdio")
 	c.Flags().StringVar(&token, "token", "", "require this bearer `TOKEN` of every HTTP request (default $CONDUIT_GATEWAY_TOKEN); needed to listen beyond loopback")
 	a.maxMessageFlag(c.Flags())
+	c.Flags().BoolVar(&a.opts.json, "json", false, `machine output on stderr: logs as JSON objects, and with --cluster each membership event as {"time","cluster","event","member",…} per line`)
 	a.adminFlags(c.Flags())
 	cl.register(c)
 	return c
