@@ -47,9 +47,13 @@ type Servers struct {
 	handlers conduit.Handlers     // the gateway's input callbacks
 	resume   func(context.Context, *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error)
 
+	subs map[chan host.Event]struct{} // Subscribe's; nil once closed
+
 	// Counters of requests: started, completed (an answer came, a result
 	// or the server's error), failed because their member was lost.
 	Started, Completed, Lost, TimedOut atomic.Int64
+	// EventsDropped counts status events a slow subscriber lost.
+	EventsDropped atomic.Int64
 }
 
 // pending is a request in flight to the member at its address.
@@ -65,7 +69,7 @@ func (m *Member) Servers() *Servers {
 		changed: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		tools: map[string]toolsReply{}, rdv: pcluster.NewRendezvous(), members: map[string]string{},
 		lost: map[string]bool{}, topology: make(chan struct{}), rounds: make(chan struct{}), inflight: map[string]map[*pending]struct{}{},
-		calls: map[string]*call{}, draining: map[string]time.Time{},
+		calls: map[string]*call{}, draining: map[string]time.Time{}, subs: map[chan host.Event]struct{}{},
 	}
 	m.servers.Store(s)
 	s.sub = m.system.EventStream.Subscribe(s.event)
@@ -191,8 +195,12 @@ func (s *Servers) refresh() {
 				// Its tools stay in the catalog: a call activates the
 				// grain again, on a survivor when its member was lost.
 				if had {
+					was := old.Status.State
 					old.Status.State, old.Status.Err = host.StateRestarting, err.Error()
 					s.tools[name] = old
+					if was != host.StateRestarting {
+						s.publish(host.Event{Time: time.Now(), Status: s.statusLocked(name)})
+					}
 				}
 				return
 			}
@@ -205,6 +213,9 @@ func (s *Servers) refresh() {
 				s.signal()
 			}
 			s.tools[name] = r
+			if !had || old.Status.State != r.Status.State || old.Status.PID != r.Status.PID || old.Member != r.Member {
+				s.publish(host.Event{Time: time.Now(), Status: s.statusLocked(name)})
+			}
 		}()
 	}
 	wg.Wait()
@@ -453,6 +464,12 @@ func (s *Servers) Close() error {
 		s.m.system.EventStream.Unsubscribe(s.sub)
 	}
 	<-s.done
+	s.mu.Lock()
+	for ch := range s.subs {
+		close(ch)
+	}
+	s.subs = nil
+	s.mu.Unlock()
 	return nil
 }
 
@@ -483,17 +500,7 @@ func (s *Servers) Status() []host.Status {
 	defer s.mu.Unlock()
 	out := make([]host.Status, 0, len(s.names))
 	for _, name := range s.names {
-		r, ok := s.tools[name]
-		if !ok {
-			out = append(out, host.Status{Server: name, State: host.StateStarting})
-			continue
-		}
-		st := host.Status{Server: name, State: r.Status.State, Since: r.Status.Since, PID: r.Status.PID, Restarts: r.Status.Restarts,
-			Attempt: r.Status.Attempt, Tools: r.Status.Tools, Calls: r.Status.Calls}
-		if r.Status.Err != "" {
-			st.Err = errors.New(r.Status.Err)
-		}
-		out = append(out, st)
+		out = append(out, s.statusLocked(name))
 	}
 	return out
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -167,4 +169,82 @@ func TestGatewayClusterPrintsMembershipEventsAsJSON(t *testing.T) {
 		{Cluster: "c", Event: "left", Member: members[1].remote, Members: 1},
 	}, got)
 	t.Logf("events in %v", time.Since(t0))
+}
+
+// conduit gateway --cluster --admin serves each member's admin listener:
+// /readyz and the servers' state from the cluster's view, so on every
+// member; the tool calls counted where the server runs, on its holder
+// only, whichever member took the calls; /readyz is 503 once it drains.
+func TestGatewayClusterServesAdmin(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "mark")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	marks, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer marks.Close()
+	cfg := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers":{"s":{"command":%q,"env":{%q:"1","CONDUIT_CLUSTER_MARK":%q}}}}`, os.Args[0], clusterServerEnv, fifo))
+	members := startCluster(t, 2, cfg, "--admin", "127.0.0.1:0", "--cluster-drain", "5s")
+	adminRE := regexp.MustCompile(`^conduit gateway: admin at (http://127\.0\.0\.1:\d+/) `)
+	admins := make([]string, len(members))
+	for i, m := range members {
+		for _, l := range m.beforeReady() {
+			if g := adminRE.FindStringSubmatch(l); g != nil {
+				admins[i] = g[1]
+			}
+		}
+		require.NotEmpty(t, admins[i], "member %s printed its admin address", m.remote)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var counts tally
+	var pid string
+	for _, m := range members {
+		cs := connectMCP(t, ctx, m.url)
+		for range 3 {
+			pid, err = work(ctx, cs, false, &counts)
+			require.NoError(t, err)
+		}
+		_ = cs.Close()
+	}
+	holderPID := parentPID(t, strings.TrimPrefix(pid, "pid "))
+	get := func(url string) (int, string) {
+		resp, err := http.Get(url)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for i, m := range members {
+		code, body := get(admins[i] + "readyz")
+		assert.Equal(t, http.StatusOK, code)
+		assert.JSONEq(t, `{"ready":true,"not_ready":[]}`, body)
+		_, metrics := get(admins[i] + "metrics")
+		assert.Contains(t, metrics, `conduit_server_state{server="s",state="ready"} 1`, m.remote)
+		if m.cmd.Process.Pid == holderPID {
+			assert.Contains(t, metrics, `conduit_tool_calls_total{outcome="ok",server="s",tool="work"} 6`, "the holder counts every call")
+		} else {
+			assert.NotContains(t, metrics, `conduit_tool_calls_total{`, "a member that holds no server counts no call")
+		}
+	}
+	assert.Equal(t, map[string]int{"started": 6, "completed": 6}, counts.get())
+	// A draining member is not ready.
+	other := 0
+	if members[0].cmd.Process.Pid == holderPID {
+		other = 1
+	}
+	cs := connectMCP(t, ctx, members[other].url)
+	defer cs.Close()
+	hung := make(chan struct{})
+	go func() {
+		defer close(hung)
+		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "s__work", Arguments: map[string]any{"sleepMs": 3000}})
+	}()
+	require.True(t, bufio.NewScanner(marks).Scan())
+	holder := 1 - other
+	require.NoError(t, members[holder].cmd.Process.Signal(syscall.SIGTERM))
+	require.Eventually(t, func() bool {
+		code, body := get(admins[holder] + "readyz")
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "this member drains before it leaves the cluster")
+	}, 5*time.Second, 20*time.Millisecond)
+	<-hung
 }

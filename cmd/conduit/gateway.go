@@ -87,9 +87,6 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 	ho := host.Options{MaxMessageBytes: int(a.opts.maxMessageBytes),
 		Client: conduit.Options{TracerProvider: a.tracerProvider()}, ServerOptions: serverOptionsOf(metrics)}
 	gopts := gateway.Options{Logger: logger, Host: ho}
-	if cl.name != "" && metrics != nil {
-		return usagef("--admin is not served by a cluster member yet (docs/cluster.md)")
-	}
 	cl.out, cl.json = a.stderr, a.opts.json
 	joined, err := cl.join(cfg, ho, logger, &gopts)
 	if err != nil {
@@ -102,7 +99,7 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 	}
 	defer g.Close()
 	cl.serve(g)
-	stopAdmin, err := a.serveAdmin(g.Host(), metrics, admin.Options{Title: "conduit gateway", Sessions: func() int {
+	stopAdmin, err := a.serveAdmin(cl.adminSource(g), metrics, admin.Options{Title: "conduit gateway", Sessions: func() int {
 		n := 0
 		for range g.Server().Sessions() {
 			n++

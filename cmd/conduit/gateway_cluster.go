@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/conduitmcp/conduit/admin"
 	"github.com/conduitmcp/conduit/cluster"
 	"github.com/conduitmcp/conduit/gateway"
 	"github.com/conduitmcp/conduit/host"
@@ -63,6 +64,16 @@ func (cl *clusterFlags) serve(g *gateway.Gateway) {
 	if cl.st.servers != nil {
 		cl.st.servers.HandleResume(g.Resume)
 	}
+}
+
+// adminSource is what --admin serves: the member's view of the cluster's
+// servers (their status from the keep-alive; /metrics counts the calls of
+// the servers this member holds), or g's host without --cluster.
+func (cl *clusterFlags) adminSource(g *gateway.Gateway) admin.Source {
+	if cl.st.servers != nil {
+		return cl.st.servers
+	}
+	return g.Host()
 }
 
 // startDrain begins the member's drain (cluster.Member.Drain, bounded by
