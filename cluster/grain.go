@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +34,9 @@ type serverGrain struct {
 	id   string
 	h    *host.Host
 	busy atomic.Int64 // its requests in flight
+
+	mu    sync.Mutex
+	calls map[origin]context.CancelFunc // its CallTools in flight, by origin
 }
 
 func (g *serverGrain) Receive(ctx actor.Context) {
@@ -41,6 +45,10 @@ func (g *serverGrain) Receive(ctx actor.Context) {
 		g.id = msg.Identity.Identity
 		g.h = g.m.activate(g.id)
 	case *pcluster.GrainRequest:
+		if msg.MessageTypeName == typeCancel {
+			g.cancel(msg.MessageData)
+			return
+		}
 		sender := ctx.Sender()
 		if sender == nil {
 			return
@@ -63,6 +71,35 @@ func (g *serverGrain) Receive(ctx actor.Context) {
 		}()
 	case *actor.Stopped:
 		g.m.deactivate(g.id, g.h, &g.busy)
+	}
+}
+
+// track keeps cancel as the call of o's until the returned function.
+func (g *serverGrain) track(o origin, cancel context.CancelFunc) func() {
+	g.mu.Lock()
+	if g.calls == nil {
+		g.calls = map[origin]context.CancelFunc{}
+	}
+	g.calls[o] = cancel
+	g.mu.Unlock()
+	return func() {
+		g.mu.Lock()
+		delete(g.calls, o)
+		g.mu.Unlock()
+	}
+}
+
+// cancel ends the call a Cancel names, if it still runs.
+func (g *serverGrain) cancel(data []byte) {
+	var o origin
+	if json.Unmarshal(data, &o) != nil {
+		return
+	}
+	g.mu.Lock()
+	cancel := g.calls[o]
+	g.mu.Unlock()
+	if cancel != nil {
+		cancel()
 	}
 }
 
@@ -94,6 +131,10 @@ func (g *serverGrain) serve(h *host.Host, msg *pcluster.GrainRequest) *pcluster.
 		var opts []conduit.CallOption
 		if req.Origin != nil {
 			opts = append(opts, conduit.WithAssigns(map[string]any{originKey: req.Origin}))
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			defer g.track(*req.Origin, cancel)()
 		}
 		res, err = h.CallTool(ctx, g.id, req.Tool, args, opts...)
 	case typeGetPrompt:

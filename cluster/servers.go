@@ -306,6 +306,11 @@ func (s *Servers) request(ctx context.Context, server, typeName string, req requ
 	}
 	resp, err := s.send(ctx, pid, typeName, data, method, func(lost lostMember) error { return errLost(method, server, lost) })
 	if err != nil {
+		if req.Origin != nil && ctx.Err() != nil {
+			// The holding member's call ends too, not at its deadline.
+			o, _ := json.Marshal(req.Origin)
+			s.m.system.Root.Send(pid, &pcluster.GrainRequest{MessageTypeName: typeCancel, MessageData: o})
+		}
 		return err
 	}
 	return decodeAnswer(method, resp, out)

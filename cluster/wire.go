@@ -34,6 +34,9 @@ const (
 	typeInput    = "conduit.cluster.v1.Input"    // inputRequest → the input's result (CreateMessageResult, ElicitResult, ListRootsResult)
 	typeResume   = "conduit.cluster.v1.Resume"   // resumeRequest → CallToolResult (input_required or complete)
 	typeDraining = "conduit.cluster.v1.Draining" // drainingNotice → null
+	// To a server grain, without an answer: the CallTool of origin ended
+	// on its member (its client went, or its deadline passed).
+	typeCancel = "conduit.cluster.v1.Cancel" // origin
 
 	typeResult = "conduit.cluster.v1.Result"
 	typeError  = "conduit.cluster.v1.Error"

@@ -248,3 +248,54 @@ func TestGatewayClusterServesAdmin(t *testing.T) {
 	}, 5*time.Second, 20*time.Millisecond)
 	<-hung
 }
+
+// A downstream call that ends (its client gave up) through a member that
+// does not hold the server ends on the holding member too: the server is
+// told the call is cancelled, not left to run to its 5 min deadline.
+func TestGatewayClusterCancelReachesTheHoldingMember(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "mark")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	marks, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer marks.Close()
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(marks)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	cfg := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers":{"s":{"command":%q,"env":{%q:"1","CONDUIT_CLUSTER_MARK":%q}}}}`, os.Args[0], clusterServerEnv, fifo))
+	members := startCluster(t, 2, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var counts tally
+	sessions := make([]*mcp.ClientSession, len(members))
+	for i, m := range members {
+		sessions[i] = connectMCP(t, ctx, m.url)
+		defer sessions[i].Close()
+	}
+	pid, err := work(ctx, sessions[0], false, &counts)
+	require.NoError(t, err)
+	via := 0
+	if members[0].cmd.Process.Pid == parentPID(t, strings.TrimPrefix(pid, "pid ")) {
+		via = 1
+	}
+	callCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := work(callCtx, sessions[via], true, &counts)
+		done <- err
+	}()
+	assert.Equal(t, "hang", <-lines)
+	stop()
+	require.Error(t, <-done)
+	select {
+	case l := <-lines:
+		assert.Equal(t, "cancelled", l)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server was not told the call was cancelled")
+	}
+	assert.Equal(t, map[string]int{"started": 2, "completed": 1, "failed: deadline": 1}, counts.get())
+}

@@ -28,7 +28,8 @@ const clusterServerEnv = "CONDUIT_CLUSTER_SERVER"
 // clusterServer is a legacy stdio server with one tool, "work": it answers
 // "pid N" (its process id), or, with {"hang": true}, writes "hang" to the
 // FIFO $CONDUIT_CLUSTER_MARK and never answers, or, with {"sleepMs": N},
-// writes "sleep" there and answers N ms later.
+// writes "sleep" there and answers N ms later. It writes "cancelled" there
+// for each notifications/cancelled.
 func clusterServer(r io.Reader, w io.Writer) int {
 	mark, err := os.OpenFile(os.Getenv("CONDUIT_CLUSTER_MARK"), os.O_WRONLY, 0)
 	if err != nil {
@@ -48,7 +49,13 @@ func clusterServer(r io.Reader, w io.Writer) int {
 				} `json:"arguments"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(sc.Bytes(), &m) != nil || len(m.ID) == 0 {
+		if json.Unmarshal(sc.Bytes(), &m) != nil {
+			continue
+		}
+		if m.Method == "notifications/cancelled" {
+			fmt.Fprintln(mark, "cancelled")
+		}
+		if len(m.ID) == 0 {
 			continue
 		}
 		switch m.Method {
