@@ -85,9 +85,10 @@ type Member struct {
 	// were still running when Drain's bound passed: their server stopped.
 	Cut atomic.Int64
 
-	mu     sync.Mutex
-	hosts  map[string]*host.Host // the servers this member holds, by name
-	closed bool
+	mu       sync.Mutex
+	hosts    map[string]*host.Host // the servers this member holds, by name
+	closed   bool
+	retiring sync.WaitGroup // hosts of stopped grains, until closed (Add under mu, before closed)
 }
 
 // Join starts a member of the cluster opts.Name serving the servers of cfg
@@ -223,6 +224,7 @@ func (m *Member) deactivate(name string, h *host.Host, busy *atomic.Int64) {
 	mine := m.hosts[name] == h
 	if mine {
 		delete(m.hosts, name)
+		m.retiring.Add(1)
 	}
 	m.mu.Unlock()
 	if !mine { // replaced (closed then) or closed by Close
@@ -230,6 +232,7 @@ func (m *Member) deactivate(name string, h *host.Host, busy *atomic.Int64) {
 	}
 	m.logger.Info("cluster: server deactivated on this member", "server", name, "member", m.Address(), "in_flight", busy.Load())
 	go func() {
+		defer m.retiring.Done()
 		if left := waitIdle(context.Background(), busy, m.opts.Drain); left > 0 {
 			m.Cut.Add(left)
 			m.logger.Warn("cluster: a moved server's requests in flight outlived the drain bound; its server stops", "server", name, "requests", left, "bound", m.opts.Drain)
@@ -305,7 +308,9 @@ func (m *Member) Drain(ctx context.Context) int64 {
 
 // Close leaves the cluster gracefully (the provider stops announcing this
 // member, so the others place its grains elsewhere when next addressed)
-// and stops the servers it held.
+// and stops the servers it held, those of grains that stopped before
+// included (each once its requests in flight ended, Options.Drain at
+// most). Drain first hands them over.
 func (m *Member) Close() error {
 	m.mu.Lock()
 	if m.closed {
@@ -321,5 +326,6 @@ func (m *Member) Close() error {
 	for _, h := range hosts {
 		errs = append(errs, h.Close())
 	}
+	m.retiring.Wait() // the servers of grains that stopped before, bounded by Drain
 	return errors.Join(errs...)
 }
