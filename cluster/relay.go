@@ -144,11 +144,11 @@ func (s *Servers) serveInput(data []byte) *pcluster.GrainResponse {
 		return encodeError(&conduit.RPCError{Code: messages.CodeMethodNotFound,
 			Message: fmt.Sprintf("Method not found: %s (its call through member %s has ended)", in.Method, s.m.Address())})
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, timeLeft(context.Background()))
+	timeout := defaultCallTimeout
 	if in.TimeoutMS > 0 {
-		cancel()
-		ctx, cancel = context.WithTimeout(c.ctx, millis(in.TimeoutMS))
+		timeout = millis(in.TimeoutMS)
 	}
+	ctx, cancel := context.WithTimeout(c.ctx, timeout) // and it ends with its call
 	defer cancel()
 	rc := conduit.RequestContext{ServerID: in.Server, Era: in.Era, Assigns: c.assigns, InputKey: in.InputKey, InputsInRound: in.InputsInRound}
 	var res any
