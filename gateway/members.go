@@ -46,7 +46,7 @@ func (g *Gateway) resumeAnywhere(ctx context.Context, p *mcp.CallToolParamsRaw) 
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	if g.members == nil || member == g.relay.self {
+	if g.members == nil || member == "" || member == g.relay.self {
 		return g.Resume(ctx, p)
 	}
 	res, err := g.members.Resume(ctx, member, p)
