@@ -273,8 +273,15 @@ func (m *Member) Drain(ctx context.Context) int64 {
 	if m.draining.Swap(true) {
 		return m.busy.Load()
 	}
-	m.event(Event{Kind: EventDraining, Member: m.Address(), ID: m.ID()})
 	until := time.Now().Add(m.opts.Drain + 4*m.opts.Refresh + 5*time.Second)
+	if s := m.servers.Load(); s != nil {
+		// Its own gateway's requests to its grains go on too when its
+		// own topology drops it.
+		s.mu.Lock()
+		s.draining[m.Address()] = until
+		s.mu.Unlock()
+	}
+	m.event(Event{Kind: EventDraining, Member: m.Address(), ID: m.ID(), Members: m.c.MemberList.Members().Len()})
 	data, _ := json.Marshal(drainingNotice{Member: m.Address(), UntilMS: until.UnixMilli()})
 	var futures []*actor.Future
 	for _, mb := range m.c.MemberList.Members().Members() {

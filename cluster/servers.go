@@ -52,6 +52,9 @@ type Servers struct {
 	// Counters of requests: started, completed (an answer came, a result
 	// or the server's error), failed because their member was lost.
 	Started, Completed, Lost, TimedOut atomic.Int64
+	// Resent counts requests sent again because their grain had stopped
+	// before they reached it (a dead letter: nothing ran).
+	Resent atomic.Int64
 	// EventsDropped counts status events a slow subscriber lost.
 	EventsDropped atomic.Int64
 }
@@ -300,11 +303,31 @@ func (s *Servers) request(ctx context.Context, server, typeName string, req requ
 	if err != nil {
 		return err
 	}
-	pid, err := s.resolve(ctx, server, method)
-	if err != nil {
-		return err
+	var pid *actor.PID
+	var resp *pcluster.GrainResponse
+	for {
+		if pid, err = s.resolve(ctx, server, method); err != nil {
+			return err
+		}
+		resp, err = s.send(ctx, pid, typeName, data, method, func(lost lostMember) error { return errLost(method, server, lost) })
+		if !errors.Is(err, errNotDelivered) {
+			break
+		}
+		// The grain stopped before the request reached it (it moves: its
+		// member drains, or one joined): nothing ran, so it is sent again
+		// to the grain's activation now.
+		s.Resent.Add(1)
+		s.mu.Lock()
+		wait := s.topology
+		s.mu.Unlock()
+		retry := time.NewTimer(50 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-wait:
+		case <-retry.C:
+		}
+		retry.Stop()
 	}
-	resp, err := s.send(ctx, pid, typeName, data, method, func(lost lostMember) error { return errLost(method, server, lost) })
 	if err != nil {
 		if req.Origin != nil && ctx.Err() != nil {
 			// The holding member's call ends too, not at its deadline.
@@ -405,6 +428,9 @@ func (s *Servers) send(ctx context.Context, pid *actor.PID, typeName string, dat
 	select {
 	case a := <-got:
 		if a.err != nil {
+			if errors.Is(a.err, actor.ErrDeadLetter) {
+				return nil, errNotDelivered
+			}
 			if errors.Is(a.err, actor.ErrTimeout) {
 				s.TimedOut.Add(1)
 				return nil, &conduit.Error{Kind: conduit.KindTimeout, Method: method, Message: fmt.Sprintf("cluster: no answer from member %s in time", pid.Address), Err: context.DeadlineExceeded}
@@ -432,6 +458,10 @@ func (s *Servers) send(ctx context.Context, pid *actor.PID, typeName string, dat
 		return nil, &conduit.Error{Kind: kind, Method: method, Message: fmt.Sprintf("cluster: no answer from member %s in time", pid.Address), Err: ctx.Err()}
 	}
 }
+
+// errNotDelivered is a request that reached no actor (a dead letter): its
+// target had stopped, so nothing ran.
+var errNotDelivered = errors.New("cluster: the request reached no actor")
 
 // decodeAnswer decodes a typeResult answer into out (nil: ignored), or
 // returns a typeError answer's error.
