@@ -261,6 +261,29 @@ func waitIdle(ctx context.Context, busy *atomic.Int64, bound time.Duration) int6
 	return 0
 }
 
+// othersStay reports whether a member other than this one is in the
+// topology and has not said it drains: when none is, no one takes the
+// grains over, and the provider (which publishes no empty topology) never
+// drops this member, so the drain waits only for the requests in flight.
+func (m *Member) othersStay() bool {
+	s := m.servers.Load()
+	for _, mb := range m.c.MemberList.Members().Members() {
+		if mb.Id == m.ID() {
+			continue
+		}
+		if s == nil {
+			return true
+		}
+		s.mu.Lock()
+		until, drains := s.draining[mb.Address()]
+		s.mu.Unlock()
+		if !drains || time.Now().After(until) {
+			return true
+		}
+	}
+	return false
+}
+
 // Drain hands this member's grains over before it leaves: it tells the
 // other members that it drains (so that they wait for its answers, rather
 // than fail them, when the provider drops it), stops answering the
@@ -298,17 +321,19 @@ func (m *Member) Drain(ctx context.Context) int64 {
 	// 503 as the others' do), then a refresh more for the others'.
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for m.c.MemberList.ContainsMemberID(m.ID()) {
+	for m.c.MemberList.ContainsMemberID(m.ID()) && m.othersStay() {
 		select {
 		case <-ctx.Done():
 			return m.busy.Load()
 		case <-tick.C:
 		}
 	}
-	select {
-	case <-ctx.Done():
-		return m.busy.Load()
-	case <-time.After(m.opts.Refresh):
+	if m.othersStay() {
+		select {
+		case <-ctx.Done():
+			return m.busy.Load()
+		case <-time.After(m.opts.Refresh):
+		}
 	}
 	return waitIdle(ctx, &m.busy, m.opts.Drain)
 }
