@@ -3,7 +3,11 @@ package cluster
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
+	"time"
+
+	pcluster "github.com/asynkron/protoactor-go/cluster"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -63,5 +67,33 @@ func TestClusterJoinRefusesUnreachableSettings(t *testing.T) {
 		m, err := Join(host.Config{}, c.opts)
 		assert.Nil(t, m)
 		assert.EqualError(t, err, c.want)
+	}
+}
+
+// A client's or a gateway's own JSON-RPC error (an input refused, a
+// requestState refused) crosses with its code, message and data, so the
+// server, or the downstream client, sees the same error.
+func TestClusterWireErrorKeepsABareRPCError(t *testing.T) {
+	resp := encodeError(fmt.Errorf("wrapped: %w", &conduit.RPCError{Code: -32601, Message: "Method not found: roots/list", Data: json.RawMessage(`1`)}))
+	var we wireError
+	require.NoError(t, json.Unmarshal(resp.MessageData, &we))
+	assert.Equal(t, wireError{Kind: conduit.KindRPC, Message: "wrapped: jsonrpc error -32601: Method not found: roots/list (data: 1)", Code: -32601, RPCMessage: "Method not found: roots/list", Data: json.RawMessage(`1`)}, we)
+}
+
+// Every member derives the same requestState key from the same secret,
+// and another from another.
+func TestClusterStateKeyIsTheSecretsOnly(t *testing.T) {
+	a, b := stateKey([]byte("secret-0123456789")), stateKey([]byte("secret-0123456789"))
+	assert.Equal(t, a, b)
+	assert.Len(t, a, 32)
+	assert.NotEqual(t, a, stateKey([]byte("secret-0123456780")))
+	assert.NotEqual(t, []byte("secret-0123456789"), a[:17], "the key is not the secret")
+}
+
+// Undecodable relay requests are answered with an error, not a panic.
+func TestClusterRelayRefusesGarbage(t *testing.T) {
+	s := &Servers{m: &Member{}, calls: map[string]*call{}, draining: map[string]time.Time{}}
+	for _, resp := range []*pcluster.GrainResponse{s.serveInput([]byte("{")), s.serveResume([]byte("[")), s.onDraining([]byte("7"))} {
+		assert.Equal(t, typeError, resp.MessageTypeName)
 	}
 }
