@@ -54,6 +54,12 @@ func (r *relayActor) Receive(ctx actor.Context) {
 	if !ok {
 		return
 	}
+	if msg.MessageTypeName == typeCancelResume {
+		if s := r.m.servers.Load(); s != nil {
+			s.cancelResume(msg.MessageData)
+		}
+		return
+	}
 	sender := ctx.Sender()
 	if sender == nil {
 		return
@@ -268,14 +274,24 @@ func (s *Servers) Resume(ctx context.Context, member string, p *mcp.CallToolPara
 	if err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(resumeRequest{TimeoutMS: timeLeft(ctx).Milliseconds(), Params: params})
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	id := hex.EncodeToString(b)
+	data, err := json.Marshal(resumeRequest{TimeoutMS: timeLeft(ctx).Milliseconds(), ID: id, Params: params})
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.send(ctx, actor.NewPID(member, relayName), typeResume, data, method, func(lost lostMember) error {
+	pid := actor.NewPID(member, relayName)
+	resp, err := s.send(ctx, pid, typeResume, data, method, func(lost lostMember) error {
 		return fmt.Errorf("cluster member %s holding the call was lost: %s", lost.member, lost.why)
 	})
 	if err != nil {
+		if ctx.Err() != nil {
+			// Its client went: the wait there ends too, as a local
+			// retry's does (which cancels the call).
+			cancel, _ := json.Marshal(map[string]string{"id": id})
+			s.m.system.Root.Send(pid, &pcluster.GrainRequest{MessageTypeName: typeCancelResume, MessageData: cancel})
+		}
 		return nil, err
 	}
 	if resp.MessageTypeName == typeError {
@@ -311,6 +327,16 @@ func (s *Servers) serveResume(data []byte) *pcluster.GrainResponse {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), millis(max(in.TimeoutMS, 1)))
 	defer cancel()
+	if in.ID != "" {
+		s.mu.Lock()
+		s.resumes[in.ID] = cancel
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			delete(s.resumes, in.ID)
+			s.mu.Unlock()
+		}()
+	}
 	res, err := resume(ctx, &p)
 	if err != nil {
 		var je *jsonrpc.Error
@@ -328,4 +354,20 @@ func (s *Servers) serveResume(data []byte) *pcluster.GrainResponse {
 
 func errUndecodable(what string, err error) error {
 	return fmt.Errorf("cluster: undecodable %s: %v", what, err)
+}
+
+// cancelResume ends the Resume a CancelResume names, if it still runs.
+func (s *Servers) cancelResume(data []byte) {
+	var c struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(data, &c) != nil {
+		return
+	}
+	s.mu.Lock()
+	cancel := s.resumes[c.ID]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }

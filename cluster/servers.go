@@ -41,10 +41,11 @@ type Servers struct {
 	lost     map[string]bool       // addresses whose connection dropped, until the topology drops them too
 	topology chan struct{}         // closed and replaced at each topology or loss
 	inflight map[string]map[*pending]struct{}
-	rounds   chan struct{}        // closed and replaced after each keep-alive round
-	calls    map[string]*call     // the calls this member's gateway makes, by id, while they run
-	draining map[string]time.Time // members that said they drain, until when
-	handlers conduit.Handlers     // the gateway's input callbacks
+	rounds   chan struct{}                 // closed and replaced after each keep-alive round
+	calls    map[string]*call              // the calls this member's gateway makes, by id, while they run
+	draining map[string]time.Time          // members that said they drain, until when
+	resumes  map[string]context.CancelFunc // the Resumes this member serves, by id
+	handlers conduit.Handlers              // the gateway's input callbacks
 	resume   func(context.Context, *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error)
 
 	subs map[chan host.Event]struct{} // Subscribe's; nil once closed
@@ -73,6 +74,7 @@ func (m *Member) Servers() *Servers {
 		tools: map[string]toolsReply{}, rdv: pcluster.NewRendezvous(), members: map[string]string{},
 		lost: map[string]bool{}, topology: make(chan struct{}), rounds: make(chan struct{}), inflight: map[string]map[*pending]struct{}{},
 		calls: map[string]*call{}, draining: map[string]time.Time{}, subs: map[chan host.Event]struct{}{},
+		resumes: map[string]context.CancelFunc{},
 	}
 	m.servers.Store(s)
 	s.sub = m.system.EventStream.Subscribe(s.event)

@@ -37,6 +37,9 @@ const (
 	// To a server grain, without an answer: the CallTool of origin ended
 	// on its member (its client went, or its deadline passed).
 	typeCancel = "conduit.cluster.v1.Cancel" // origin
+	// To a member's relay, without an answer: the downstream request of a
+	// Resume it serves ended on the member that sent it.
+	typeCancelResume = "conduit.cluster.v1.CancelResume" // {"id"}
 
 	typeResult = "conduit.cluster.v1.Result"
 	typeError  = "conduit.cluster.v1.Error"
@@ -85,6 +88,7 @@ type inputRequest struct {
 // requestState and inputResponses) sent to the member holding its call.
 type resumeRequest struct {
 	TimeoutMS int64           `json:"timeoutMs,omitempty"`
+	ID        string          `json:"id,omitempty"` // what a CancelResume names
 	Params    json.RawMessage `json:"params"`
 }
 

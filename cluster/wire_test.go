@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	pcluster "github.com/asynkron/protoactor-go/cluster"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -96,4 +98,34 @@ func TestClusterRelayRefusesGarbage(t *testing.T) {
 	for _, resp := range []*pcluster.GrainResponse{s.serveInput([]byte("{")), s.serveResume([]byte("[")), s.onDraining([]byte("7"))} {
 		assert.Equal(t, typeError, resp.MessageTypeName)
 	}
+}
+
+// A CancelResume ends the Resume it names: the gateway's wait for the
+// call's next round ends as a local retry's does when its client goes.
+func TestClusterCancelResumeEndsItsWait(t *testing.T) {
+	s := &Servers{m: &Member{}, resumes: map[string]context.CancelFunc{}}
+	waiting := make(chan struct{})
+	s.HandleResume(func(ctx context.Context, _ *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
+		close(waiting)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	done := make(chan *pcluster.GrainResponse)
+	go func() {
+		done <- s.serveResume([]byte(`{"timeoutMs":600000,"id":"r1","params":{"name":"t","requestState":"x"}}`))
+	}()
+	<-waiting
+	s.cancelResume([]byte(`{"id":"other"}`))
+	s.cancelResume([]byte(`{"id":"r1"}`))
+	var resp *pcluster.GrainResponse
+	select {
+	case resp = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Resume was not cancelled")
+	}
+	assert.Equal(t, typeError, resp.MessageTypeName)
+	assert.Contains(t, string(resp.MessageData), "context canceled")
+	s.mu.Lock()
+	assert.Empty(t, s.resumes)
+	s.mu.Unlock()
 }
