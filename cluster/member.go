@@ -84,6 +84,9 @@ type Member struct {
 	// Cut counts requests in flight on a grain that stopped here which
 	// were still running when Drain's bound passed: their server stopped.
 	Cut atomic.Int64
+	// Unattributed counts input requests of the servers it holds that
+	// belonged to no call it could name (refused -32601).
+	Unattributed atomic.Int64
 
 	mu       sync.Mutex
 	hosts    map[string]*host.Host // the servers this member holds, by name

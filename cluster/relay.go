@@ -193,6 +193,8 @@ func (m *Member) forward(ctx context.Context, rc conduit.RequestContext, method,
 	o, _ := rc.Assigns[originKey].(*origin)
 	s := m.servers.Load()
 	if o == nil || s == nil {
+		m.Unattributed.Add(1)
+		m.logger.Warn("cluster: an input request belongs to no call this member can name; refused", "server", rc.ServerID, "method", method, "total", m.Unattributed.Load())
 		return &conduit.RPCError{Code: messages.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %s (it belongs to no call of a client of the gateway)", method)}
 	}
 	p, err := json.Marshal(params)
