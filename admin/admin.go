@@ -55,7 +55,7 @@ type Options struct {
 
 // Server serves a host's admin paths. Close it before the host.
 type Server struct {
-	h    *host.Host
+	h    Source
 	m    *Metrics
 	opts Options
 
@@ -66,10 +66,22 @@ type Server struct {
 	done    chan struct{}
 }
 
+// Source is what a Server serves: a *host.Host, or a cluster member's
+// view of the cluster's servers (package cluster). Its methods are safe
+// for concurrent use.
+type Source interface {
+	Subscribe() (<-chan host.Event, func())
+	Readiness() []host.NotReady
+	Status() []host.Status
+	Tools() []host.Tool
+}
+
+var _ Source = (*host.Host)(nil)
+
 // New serves h, whose host.Options.ServerOptions was m.ServerOptions. It
 // follows h's events (the page's recent events, the starts counter) until
 // Close.
-func New(h *host.Host, m *Metrics, opts Options) *Server {
+func New(h Source, m *Metrics, opts Options) *Server {
 	if opts.RecentEvents <= 0 {
 		opts.RecentEvents = DefaultRecentEvents
 	}

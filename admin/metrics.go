@@ -279,14 +279,14 @@ func (m *Metrics) fly(server string, d int) {
 
 // hostCollector reads the host's servers at each scrape.
 type hostCollector struct {
-	h                                    *host.Host
+	h                                    Source
 	state, restarts, tools, drops, stuck *prometheus.Desc
 }
 
 // states are the values of the state label.
 var states = []host.State{host.StateStarting, host.StateReady, host.StateRestarting, host.StateParked, host.StateStopped}
 
-func newHostCollector(h *host.Host) *hostCollector {
+func newHostCollector(h Source) *hostCollector {
 	return &hostCollector{
 		h: h,
 		state: prometheus.NewDesc("conduit_server_state",

@@ -53,7 +53,7 @@ func BenchmarkClusterHop(b *testing.B) {
 	var members []*Member
 	var servers []*Servers
 	for i := range 2 {
-		m, err := Join(cfg, Options{Name: "bench", Listen: fmt.Sprintf("127.0.0.1:%d", freePort(b)), HealthPort: health[i], Seeds: seeds, Refresh: 200 * time.Millisecond})
+		m, err := Join(cfg, Options{Name: "bench", Listen: fmt.Sprintf("127.0.0.1:%d", freePort(b)), HealthPort: health[i], Seeds: seeds, Refresh: 200 * time.Millisecond, Secret: []byte("bench-secret-0123456789")})
 		if err != nil {
 			b.Fatal(err)
 		}

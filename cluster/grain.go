@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
 
+	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/host"
 )
 
@@ -27,9 +30,13 @@ const defaultCallTimeout = 5 * time.Minute
 // answer the caller's future directly: a call that waits on its server
 // never holds up the grain (docs/cluster.md).
 type serverGrain struct {
-	m  *Member
-	id string
-	h  *host.Host
+	m    *Member
+	id   string
+	h    *host.Host
+	busy atomic.Int64 // its requests in flight
+
+	mu    sync.Mutex
+	calls map[origin]context.CancelFunc // its CallTools in flight, by origin
 }
 
 func (g *serverGrain) Receive(ctx actor.Context) {
@@ -38,13 +45,21 @@ func (g *serverGrain) Receive(ctx actor.Context) {
 		g.id = msg.Identity.Identity
 		g.h = g.m.activate(g.id)
 	case *pcluster.GrainRequest:
+		if msg.MessageTypeName == typeCancel {
+			g.cancel(msg.MessageData)
+			return
+		}
 		sender := ctx.Sender()
 		if sender == nil {
 			return
 		}
 		h, root := g.h, ctx.ActorSystem().Root
+		g.busy.Add(1)
+		g.m.busy.Add(1)
 		go func() {
 			var resp *pcluster.GrainResponse
+			defer g.m.busy.Add(-1)
+			defer g.busy.Add(-1)
 			defer func() {
 				if r := recover(); r != nil {
 					g.m.logger.Error("cluster: a grain request panicked", "server", g.id, "panic", r, "stack", string(debug.Stack()))
@@ -55,7 +70,36 @@ func (g *serverGrain) Receive(ctx actor.Context) {
 			resp = g.serve(h, msg)
 		}()
 	case *actor.Stopped:
-		g.m.deactivate(g.id, g.h)
+		g.m.deactivate(g.id, g.h, &g.busy)
+	}
+}
+
+// track keeps cancel as the call of o's until the returned function.
+func (g *serverGrain) track(o origin, cancel context.CancelFunc) func() {
+	g.mu.Lock()
+	if g.calls == nil {
+		g.calls = map[origin]context.CancelFunc{}
+	}
+	g.calls[o] = cancel
+	g.mu.Unlock()
+	return func() {
+		g.mu.Lock()
+		delete(g.calls, o)
+		g.mu.Unlock()
+	}
+}
+
+// cancel ends the call a Cancel names, if it still runs.
+func (g *serverGrain) cancel(data []byte) {
+	var o origin
+	if json.Unmarshal(data, &o) != nil {
+		return
+	}
+	g.mu.Lock()
+	cancel := g.calls[o]
+	g.mu.Unlock()
+	if cancel != nil {
+		cancel()
 	}
 }
 
@@ -84,7 +128,15 @@ func (g *serverGrain) serve(h *host.Host, msg *pcluster.GrainRequest) *pcluster.
 		if len(req.Arguments) > 0 {
 			args = req.Arguments
 		}
-		res, err = h.CallTool(ctx, g.id, req.Tool, args)
+		var opts []conduit.CallOption
+		if req.Origin != nil {
+			opts = append(opts, conduit.WithAssigns(map[string]any{originKey: req.Origin}))
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			defer g.track(*req.Origin, cancel)()
+		}
+		res, err = h.CallTool(ctx, g.id, req.Tool, args, opts...)
 	case typeGetPrompt:
 		res, err = h.GetPrompt(ctx, g.id, req.Name, req.PromptArguments)
 	case typeReadResource:

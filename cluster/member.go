@@ -11,6 +11,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -48,6 +50,18 @@ type Options struct {
 	// Refresh is how often the provider polls the seeds and the members'
 	// gateways refresh the catalog from the server grains (default 1s).
 	Refresh time.Duration
+	// Secret is the cluster's shared secret (MinSecret bytes at least),
+	// the same on every member: the requestStates of modern calls are
+	// sealed under a key derived from it, so that any member opens any
+	// member's (docs/cluster.md).
+	Secret []byte
+	// Drain bounds how long a server's requests in flight may go on once
+	// its grain stops here (it moved, or this member drains before it
+	// leaves): past it, its server stops and they fail (default 30s).
+	Drain time.Duration
+	// Events, when set, is told of the cluster's membership as this member
+	// sees it (joined, left, lost, draining); nil logs them.
+	Events func(Event)
 	// Host are the options of the servers this member holds.
 	Host host.Options
 	// Logger receives the member's logs (joins, leaves, losses); nil
@@ -64,9 +78,20 @@ type Member struct {
 	system *actor.ActorSystem
 	c      *pcluster.Cluster
 
-	mu     sync.Mutex
-	hosts  map[string]*host.Host // the servers this member holds, by name
-	closed bool
+	servers  atomic.Pointer[Servers] // its gateway's view, once made
+	draining atomic.Bool             // Drain began: the health endpoint answers 503
+	busy     atomic.Int64            // grain requests in flight on this member
+	// Cut counts requests in flight on a grain that stopped here which
+	// were still running when Drain's bound passed: their server stopped.
+	Cut atomic.Int64
+	// Unattributed counts input requests of the servers it holds that
+	// belonged to no call it could name (refused -32601).
+	Unattributed atomic.Int64
+
+	mu       sync.Mutex
+	hosts    map[string]*host.Host // the servers this member holds, by name
+	closed   bool
+	retiring sync.WaitGroup // hosts of stopped grains, until closed (Add under mu, before closed)
 }
 
 // Join starts a member of the cluster opts.Name serving the servers of cfg
@@ -89,8 +114,14 @@ func Join(cfg host.Config, opts Options) (m *Member, err error) {
 	if len(opts.Seeds) == 0 {
 		return nil, errors.New("cluster: no seeds")
 	}
+	if len(opts.Secret) < MinSecret {
+		return nil, fmt.Errorf("cluster: no shared secret of %d bytes at least (--cluster-secret-file FILE or $CONDUIT_CLUSTER_SECRET, the same on every member): it seals the modern calls' requestStates that any member may receive", MinSecret)
+	}
 	if opts.Refresh <= 0 {
 		opts.Refresh = time.Second
+	}
+	if opts.Drain <= 0 {
+		opts.Drain = 30 * time.Second
 	}
 	logger := opts.Logger
 	if logger == nil {
@@ -110,7 +141,14 @@ func Join(cfg host.Config, opts Options) (m *Member, err error) {
 	health.HideBanner, health.HidePort = true, true
 	health.Logger.SetOutput(io.Discard)
 	node := automanaged.NewNode(opts.Name, m.system.ID, hostName, port, opts.HealthPort, []string{Kind})
-	health.GET("/_health", func(c echo.Context) error { return c.JSON(http.StatusOK, node) })
+	health.GET("/_health", func(c echo.Context) error {
+		if m.draining.Load() {
+			// Draining: every member, this one too, drops it at its
+			// next poll and places its grains elsewhere.
+			return c.JSON(http.StatusServiceUnavailable, map[string]string{"draining": m.system.ID})
+		}
+		return c.JSON(http.StatusOK, node)
+	})
 	provider := automanaged.NewWithTesting(opts.Refresh, opts.HealthPort, health, opts.Seeds...)
 	rc := remote.Configure(hostName, port)
 	cc := pcluster.Configure(opts.Name, provider, disthash.New(), rc, pcluster.WithKinds(kind))
@@ -122,6 +160,10 @@ func Join(cfg host.Config, opts Options) (m *Member, err error) {
 		}
 	}()
 	m.c.StartMember()
+	if _, err := m.system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return &relayActor{m: m} }), relayName); err != nil {
+		m.c.Shutdown(false)
+		return nil, fmt.Errorf("cluster: relay actor: %w", err)
+	}
 	return m, nil
 }
 
@@ -150,7 +192,9 @@ func (m *Member) activate(name string) *host.Host {
 		m.logger.Warn("cluster: a grain was activated for a server not in this member's configuration", "server", name)
 		return nil
 	}
-	h, err := host.New(host.Config{Servers: map[string]host.Server{name: s}}, m.opts.Host)
+	ho := m.opts.Host
+	m.inputHandlers(&ho.Client.Handlers)
+	h, err := host.New(host.Config{Servers: map[string]host.Server{name: s}}, ho)
 	if err != nil {
 		m.logger.Error("cluster: server grain did not start", "server", name, "err", err)
 		return nil
@@ -173,8 +217,9 @@ func (m *Member) activate(name string) *host.Host {
 }
 
 // deactivate stops h, the supervisor of server name, when its grain stops
-// (it moved to another member, or this member stops).
-func (m *Member) deactivate(name string, h *host.Host) {
+// (it moved to another member, or this member stops), once the grain's
+// requests in flight (busy) have ended, Options.Drain at most.
+func (m *Member) deactivate(name string, h *host.Host, busy *atomic.Int64) {
 	if h == nil {
 		return
 	}
@@ -182,18 +227,125 @@ func (m *Member) deactivate(name string, h *host.Host) {
 	mine := m.hosts[name] == h
 	if mine {
 		delete(m.hosts, name)
+		m.retiring.Add(1)
 	}
 	m.mu.Unlock()
 	if !mine { // replaced (closed then) or closed by Close
 		return
 	}
-	m.logger.Info("cluster: server deactivated on this member", "server", name, "member", m.Address())
-	go h.Close()
+	m.logger.Info("cluster: server deactivated on this member", "server", name, "member", m.Address(), "in_flight", busy.Load())
+	go func() {
+		defer m.retiring.Done()
+		if left := waitIdle(context.Background(), busy, m.opts.Drain); left > 0 {
+			m.Cut.Add(left)
+			m.logger.Warn("cluster: a moved server's requests in flight outlived the drain bound; its server stops", "server", name, "requests", left, "bound", m.opts.Drain)
+		}
+		_ = h.Close()
+	}()
+}
+
+// waitIdle waits until busy is 0, or bound passes or ctx ends, and returns
+// what is left of it.
+func waitIdle(ctx context.Context, busy *atomic.Int64, bound time.Duration) int64 {
+	if busy.Load() <= 0 {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for busy.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return busy.Load()
+		case <-tick.C:
+		}
+	}
+	return 0
+}
+
+// othersStay reports whether a member other than this one is in the
+// topology and has not said it drains: when none is, no one takes the
+// grains over, and the provider (which publishes no empty topology) never
+// drops this member, so the drain waits only for the requests in flight.
+func (m *Member) othersStay() bool {
+	s := m.servers.Load()
+	for _, mb := range m.c.MemberList.Members().Members() {
+		if mb.Id == m.ID() {
+			continue
+		}
+		if s == nil {
+			return true
+		}
+		s.mu.Lock()
+		until, drains := s.draining[mb.Address()]
+		s.mu.Unlock()
+		if !drains || time.Now().After(until) {
+			return true
+		}
+	}
+	return false
+}
+
+// Drain hands this member's grains over before it leaves: it tells the
+// other members that it drains (so that they wait for its answers, rather
+// than fail them, when the provider drops it), stops answering the
+// provider's health checks (so that every member, this one too, places its
+// grains elsewhere from its next poll on: a grain that stops here finishes
+// its requests in flight, Options.Drain at most), and waits until no
+// request is in flight on its grains, or ctx ends. It returns how many
+// were still in flight then. Close leaves the cluster after it.
+func (m *Member) Drain(ctx context.Context) int64 {
+	if m.draining.Swap(true) {
+		return m.busy.Load()
+	}
+	until := time.Now().Add(m.opts.Drain + 4*m.opts.Refresh + 5*time.Second)
+	if s := m.servers.Load(); s != nil {
+		// Its own gateway's requests to its grains go on too when its
+		// own topology drops it.
+		s.mu.Lock()
+		s.draining[m.Address()] = until
+		s.mu.Unlock()
+	}
+	m.event(Event{Kind: EventDraining, Member: m.Address(), ID: m.ID(), Members: m.c.MemberList.Members().Len()})
+	data, _ := json.Marshal(drainingNotice{Member: m.Address(), UntilMS: until.UnixMilli()})
+	var futures []*actor.Future
+	for _, mb := range m.c.MemberList.Members().Members() {
+		if mb.Id == m.ID() {
+			continue
+		}
+		futures = append(futures, m.system.Root.RequestFuture(actor.NewPID(mb.Address(), relayName),
+			&pcluster.GrainRequest{MessageTypeName: typeDraining, MessageData: data}, time.Second))
+	}
+	for _, f := range futures {
+		_, _ = f.Result() // an ack, or a member that is gone
+	}
+	// Wait for the topology without this member (its own poll sees the
+	// 503 as the others' do), then a refresh more for the others'.
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for m.c.MemberList.ContainsMemberID(m.ID()) && m.othersStay() {
+		select {
+		case <-ctx.Done():
+			return m.busy.Load()
+		case <-tick.C:
+		}
+	}
+	if m.othersStay() {
+		select {
+		case <-ctx.Done():
+			return m.busy.Load()
+		case <-time.After(m.opts.Refresh):
+		}
+	}
+	return waitIdle(ctx, &m.busy, m.opts.Drain)
 }
 
 // Close leaves the cluster gracefully (the provider stops announcing this
 // member, so the others place its grains elsewhere when next addressed)
-// and stops the servers it held.
+// and stops the servers it held, those of grains that stopped before
+// included (each once its requests in flight ended, Options.Drain at
+// most). Drain first hands them over.
 func (m *Member) Close() error {
 	m.mu.Lock()
 	if m.closed {
@@ -209,5 +361,6 @@ func (m *Member) Close() error {
 	for _, h := range hosts {
 		errs = append(errs, h.Close())
 	}
+	m.retiring.Wait() // the servers of grains that stopped before, bounded by Drain
 	return errors.Join(errs...)
 }

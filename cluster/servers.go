@@ -15,6 +15,7 @@ import (
 	pcluster "github.com/asynkron/protoactor-go/cluster"
 	"github.com/asynkron/protoactor-go/eventstream"
 	"github.com/asynkron/protoactor-go/remote"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/host"
@@ -40,11 +41,23 @@ type Servers struct {
 	lost     map[string]bool       // addresses whose connection dropped, until the topology drops them too
 	topology chan struct{}         // closed and replaced at each topology or loss
 	inflight map[string]map[*pending]struct{}
-	rounds   chan struct{} // closed and replaced after each keep-alive round
+	rounds   chan struct{}                 // closed and replaced after each keep-alive round
+	calls    map[string]*call              // the calls this member's gateway makes, by id, while they run
+	draining map[string]time.Time          // members that said they drain, until when
+	resumes  map[string]context.CancelFunc // the Resumes this member serves, by id
+	handlers conduit.Handlers              // the gateway's input callbacks
+	resume   func(context.Context, *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error)
+
+	subs map[chan host.Event]struct{} // Subscribe's; nil once closed
 
 	// Counters of requests: started, completed (an answer came, a result
 	// or the server's error), failed because their member was lost.
 	Started, Completed, Lost, TimedOut atomic.Int64
+	// Resent counts requests sent again because their grain had stopped
+	// before they reached it (a dead letter: nothing ran).
+	Resent atomic.Int64
+	// EventsDropped counts status events a slow subscriber lost.
+	EventsDropped atomic.Int64
 }
 
 // pending is a request in flight to the member at its address.
@@ -60,10 +73,13 @@ func (m *Member) Servers() *Servers {
 		changed: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		tools: map[string]toolsReply{}, rdv: pcluster.NewRendezvous(), members: map[string]string{},
 		lost: map[string]bool{}, topology: make(chan struct{}), rounds: make(chan struct{}), inflight: map[string]map[*pending]struct{}{},
+		calls: map[string]*call{}, draining: map[string]time.Time{}, subs: map[chan host.Event]struct{}{},
+		resumes: map[string]context.CancelFunc{},
 	}
+	m.servers.Store(s)
 	s.sub = m.system.EventStream.Subscribe(s.event)
 	if ms := m.c.MemberList.Members(); ms != nil {
-		s.onTopology(&pcluster.ClusterTopology{Members: ms.Members()})
+		s.onTopology(&pcluster.ClusterTopology{Members: ms.Members(), Joined: ms.Members()}) // those that joined before
 	}
 	go s.keepAlive()
 	return s
@@ -87,10 +103,10 @@ func (s *Servers) event(ev any) {
 
 func (s *Servers) onTopology(t *pcluster.ClusterTopology) {
 	for _, mb := range t.Joined {
-		s.m.logger.Info("cluster: member joined", "member", mb.Address(), "id", mb.Id)
+		s.m.event(Event{Kind: EventJoined, Member: mb.Address(), ID: mb.Id, Members: len(t.Members)})
 	}
 	for _, mb := range t.Left {
-		s.m.logger.Warn("cluster: member left", "member", mb.Address(), "id", mb.Id)
+		s.m.event(Event{Kind: EventLeft, Member: mb.Address(), ID: mb.Id, Members: len(t.Members)})
 		s.onLost(mb.Address(), "it left the cluster")
 	}
 	s.mu.Lock()
@@ -108,12 +124,27 @@ func (s *Servers) onTopology(t *pcluster.ClusterTopology) {
 	s.mu.Unlock()
 }
 
-// onLost fails every request in flight to the member at addr.
+// onLost fails every request in flight to the member at addr; a member
+// that said it drains has until its notice's time to answer them.
 func (s *Servers) onLost(addr, why string) {
+	var lostEvent *Event
+	defer func() { // after the unlock
+		if lostEvent != nil {
+			s.m.event(*lostEvent)
+		}
+	}()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, member := s.members[addr]; member {
+	until, drains := s.draining[addr]
+	if wait := time.Until(until); drains && wait > 0 && len(s.inflight[addr]) > 0 {
+		time.AfterFunc(wait, func() { s.onLost(addr, why+", and its drain ended") })
+		return
+	}
+	if id, member := s.members[addr]; member && !s.lost[addr] {
 		s.lost[addr] = true
+		if !drains {
+			lostEvent = &Event{Kind: EventLost, Member: addr, ID: id, Members: len(s.members), Why: why}
+		}
 	}
 	name := addr
 	if id := s.members[addr]; id != "" {
@@ -169,8 +200,12 @@ func (s *Servers) refresh() {
 				// Its tools stay in the catalog: a call activates the
 				// grain again, on a survivor when its member was lost.
 				if had {
+					was := old.Status.State
 					old.Status.State, old.Status.Err = host.StateRestarting, err.Error()
 					s.tools[name] = old
+					if was != host.StateRestarting {
+						s.publish(host.Event{Time: time.Now(), Status: s.statusLocked(name)})
+					}
 				}
 				return
 			}
@@ -183,6 +218,9 @@ func (s *Servers) refresh() {
 				s.signal()
 			}
 			s.tools[name] = r
+			if !had || old.Status.State != r.Status.State || old.Status.PID != r.Status.PID || old.Member != r.Member {
+				s.publish(host.Event{Time: time.Now(), Status: s.statusLocked(name)})
+			}
 		}()
 	}
 	wg.Wait()
@@ -262,18 +300,62 @@ func (s *Servers) request(ctx context.Context, server, typeName string, req requ
 		return &conduit.Error{Kind: conduit.KindRPC, Method: method, Message: "unknown server " + server, Err: host.ErrUnknownServer,
 			RPC: &conduit.RPCError{Code: -32602, Message: "unknown server " + server}}
 	}
-	timeout := defaultCallTimeout
-	if dl, ok := ctx.Deadline(); ok {
-		timeout = time.Until(dl)
-	}
-	req.TimeoutMS = max(timeout.Milliseconds(), 1)
+	req.TimeoutMS = timeLeft(ctx).Milliseconds()
 	data, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
-	ci := pcluster.NewClusterIdentity(server, Kind)
 	var pid *actor.PID
-	for pid == nil {
+	var resp *pcluster.GrainResponse
+	for {
+		if pid, err = s.resolve(ctx, server, method); err != nil {
+			return err
+		}
+		resp, err = s.send(ctx, pid, typeName, data, method, func(lost lostMember) error { return errLost(method, server, lost) })
+		if !errors.Is(err, errNotDelivered) {
+			break
+		}
+		// The grain stopped before the request reached it (it moves: its
+		// member drains, or one joined): nothing ran, so it is sent again
+		// to the grain's activation now.
+		s.Resent.Add(1)
+		s.mu.Lock()
+		wait := s.topology
+		s.mu.Unlock()
+		retry := time.NewTimer(50 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-wait:
+		case <-retry.C:
+		}
+		retry.Stop()
+	}
+	if err != nil {
+		if req.Origin != nil && ctx.Err() != nil {
+			// The holding member's call ends too, not at its deadline.
+			o, _ := json.Marshal(req.Origin)
+			s.m.system.Root.Send(pid, &pcluster.GrainRequest{MessageTypeName: typeCancel, MessageData: o})
+		}
+		return err
+	}
+	return decodeAnswer(method, resp, out)
+}
+
+// timeLeft is what is left of ctx's deadline (defaultCallTimeout without
+// one), at least a millisecond.
+func timeLeft(ctx context.Context) time.Duration {
+	timeout := defaultCallTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	return max(timeout, time.Millisecond)
+}
+
+// resolve is the PID of server's grain, activated if needed. It waits for
+// a topology without a member known lost, bounded by ctx.
+func (s *Servers) resolve(ctx context.Context, server, method string) (*actor.PID, error) {
+	ci := pcluster.NewClusterIdentity(server, Kind)
+	for {
 		s.mu.Lock()
 		owner, wait := s.rdv.GetByClusterIdentity(ci), s.topology
 		stale := s.lost[owner] || owner == ""
@@ -288,13 +370,13 @@ func (s *Servers) request(ctx context.Context, server, typeName string, req requ
 			select {
 			case <-ctx.Done():
 				s.TimedOut.Add(1)
-				return ctxErr(ctx, method, server)
-			case pid = <-found:
+				return nil, ctxErr(ctx, method, server)
+			case pid := <-found:
+				if pid != nil {
+					return pid, nil
+				}
 			case <-wait:
 				continue
-			}
-			if pid != nil {
-				break
 			}
 		}
 		// No owner, a lost one, or one that did not answer: try again at
@@ -304,17 +386,24 @@ func (s *Servers) request(ctx context.Context, server, typeName string, req requ
 		case <-ctx.Done():
 			retry.Stop()
 			s.TimedOut.Add(1)
-			return ctxErr(ctx, method, server)
+			return nil, ctxErr(ctx, method, server)
 		case <-wait:
 		case <-retry.C:
 		}
 		retry.Stop()
 	}
+}
+
+// send sends one request to pid (a grain, or a member's relay actor),
+// tracked as in flight to its member: it fails at once, with lost's error,
+// when that member is lost before it answers.
+func (s *Servers) send(ctx context.Context, pid *actor.PID, typeName string, data []byte, method string, lost func(lostMember) error) (*pcluster.GrainResponse, error) {
 	p := &pending{lost: make(chan lostMember, 1)}
 	s.mu.Lock()
 	if s.lost[pid.Address] {
 		s.mu.Unlock()
-		return errLost(method, server, lostMember{pid.Address, "its connection dropped before the request was sent"})
+		s.Lost.Add(1)
+		return nil, lost(lostMember{pid.Address, "its connection dropped before the request was sent"})
 	}
 	if s.inflight[pid.Address] == nil {
 		s.inflight[pid.Address] = map[*pending]struct{}{}
@@ -328,7 +417,7 @@ func (s *Servers) request(ctx context.Context, server, typeName string, req requ
 	}()
 	s.Started.Add(1)
 	root := s.m.system.Root
-	f := root.RequestFuture(pid, &pcluster.GrainRequest{MessageTypeName: typeName, MessageData: data}, timeout)
+	f := root.RequestFuture(pid, &pcluster.GrainRequest{MessageTypeName: typeName, MessageData: data}, timeLeft(ctx))
 	type answer struct {
 		res any
 		err error
@@ -341,40 +430,58 @@ func (s *Servers) request(ctx context.Context, server, typeName string, req requ
 	select {
 	case a := <-got:
 		if a.err != nil {
+			if errors.Is(a.err, actor.ErrDeadLetter) {
+				return nil, errNotDelivered
+			}
 			if errors.Is(a.err, actor.ErrTimeout) {
 				s.TimedOut.Add(1)
-				return ctxErr(context.Background(), method, server)
+				return nil, &conduit.Error{Kind: conduit.KindTimeout, Method: method, Message: fmt.Sprintf("cluster: no answer from member %s in time", pid.Address), Err: context.DeadlineExceeded}
 			}
 			s.Lost.Add(1)
-			return errLost(method, server, lostMember{pid.Address, a.err.Error()})
+			return nil, lost(lostMember{pid.Address, a.err.Error()})
 		}
 		resp, ok := a.res.(*pcluster.GrainResponse)
 		if !ok {
-			return &conduit.Error{Kind: conduit.KindProtocol, Method: method, Message: fmt.Sprintf("cluster: unexpected answer %T", a.res)}
+			return nil, &conduit.Error{Kind: conduit.KindProtocol, Method: method, Message: fmt.Sprintf("cluster: unexpected answer %T", a.res)}
 		}
 		s.Completed.Add(1)
-		if resp.MessageTypeName == typeError {
-			return decodeError(method, resp.MessageData)
-		}
-		if resp.MessageTypeName != typeResult {
-			return &conduit.Error{Kind: conduit.KindProtocol, Method: method, Message: "cluster: unknown answer " + resp.MessageTypeName}
-		}
-		if out == nil {
-			return nil
-		}
-		if err := json.Unmarshal(resp.MessageData, out); err != nil {
-			return &conduit.Error{Kind: conduit.KindProtocol, Method: method, Message: "cluster: undecodable result", Err: err}
-		}
-		return nil
+		return resp, nil
 	case member := <-p.lost:
 		root.Stop(f.PID()) // no answer can come: free the future now
 		s.Lost.Add(1)
-		return errLost(method, server, member)
+		return nil, lost(member)
 	case <-ctx.Done():
 		root.Stop(f.PID())
 		s.TimedOut.Add(1)
-		return ctxErr(ctx, method, server)
+		kind := conduit.KindTimeout
+		if errors.Is(ctx.Err(), context.Canceled) {
+			kind = conduit.KindCancelled
+		}
+		return nil, &conduit.Error{Kind: kind, Method: method, Message: fmt.Sprintf("cluster: no answer from member %s in time", pid.Address), Err: ctx.Err()}
 	}
+}
+
+// errNotDelivered is a request that reached no actor (a dead letter): its
+// target had stopped, so nothing ran.
+var errNotDelivered = errors.New("cluster: the request reached no actor")
+
+// decodeAnswer decodes a typeResult answer into out (nil: ignored), or
+// returns a typeError answer's error.
+func decodeAnswer(method string, resp *pcluster.GrainResponse, out any) error {
+	switch resp.MessageTypeName {
+	case typeError:
+		return decodeError(method, resp.MessageData)
+	case typeResult:
+	default:
+		return &conduit.Error{Kind: conduit.KindProtocol, Method: method, Message: "cluster: unknown answer " + resp.MessageTypeName}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(resp.MessageData, out); err != nil {
+		return &conduit.Error{Kind: conduit.KindProtocol, Method: method, Message: "cluster: undecodable result", Err: err}
+	}
+	return nil
 }
 
 func ctxErr(ctx context.Context, method, server string) error {
@@ -394,6 +501,12 @@ func (s *Servers) Close() error {
 		s.m.system.EventStream.Unsubscribe(s.sub)
 	}
 	<-s.done
+	s.mu.Lock()
+	for ch := range s.subs {
+		close(ch)
+	}
+	s.subs = nil
+	s.mu.Unlock()
 	return nil
 }
 
@@ -424,17 +537,7 @@ func (s *Servers) Status() []host.Status {
 	defer s.mu.Unlock()
 	out := make([]host.Status, 0, len(s.names))
 	for _, name := range s.names {
-		r, ok := s.tools[name]
-		if !ok {
-			out = append(out, host.Status{Server: name, State: host.StateStarting})
-			continue
-		}
-		st := host.Status{Server: name, State: r.Status.State, Since: r.Status.Since, PID: r.Status.PID, Restarts: r.Status.Restarts,
-			Attempt: r.Status.Attempt, Tools: r.Status.Tools, Calls: r.Status.Calls}
-		if r.Status.Err != "" {
-			st.Err = errors.New(r.Status.Err)
-		}
-		out = append(out, st)
+		out = append(out, s.statusLocked(name))
 	}
 	return out
 }
@@ -446,15 +549,19 @@ func (s *Servers) Holder(server string) string {
 	return s.tools[server].Member
 }
 
-// CallTool calls tool on server's grain. Options that only mean something
-// to a local client (input handlers, progress) do not cross members.
-func (s *Servers) CallTool(ctx context.Context, server, tool string, args any, _ ...conduit.CallOption) (*conduit.CallToolResult, error) {
+// CallTool calls tool on server's grain. The server's input requests come
+// back to this member, to the callbacks of HandleInput with the call's
+// assigns (conduit.WithAssigns); the other options (progress, input
+// responses) do not cross members.
+func (s *Servers) CallTool(ctx context.Context, server, tool string, args any, opts ...conduit.CallOption) (*conduit.CallToolResult, error) {
 	raw, err := rawArgs(args)
 	if err != nil {
 		return nil, err
 	}
+	o, done := s.open(ctx, opts)
+	defer done()
 	var out conduit.CallToolResult
-	if err := s.request(ctx, server, typeCallTool, request{Tool: tool, Arguments: raw}, &out); err != nil {
+	if err := s.request(ctx, server, typeCallTool, request{Tool: tool, Arguments: raw, Origin: o}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

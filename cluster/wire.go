@@ -30,8 +30,19 @@ const (
 	typeSubscribe         = "conduit.cluster.v1.Subscribe"         // uri → null
 	typeUnsubscribe       = "conduit.cluster.v1.Unsubscribe"       // uri → null
 	typeSetLogLevel       = "conduit.cluster.v1.SetLogLevel"       // level → null
-	typeResult            = "conduit.cluster.v1.Result"
-	typeError             = "conduit.cluster.v1.Error"
+	// To a member's relay actor (relayName), not a grain:
+	typeInput    = "conduit.cluster.v1.Input"    // inputRequest → the input's result (CreateMessageResult, ElicitResult, ListRootsResult)
+	typeResume   = "conduit.cluster.v1.Resume"   // resumeRequest → CallToolResult (input_required or complete)
+	typeDraining = "conduit.cluster.v1.Draining" // drainingNotice → null
+	// To a server grain, without an answer: the CallTool of origin ended
+	// on its member (its client went, or its deadline passed).
+	typeCancel = "conduit.cluster.v1.Cancel" // origin
+	// To a member's relay, without an answer: the downstream request of a
+	// Resume it serves ended on the member that sent it.
+	typeCancelResume = "conduit.cluster.v1.CancelResume" // {"id"}
+
+	typeResult = "conduit.cluster.v1.Result"
+	typeError  = "conduit.cluster.v1.Error"
 )
 
 // request is the JSON of every v1 request; each method reads its fields.
@@ -46,6 +57,39 @@ type request struct {
 	URI             string                  `json:"uri,omitempty"`
 	Complete        *conduit.CompleteParams `json:"complete,omitempty"`
 	Level           string                  `json:"level,omitempty"`
+	// Origin is where a CallTool's input requests go: the member whose
+	// gateway made the call, and the call's id there.
+	Origin *origin `json:"origin,omitempty"`
+}
+
+// origin names a call on the member that made it.
+type origin struct {
+	Member string `json:"member"` // its remote address
+	Call   string `json:"call"`
+}
+
+// inputRequest is an input request (sampling, elicitation, roots) of a
+// server, after the holding member's guards, sent to the member whose
+// gateway made the call that caused it.
+type inputRequest struct {
+	TimeoutMS     int64           `json:"timeoutMs,omitempty"`
+	Call          string          `json:"call"`
+	Method        string          `json:"method"`
+	Server        string          `json:"server"`
+	Era           conduit.Era     `json:"era,omitempty"`
+	InputKey      string          `json:"inputKey,omitempty"`
+	InputsInRound int             `json:"inputsInRound,omitempty"`
+	Mode          string          `json:"mode,omitempty"` // elicitation's
+	Params        json.RawMessage `json:"params,omitempty"`
+	Raw           json.RawMessage `json:"raw,omitempty"`
+}
+
+// resumeRequest is a modern client's retry (tools/call params, with its
+// requestState and inputResponses) sent to the member holding its call.
+type resumeRequest struct {
+	TimeoutMS int64           `json:"timeoutMs,omitempty"`
+	ID        string          `json:"id,omitempty"` // what a CancelResume names
+	Params    json.RawMessage `json:"params"`
 }
 
 // wireError is a failed request's error: a conduit.Error's kind, message
@@ -87,11 +131,14 @@ type wireStatus struct {
 func encodeError(err error) *pcluster.GrainResponse {
 	we := wireError{Message: err.Error()}
 	var ce *conduit.Error
+	var re *conduit.RPCError
 	if errors.As(err, &ce) {
 		we.Kind, we.ConnectionEnded = ce.Kind, ce.ConnectionEnded
 		if ce.RPC != nil {
 			we.Code, we.RPCMessage, we.Data = ce.RPC.Code, ce.RPC.Message, ce.RPC.Data
 		}
+	} else if errors.As(err, &re) {
+		we.Kind, we.Code, we.RPCMessage, we.Data = conduit.KindRPC, re.Code, re.Message, re.Data
 	}
 	data, _ := json.Marshal(we)
 	return &pcluster.GrainResponse{MessageTypeName: typeError, MessageData: data}
@@ -113,4 +160,13 @@ func decodeError(method string, data []byte) error {
 		e.RPC = &conduit.RPCError{Code: we.Code, Message: we.RPCMessage, Data: we.Data}
 	}
 	return e
+}
+
+func millis(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// drainingNotice says that a member drains before it leaves: until then,
+// the requests in flight to it are not failed when the provider drops it.
+type drainingNotice struct {
+	Member  string `json:"member"`
+	UntilMS int64  `json:"untilMs"` // Unix milliseconds
 }

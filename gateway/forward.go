@@ -163,6 +163,11 @@ func (g *Gateway) toolHandler(server, tool string) mcp.ToolHandler {
 		f := forwarded{session: req.Session, caps: req.ClientCapabilities(), server: server, turn: tool,
 			what: fmt.Sprintf("tool %q", req.Params.Name), state: req.Params.RequestState, responses: req.Params.InputResponses,
 			progress: req.Params.GetProgressToken(), logLevel: metaLogLevel(req.Params.Meta)}
+		if f.state != "" && modern(req.Session) {
+			if elsewhere, res, err := g.resumeElsewhere(ctx, req.Params); elsewhere {
+				return res, err
+			}
+		}
 		var opts []conduit.CallOption
 		if rs := req.Params.InputResponses; len(rs) > 0 && f.state == "" && modern(req.Session) && g.cfg.Servers[server].Conduit.Era == conduit.EraModern {
 			// Answers sent without a state of the gateway's (a client
@@ -181,15 +186,21 @@ func (g *Gateway) toolHandler(server, tool string) mcp.ToolHandler {
 		o := g.forward(ctx, downstreamTrace(ctx, req.Extra, req.Params.Meta), f, func(ctx context.Context, opts ...conduit.CallOption) (any, error) {
 			return g.h.CallTool(ctx, server, tool, args, opts...)
 		}, opts...)
-		if o.inputs != nil {
-			return &mcp.CallToolResult{InputRequests: o.inputs, RequestState: o.state}, nil
-		}
-		if o.err != nil {
-			return nil, downstreamError(o.err)
-		}
-		res, _ := o.res.(*conduit.CallToolResult)
-		return toolResult(res, nil)
+		return toolOutcome(o)
 	}
+}
+
+// toolOutcome is a tools/call's answer to its client: a round, or the
+// upstream's result or error.
+func toolOutcome(o outcome) (*mcp.CallToolResult, error) {
+	if o.inputs != nil {
+		return &mcp.CallToolResult{InputRequests: o.inputs, RequestState: o.state}, nil
+	}
+	if o.err != nil {
+		return nil, downstreamError(o.err)
+	}
+	res, _ := o.res.(*conduit.CallToolResult)
+	return toolResult(res, nil)
 }
 
 func (g *Gateway) promptHandler(server, name string) mcp.PromptHandler {

@@ -41,6 +41,9 @@ type Options struct {
 	// host.New: it gets the configuration and the host options above (with
 	// the relay's handlers). Package cluster's members use it.
 	Upstream func(host.Config, host.Options) (Upstream, error)
+	// Members, when set, makes the gateway one member of several serving
+	// the same endpoint: a modern client's retry may reach any of them.
+	Members Members
 }
 
 // Gateway is a host served as one MCP server. Its methods are safe for
@@ -53,6 +56,8 @@ type Gateway struct {
 	relay  *relays
 	prog   progressRoutes
 	logs   logRoutes // modern clients' requests that asked for entries
+
+	members Members // nil for a gateway on its own
 
 	// serial holds, per upstream server whose input requests the wire
 	// cannot attribute (a legacy stdio server), the gate that runs a call
@@ -102,7 +107,11 @@ func New(cfg host.Config, opts Options) (*Gateway, error) {
 			g.serial[name] = gt
 		}
 	}
-	g.relay = newRelays()
+	if g.members = opts.Members; g.members != nil {
+		g.relay = newRelays(g.members.StateKey(), g.members.Self())
+	} else {
+		g.relay = newRelays(nil, "")
+	}
 	g.relay.stray = g.stray
 	ho := opts.Host
 	if ho.Client.Logger == nil {

@@ -318,17 +318,25 @@ func TestGatewayRequestState(t *testing.T) {
 
 // A requestState past its deadline is refused, its MAC intact.
 func TestRequestStateExpires(t *testing.T) {
-	r := newRelays()
-	id, err := r.open(r.seal("abc", time.Now().Add(time.Minute)))
+	r := newRelays(nil, "")
+	id, member, err := r.open(r.seal("abc", time.Now().Add(time.Minute)))
 	require.NoError(t, err)
 	assert.Equal(t, "abc", id)
-	_, err = r.open(r.seal("abc", time.Now().Add(-time.Millisecond)))
+	assert.Empty(t, member)
+	_, _, err = r.open(r.seal("abc", time.Now().Add(-time.Millisecond)))
 	assert.ErrorIs(t, err, errStateExpired)
-	_, err = r.open("garbage")
+	_, _, err = r.open("garbage")
 	assert.ErrorIs(t, err, errStateInvalid)
-	other := newRelays()
-	_, err = other.open(r.seal("abc", time.Now().Add(time.Minute)))
+	other := newRelays(nil, "")
+	_, _, err = other.open(r.seal("abc", time.Now().Add(time.Minute)))
 	assert.ErrorIs(t, err, errStateInvalid, "another gateway's key")
+	// Members share a key: one opens another's state, which names it.
+	key := []byte("0123456789abcdef0123456789abcdef")
+	a, b := newRelays(key, "127.0.0.1:7081"), newRelays(key, "127.0.0.1:7082")
+	id, member, err = b.open(a.seal("abc", time.Now().Add(time.Minute)))
+	require.NoError(t, err)
+	assert.Equal(t, "abc", id)
+	assert.Equal(t, "127.0.0.1:7081", member)
 }
 
 // Access: a token is required when set (401 without it), a foreign Origin
@@ -411,7 +419,7 @@ func TestGatewayCatalogFollows(t *testing.T) {
 // is forgotten at once.
 func TestParkedCallExpires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := newRelays()
+		r := newRelays(nil, "")
 		pc := r.start("tool")
 		state := r.park(pc, time.Minute)
 		time.Sleep(time.Minute - time.Millisecond)

@@ -236,7 +236,11 @@ func upstreamError(err error) error {
 // relays holds the modern clients' pending calls, each parked under a
 // requestState while its input request is with the client.
 type relays struct {
-	key []byte // the requestState MAC's key, random per gateway
+	key  []byte // the requestState MAC's key: random per gateway, or its Members'
+	self string // the member's name sealed in each state (Members), or empty
+	// lostStates counts retries refused as expired because the member
+	// holding their call was lost (Members).
+	lostStates atomic.Int64
 	// stray is told the server of an input that belongs to no call.
 	stray func(server string)
 
@@ -245,10 +249,13 @@ type relays struct {
 	live    map[*pendingCall]struct{}
 }
 
-func newRelays() *relays {
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	return &relays{key: key, pending: map[string]*pendingCall{}, live: map[*pendingCall]struct{}{}}
+// newRelays makes a gateway's relays; key nil is a random one.
+func newRelays(key []byte, self string) *relays {
+	if key == nil {
+		key = make([]byte, 32)
+		_, _ = rand.Read(key)
+	}
+	return &relays{key: key, self: self, pending: map[string]*pendingCall{}, live: map[*pendingCall]struct{}{}}
 }
 
 // pendingCall is one upstream call of a modern downstream client: it runs
@@ -433,7 +440,7 @@ var (
 // was already used or names another tool is refused; an answer missing
 // cancels the call.
 func (r *relays) resume(state, what string, responses mcp.InputResponseMap) (*pendingCall, error) {
-	id, err := r.open(state)
+	id, _, err := r.open(state)
 	if err != nil {
 		return nil, err
 	}
@@ -465,40 +472,46 @@ func (r *relays) resume(state, what string, responses mcp.InputResponseMap) (*pe
 	return pc, nil
 }
 
-// seal is a requestState: the call's id and the state's deadline, with a
-// MAC over both.
+// seal is a requestState: the call's id, the state's deadline and, for a
+// member of several (Members), the member holding the call, with a MAC
+// over them.
 func (r *relays) seal(id string, deadline time.Time) string {
 	payload := id + "." + strconv.FormatInt(deadline.UnixMilli(), 10)
+	if r.self != "" {
+		payload += "." + r.self
+	}
 	m := hmac.New(sha256.New, r.key)
 	m.Write([]byte(payload))
 	return base64.RawURLEncoding.EncodeToString([]byte(payload)) + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// open checks a requestState's MAC and deadline and returns its call's id.
-func (r *relays) open(state string) (string, error) {
+// open checks a requestState's MAC and deadline and returns its call's id
+// and the member holding it (empty for a gateway on its own).
+func (r *relays) open(state string) (id, member string, err error) {
 	p64, mac64, ok := strings.Cut(state, ".")
 	if !ok {
-		return "", errStateInvalid
+		return "", "", errStateInvalid
 	}
 	payload, err1 := base64.RawURLEncoding.DecodeString(p64)
 	mac, err2 := base64.RawURLEncoding.DecodeString(mac64)
 	if err1 != nil || err2 != nil {
-		return "", errStateInvalid
+		return "", "", errStateInvalid
 	}
 	m := hmac.New(sha256.New, r.key)
 	m.Write(payload)
 	if !hmac.Equal(mac, m.Sum(nil)) {
-		return "", errStateInvalid
+		return "", "", errStateInvalid
 	}
-	id, ms, _ := strings.Cut(string(payload), ".")
+	id, rest, _ := strings.Cut(string(payload), ".")
+	ms, member, _ := strings.Cut(rest, ".")
 	at, err := strconv.ParseInt(ms, 10, 64)
 	if err != nil {
-		return "", errStateInvalid
+		return "", "", errStateInvalid
 	}
 	if time.Now().UnixMilli() > at {
-		return "", errStateExpired
+		return "", "", errStateExpired
 	}
-	return id, nil
+	return id, member, nil
 }
 
 // close cancels every pending call.

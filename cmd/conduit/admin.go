@@ -51,7 +51,7 @@ func serverOptionsOf(m *admin.Metrics) func(string, conduit.Options) conduit.Opt
 
 // serveAdmin serves h's admin paths on --admin until stop, which ends
 // the event streams first; nothing without --admin.
-func (a *app) serveAdmin(h *host.Host, m *admin.Metrics, opts admin.Options) (stop func(), err error) {
+func (a *app) serveAdmin(h admin.Source, m *admin.Metrics, opts admin.Options) (stop func(), err error) {
 	if m == nil {
 		return func() {}, nil
 	}

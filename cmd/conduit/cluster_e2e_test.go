@@ -27,7 +27,9 @@ const clusterServerEnv = "CONDUIT_CLUSTER_SERVER"
 
 // clusterServer is a legacy stdio server with one tool, "work": it answers
 // "pid N" (its process id), or, with {"hang": true}, writes "hang" to the
-// FIFO $CONDUIT_CLUSTER_MARK and never answers.
+// FIFO $CONDUIT_CLUSTER_MARK and never answers, or, with {"sleepMs": N},
+// writes "sleep" there and answers N ms later. It writes "cancelled" there
+// for each notifications/cancelled.
 func clusterServer(r io.Reader, w io.Writer) int {
 	mark, err := os.OpenFile(os.Getenv("CONDUIT_CLUSTER_MARK"), os.O_WRONLY, 0)
 	if err != nil {
@@ -42,11 +44,18 @@ func clusterServer(r io.Reader, w io.Writer) int {
 			Method string          `json:"method"`
 			Params struct {
 				Arguments struct {
-					Hang bool `json:"hang"`
+					Hang    bool `json:"hang"`
+					SleepMS int  `json:"sleepMs"`
 				} `json:"arguments"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(sc.Bytes(), &m) != nil || len(m.ID) == 0 {
+		if json.Unmarshal(sc.Bytes(), &m) != nil {
+			continue
+		}
+		if m.Method == "notifications/cancelled" {
+			fmt.Fprintln(mark, "cancelled")
+		}
+		if len(m.ID) == 0 {
 			continue
 		}
 		switch m.Method {
@@ -57,6 +66,14 @@ func clusterServer(r io.Reader, w io.Writer) int {
 		case "tools/call":
 			if m.Params.Arguments.Hang {
 				fmt.Fprintln(mark, "hang")
+				continue
+			}
+			if ms := m.Params.Arguments.SleepMS; ms > 0 {
+				fmt.Fprintln(mark, "sleep")
+				go func(id json.RawMessage) {
+					time.Sleep(time.Duration(ms) * time.Millisecond)
+					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"pid %d"}]}}`+"\n", id, os.Getpid())
+				}(m.ID)
 				continue
 			}
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"pid %d"}]}}`+"\n", m.ID, os.Getpid())
@@ -94,6 +111,24 @@ type clusterMember struct {
 	cmd    *exec.Cmd
 	url    string
 	remote string // its --cluster-listen address
+
+	mu     sync.Mutex
+	before []string // its stderr, before the ready line
+	lines  []string // its stderr, after the ready line
+}
+
+// beforeReady is what the member wrote on stderr before its ready line.
+func (m *clusterMember) beforeReady() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.before...)
+}
+
+// after is what the member wrote on stderr after its ready line.
+func (m *clusterMember) after() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.lines...)
 }
 
 // freePorts returns n loopback ports that were free a moment ago.
@@ -114,7 +149,7 @@ func freePorts(t *testing.T, n int) []int {
 
 // startCluster starts n gateway members of one cluster on loopback, each
 // serving cfg, and returns once each says it serves with n members.
-func startCluster(t *testing.T, n int, cfg string) []*clusterMember {
+func startCluster(t *testing.T, n int, cfg string, flags ...string) []*clusterMember {
 	cli, _ := clusterBinaries(t)
 	ports := freePorts(t, 2*n)
 	var seeds []string
@@ -129,6 +164,8 @@ func startCluster(t *testing.T, n int, cfg string) []*clusterMember {
 		cmd := exec.Command(cli, "gateway", "--config", cfg, "--listen", "127.0.0.1:0", "--cluster", "c",
 			"--cluster-listen", remote, "--cluster-health", strconv.Itoa(ports[n+i]), "--cluster-seeds", strings.Join(seeds, ","),
 			"--cluster-refresh", "300ms")
+		cmd.Args = append(cmd.Args, flags...)
+		cmd.Env = append(os.Environ(), "CONDUIT_CLUSTER_SECRET="+clusterSecret)
 		stderr, err := cmd.StderrPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
@@ -148,8 +185,17 @@ func startCluster(t *testing.T, n int, cfg string) []*clusterMember {
 					break
 				}
 				t.Logf("member %s: %s", remote, lines.Text())
+				m.mu.Lock()
+				m.before = append(m.before, lines.Text())
+				m.mu.Unlock()
 			}
-			go func() { _, _ = io.Copy(io.Discard, stderr) }()
+			go func() {
+				for lines.Scan() {
+					m.mu.Lock()
+					m.lines = append(m.lines, lines.Text())
+					m.mu.Unlock()
+				}
+			}()
 		}()
 	}
 	wg.Wait() // each scanner ends at its ready line or when its process exits
@@ -158,6 +204,9 @@ func startCluster(t *testing.T, n int, cfg string) []*clusterMember {
 	}
 	return members
 }
+
+// clusterSecret is the test clusters' shared secret.
+const clusterSecret = "cluster-test-secret-0123456789"
 
 // tally counts the calls of a test: started, completed, and failed by
 // reason.
@@ -370,9 +419,12 @@ func TestGatewayClusterFlagsAreChecked(t *testing.T) {
 	cfg := writeFile(t, "mcp.json", `{"mcpServers":{}}`)
 	r := runInProcess(t, "gateway", "--config", cfg, "--listen", "127.0.0.1:0", "--cluster-seeds", "127.0.0.1:6001")
 	assert.Equal(t, exitUsage, r.code, r.String())
-	assert.Equal(t, "conduit: --cluster-listen, --cluster-health and --cluster-seeds need --cluster NAME\nRun 'conduit gateway --help' for usage.\n", r.stderr)
+	assert.Equal(t, "conduit: --cluster-listen, --cluster-health, --cluster-seeds and --cluster-secret-file need --cluster NAME\nRun 'conduit gateway --help' for usage.\n", r.stderr)
 	clusterBinaries(t)
 	r = runCLI(t, "gateway", "--config", cfg, "--listen", "127.0.0.1:0", "--cluster", "c", "--cluster-listen", "0.0.0.0:7001", "--cluster-health", "6001", "--cluster-seeds", "127.0.0.1:6001")
 	assert.Equal(t, exitUsage, r.code, r.String())
 	assert.Equal(t, "conduit: cluster: listen address \"0.0.0.0:7001\": want HOST:PORT with a host the others can reach and a port\nRun 'conduit gateway --help' for usage.\n", r.stderr)
+	r = runCLI(t, "gateway", "--config", cfg, "--listen", "127.0.0.1:0", "--cluster", "c", "--cluster-listen", "127.0.0.1:7001", "--cluster-health", "6001", "--cluster-seeds", "127.0.0.1:6001")
+	assert.Equal(t, exitUsage, r.code, r.String())
+	assert.Equal(t, "conduit: cluster: no shared secret of 16 bytes at least (--cluster-secret-file FILE or $CONDUIT_CLUSTER_SECRET, the same on every member): it seals the modern calls' requestStates that any member may receive\nRun 'conduit gateway --help' for usage.\n", r.stderr)
 }

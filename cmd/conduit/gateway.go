@@ -55,6 +55,7 @@ hashing), and every member serves all of them (docs/cluster.md).`,
 	c.Flags().StringVar(&listen, "listen", "", "serve Streamable HTTP at http://`ADDR`/mcp (host:port) instead of stdio")
 	c.Flags().StringVar(&token, "token", "", "require this bearer `TOKEN` of every HTTP request (default $CONDUIT_GATEWAY_TOKEN); needed to listen beyond loopback")
 	a.maxMessageFlag(c.Flags())
+	c.Flags().BoolVar(&a.opts.json, "json", false, `machine output on stderr: logs as JSON objects, and with --cluster each membership event as {"time","cluster","event","member",…} per line`)
 	a.adminFlags(c.Flags())
 	cl.register(c)
 	return c
@@ -86,9 +87,7 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 	ho := host.Options{MaxMessageBytes: int(a.opts.maxMessageBytes),
 		Client: conduit.Options{TracerProvider: a.tracerProvider()}, ServerOptions: serverOptionsOf(metrics)}
 	gopts := gateway.Options{Logger: logger, Host: ho}
-	if cl.name != "" && metrics != nil {
-		return usagef("--admin is not served by a cluster member yet (docs/cluster.md)")
-	}
+	cl.out, cl.json = a.stderr, a.opts.json
 	joined, err := cl.join(cfg, ho, logger, &gopts)
 	if err != nil {
 		return err
@@ -99,7 +98,8 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 		return &exitError{code: exitUsage, err: err}
 	}
 	defer g.Close()
-	stopAdmin, err := a.serveAdmin(g.Host(), metrics, admin.Options{Title: "conduit gateway", Sessions: func() int {
+	cl.serve(g)
+	stopAdmin, err := a.serveAdmin(cl.adminSource(g), metrics, admin.Options{Title: "conduit gateway", Sessions: func() int {
 		n := 0
 		for range g.Server().Sessions() {
 			n++
@@ -126,7 +126,9 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 	}
 	g.Sync()
 	if listen == "" {
-		return g.ServeStdio(ctx)
+		err := g.ServeStdio(ctx)
+		cl.startDrain()()
+		return err
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
@@ -141,10 +143,14 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 	select {
 	case err = <-served:
 	case <-ctx.Done():
+		// A member drains (its servers move to the others) while its
+		// downstream requests in flight finish.
+		drained := cl.startDrain()
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		err = srv.Shutdown(shut)
 		<-served
+		drained()
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

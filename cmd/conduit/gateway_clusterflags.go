@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,8 +20,12 @@ const clusterCommand = "conduit-cluster"
 // conduit-cluster command instead (gateway_nocluster.go).
 type clusterFlags struct {
 	name, listen, seeds string
+	secretFile          string
 	health              int
-	refresh             time.Duration
+	refresh, drain      time.Duration
+	// out and json are where and how membership events are printed.
+	out  io.Writer
+	json bool
 	//lint:ignore U1000 the member's state, in the build with the cluster tag
 	st clusterState
 }
@@ -32,12 +37,14 @@ func (cl *clusterFlags) register(c *cobra.Command) {
 	f.IntVar(&cl.health, "cluster-health", 0, "`PORT` of this member's health endpoint, polled by the others (HTTP on every interface)")
 	f.StringVar(&cl.seeds, "cluster-seeds", "", "health endpoints `HOST:PORT,...` of every member, this one included")
 	f.DurationVar(&cl.refresh, "cluster-refresh", time.Second, "how often members poll each other and refresh the catalog")
+	f.DurationVar(&cl.drain, "cluster-drain", 30*time.Second, "on SIGTERM or SIGINT, how long this member lets the requests in flight on its servers finish while they move to the others")
+	f.StringVar(&cl.secretFile, "cluster-secret-file", "", "read the cluster's shared secret (16 bytes at least, the same on every member) from `FILE` (default $CONDUIT_CLUSTER_SECRET)")
 }
 
 // check refuses cluster flags without --cluster.
 func (cl *clusterFlags) check() error {
-	if cl.name == "" && (cl.listen != "" || cl.seeds != "" || cl.health != 0) {
-		return usagef("--cluster-listen, --cluster-health and --cluster-seeds need --cluster NAME")
+	if cl.name == "" && (cl.listen != "" || cl.seeds != "" || cl.health != 0 || cl.secretFile != "") {
+		return usagef("--cluster-listen, --cluster-health, --cluster-seeds and --cluster-secret-file need --cluster NAME")
 	}
 	return nil
 }

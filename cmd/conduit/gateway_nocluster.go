@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/conduitmcp/conduit/admin"
 	"github.com/conduitmcp/conduit/gateway"
 	"github.com/conduitmcp/conduit/host"
 )
@@ -48,6 +49,10 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-func (cl *clusterFlags) leave()           {}
-func (cl *clusterFlags) settle(any) error { return nil }
-func (cl *clusterFlags) describe() string { return "" }
+func (cl *clusterFlags) leave()                 {}
+func (cl *clusterFlags) serve(*gateway.Gateway) {}
+func (cl *clusterFlags) startDrain() func()     { return func() {} }
+
+func (cl *clusterFlags) adminSource(g *gateway.Gateway) admin.Source { return g.Host() }
+func (cl *clusterFlags) settle(any) error                            { return nil }
+func (cl *clusterFlags) describe() string                            { return "" }

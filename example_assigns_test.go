@@ -1,0 +1,17 @@
+package conduit_test
+
+import (
+	"fmt"
+
+	"github.com/conduitmcp/conduit"
+)
+
+// A layer that forwards calls reads the assigns a caller gave.
+func ExampleAssignsOf() {
+	opts := []conduit.CallOption{conduit.WithAssigns(map[string]any{"tenant": "acme"})}
+	fmt.Println(conduit.AssignsOf(opts...)["tenant"])
+	fmt.Println(conduit.AssignsOf() == nil)
+	// Output:
+	// acme
+	// true
+}
