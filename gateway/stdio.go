@@ -109,15 +109,15 @@ func readBounded(r *bufio.Reader, limit int) (line []byte, long bool, err error)
 		if err == bufio.ErrBufferFull {
 			continue
 		}
-		line = bytes.TrimRight(line, "\r\n")
+		if !long {
+			line = bytes.TrimRight(line, "\r\n")
+			long = len(line) > limit
+		}
 		if long {
 			line = nil
 		}
 		if err == io.EOF && (len(line) > 0 || long) {
-			if long {
-				return nil, true, nil // answered; the next read sees EOF
-			}
-			return line, false, nil
+			return line, long, nil // the next read sees EOF
 		}
 		return line, long, err
 	}
