@@ -12,6 +12,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,7 +40,12 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 // and the connection goes on. When in is an io.Closer it is closed when
 // serving ends.
 func (g *Gateway) ServeIO(ctx context.Context, in io.Reader, out io.Writer) error {
-	return g.srv.Run(ctx, &lineTransport{in: in, out: out, limit: mcp.DefaultMaxLineLength, logger: g.logger, refused: &g.refusedLines})
+	t := &lineTransport{in: in, out: out, limit: mcp.DefaultMaxLineLength, logger: g.logger, refused: &g.refusedLines}
+	err := g.srv.Run(ctx, t)
+	if err != nil && t.gone.Load() {
+		return nil // the client went away: its input ended, or its end of our output closed
+	}
+	return err
 }
 
 // lineTransport is the go-sdk stdio transport's framing with the errors
@@ -52,6 +58,7 @@ type lineTransport struct {
 	limit   int
 	logger  *slog.Logger
 	refused *atomic.Int64
+	gone    atomic.Bool // the input ended, or a write found the client's end closed
 }
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -134,6 +141,9 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case v = <-c.lines:
 		}
 		if v.err != nil {
+			if errors.Is(v.err, io.EOF) {
+				c.t.gone.Store(true)
+			}
 			return nil, v.err
 		}
 		if v.long {
@@ -235,6 +245,9 @@ func (c *lineConn) writeLine(ctx context.Context, data []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	_, err := c.t.out.Write(append(data, '\n'))
+	if errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) {
+		c.t.gone.Store(true)
+	}
 	return err
 }
 

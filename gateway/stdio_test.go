@@ -136,15 +136,16 @@ func TestStdioServesBothEras(t *testing.T) {
 // The go-sdk client over stdio: by default it probes server/discover and
 // goes modern (opening subscriptions/listen, as its list-changed handler
 // asks), with ProtocolVersion 2025-11-25 it initializes; both get the
-// same tools and input relayed.
+// same tools and input relayed, and the catalog's changes.
 func TestStdioGoSDKClient(t *testing.T) {
-	g := stdioGateway(t)
 	for _, version := range []string{"", "2025-11-25"} {
 		t.Run("version="+version, func(t *testing.T) {
+			g := stdioGateway(t) // each its own: the catalog change below is once
 			r, w := stdioPipes(t, g)
 			var asked atomic.Int64
+			changed := make(chan struct{}, 16)
 			client := mcp.NewClient(&mcp.Implementation{Name: "sdk", Version: "1"}, &mcp.ClientOptions{
-				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {},
+				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					asked.Add(1)
 					field := "username"
@@ -177,6 +178,16 @@ func TestStdioGoSDKClient(t *testing.T) {
 			assert.Equal(t, "Hello, Ada!", call("m__test_input_required_result_elicitation", map[string]any{}))
 			assert.Equal(t, "Elicitation result: action=accept, content=map[username:Ada]", call("l__test_elicitation", map[string]any{"message": "name?"}))
 			assert.Equal(t, int64(2), asked.Load())
+
+			// The catalog changing reaches the client: as a notification on
+			// the legacy session, on the subscriptions/listen stream for the
+			// modern client.
+			assert.Equal(t, "tools_list_changed published", call("l__test_trigger_tool_change", map[string]any{}))
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				t.Fatal("no notifications/tools/list_changed over stdio")
+			}
 		})
 	}
 }
