@@ -79,6 +79,7 @@ type lineConn struct {
 	writeMu sync.Mutex
 	once    sync.Once
 	closed  chan struct{}
+	era     string // "legacy" after initialize, "modern" after a modern request; Read's alone
 }
 
 // readLoop hands each line of the input to Read, one at a time.
@@ -159,15 +160,47 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			continue
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method != "initialize" {
-			if v, ok := metaVersion(req.Params); ok && !served(v) {
-				data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: mcp.SupportedProtocolVersions(), Requested: v})
-				c.refuse(ctx, req.ID.Raw(), mcp.CodeUnsupportedProtocolVersion, "Unsupported protocol version", data)
-				continue
-			}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && !c.admit(ctx, req) {
+			continue
 		}
 		return msg, nil
 	}
+}
+
+// admit checks a request against the connection's era, which the first
+// request that names one chooses for the connection's life (the spec's
+// dual-era server over stdio: initialize opens a legacy session, modern
+// _meta the stateless era), and refuses a version the gateway does not
+// serve (-32022). A refused request is answered here.
+func (c *lineConn) admit(ctx context.Context, req *jsonrpc.Request) bool {
+	v, hasMeta := metaVersion(req.Params)
+	if req.Method == "initialize" {
+		if c.era == "modern" {
+			c.refuse(ctx, req.ID.Raw(), jsonrpc.CodeInvalidRequest, "Invalid Request: this connection speaks 2026-07-28 (its first request carried the _meta of that era); initialize needs a connection of its own", nil)
+			return false
+		}
+		if c.era == "" {
+			c.era = "legacy"
+		}
+		return true
+	}
+	if !hasMeta {
+		return true
+	}
+	if !served(v) {
+		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: mcp.SupportedProtocolVersions(), Requested: v})
+		c.refuse(ctx, req.ID.Raw(), mcp.CodeUnsupportedProtocolVersion, "Unsupported protocol version", data)
+		return false
+	}
+	if v < modernVersion {
+		return true // a legacy version in _meta selects nothing (the go-sdk's rule)
+	}
+	if c.era == "legacy" {
+		c.refuse(ctx, req.ID.Raw(), jsonrpc.CodeInvalidRequest, "Invalid Request: this connection speaks the legacy era (it opened with initialize); a 2026-07-28 request needs a connection of its own", nil)
+		return false
+	}
+	c.era = "modern"
+	return true
 }
 
 // refuse answers a line the gateway does not serve (id nil: null).

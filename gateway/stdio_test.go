@@ -201,30 +201,7 @@ func TestStdioGoSDKClient(t *testing.T) {
 // counted.
 func TestStdioRefusesWhatItCannotServe(t *testing.T) {
 	g := stdioGateway(t)
-	r, w := stdioPipes(t, g)
-	sc := bufio.NewScanner(r)
-	next := func() string {
-		t.Helper()
-		line := make(chan string, 1)
-		go func() {
-			if sc.Scan() {
-				line <- sc.Text()
-			}
-			close(line)
-		}()
-		select {
-		case l := <-line:
-			return l
-		case <-time.After(30 * time.Second):
-			t.Fatal("no answer: the gateway hangs")
-			return ""
-		}
-	}
-	send := func(s string) {
-		t.Helper()
-		_, err := io.WriteString(w, s+"\n")
-		require.NoError(t, err)
-	}
+	send, next := rawStdio(t, g)
 	meta := func(v string) string {
 		return `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + v + `","io.modelcontextprotocol/clientCapabilities":{}}`
 	}
@@ -254,6 +231,64 @@ func TestStdioRefusesWhatItCannotServe(t *testing.T) {
 	assert.Equal(t, 4, res.ID)
 	assert.Equal(t, "complete", res.Result.ResultType)
 	assert.Equal(t, []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}, res.Result.SupportedVersions)
+}
+
+// rawStdio is a stdio client of g line by line: send writes a line, next
+// reads the gateway's next line, failing the test after 30 s (a hang).
+func rawStdio(t *testing.T, g *Gateway) (send func(string), next func() string) {
+	r, w := stdioPipes(t, g)
+	sc := bufio.NewScanner(r)
+	next = func() string {
+		t.Helper()
+		line := make(chan string, 1)
+		go func() {
+			if sc.Scan() {
+				line <- sc.Text()
+			}
+			close(line)
+		}()
+		select {
+		case l := <-line:
+			return l
+		case <-time.After(30 * time.Second):
+			t.Fatal("no answer: the gateway hangs")
+			return ""
+		}
+	}
+	send = func(s string) {
+		t.Helper()
+		_, err := io.WriteString(w, s+"\n")
+		require.NoError(t, err)
+	}
+	return send, next
+}
+
+// The first request that names an era chooses it for the connection: after
+// initialize a request with the 2026-07-28 _meta is refused (-32600), and
+// after a modern server/discover an initialize is; each connection's own
+// era goes on being served.
+func TestStdioPinsTheEraOfItsFirstRequest(t *testing.T) {
+	g := stdioGateway(t)
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+	send, next := rawStdio(t, g)
+	send(initialize)
+	assert.Contains(t, next(), `"protocolVersion":"2025-11-25"`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"Invalid Request: this connection speaks the legacy era (it opened with initialize); a 2026-07-28 request needs a connection of its own"}}`, next())
+	send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":3,"result":{}}`, next())
+
+	send, next = rawStdio(t, g)
+	send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`)
+	assert.Contains(t, next(), `"resultType":"complete"`)
+	send(initialize)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request: this connection speaks 2026-07-28 (its first request carried the _meta of that era); initialize needs a connection of its own"}}`, next())
+	send(`{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{` + meta + `}}`)
+	assert.Contains(t, next(), `"resultType":"complete"`)
+	assert.Equal(t, int64(2), g.refusedLines.Load())
 }
 
 // A line longer than the limit is refused (-32600) without being held,
