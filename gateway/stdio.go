@@ -30,7 +30,9 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 // with initialize gets a legacy session (input as server→client
 // requests), one whose requests carry the 2026-07-28 _meta is served
 // statelessly (server/discover, input as input_required rounds under the
-// gateway's requestState, subscriptions/listen).
+// gateway's requestState, subscriptions/listen). The era the first request
+// names is the connection's: a request of the other era is refused with
+// -32600.
 //
 // A line that is not JSON is answered with -32700 (Parse error), one that
 // is JSON but no JSON-RPC message (or a batch) with -32600 (Invalid
