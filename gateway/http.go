@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"crypto/subtle"
 	"fmt"
 	"net/http"
@@ -53,12 +52,6 @@ func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 		}
 		sessions.ServeHTTP(w, r)
 	})
-}
-
-// ServeStdio serves one client over stdin and stdout until it disconnects
-// or ctx ends.
-func (g *Gateway) ServeStdio(ctx context.Context) error {
-	return g.srv.Run(ctx, &mcp.StdioTransport{})
 }
 
 func bearer(r *http.Request, token string) bool {
