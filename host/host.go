@@ -698,7 +698,7 @@ func defaultTransport(cfg Server, logger *slog.Logger, maxBytes int) transport.T
 		}
 		t := &transport.HTTP{URL: cfg.URL, Header: header, Logger: logger, MaxBodyBytes: maxBytes, MaxEventBytes: maxBytes, SSEFallback: true}
 		o := cfg.Conduit.OAuth // the stored tokens (conduit login), refreshed
-		oauth.Attach(t, oauth.Config{Store: &oauth.Store{}, ClientID: o.ClientID, ClientSecret: o.ClientSecret, ClientIDMetadataURL: o.ClientMetadataURL, ClientCredentials: o.ClientCredentials})
+		oauth.Attach(t, oauth.Config{Store: oauth.DefaultStore(), ClientID: o.ClientID, ClientSecret: o.ClientSecret, ClientIDMetadataURL: o.ClientMetadataURL, ClientCredentials: o.ClientCredentials})
 		return t
 	}
 	return &transport.Command{Path: cfg.Command, Args: cfg.Args, Env: serverEnv(cfg, os.Environ()), Dir: cfg.Cwd, MaxMessageBytes: maxBytes}

@@ -20,9 +20,10 @@ import (
 // loginTimeout bounds a sign-in at the browser.
 const loginTimeout = 5 * time.Minute
 
-// tokenStore is where the commands keep their tokens (CONDUIT_TOKEN_FILE
+// tokenStore is where the commands keep their tokens: the OS keyring, else
+// the file (CONDUIT_TOKEN_FILE
 // moves it: tests, a second identity).
-func tokenStore() *oauth.Store { return &oauth.Store{} }
+func tokenStore() *oauth.Store { return oauth.DefaultStore() }
 
 func (a *app) loginCommand() *cobra.Command {
 	var url, config string
