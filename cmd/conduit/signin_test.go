@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conduitmcp/conduit/host"
+	"github.com/conduitmcp/conduit/transport/oauth"
+)
+
+const signInURL = "https://mcp.example.com/mcp"
+
+// fakeSignIn replaces the terminal check and the browser sign-in.
+func fakeSignIn(t *testing.T, tty bool, signIn func(ctx context.Context) error) *int {
+	t.Helper()
+	tt, bs := personAtTerminal, browserSignIn
+	t.Cleanup(func() { personAtTerminal, browserSignIn = tt, bs })
+	personAtTerminal = func(*app) bool { return tty }
+	n := new(int)
+	browserSignIn = func(ctx context.Context, _ *app, resource string, _ host.OAuthSettings) error {
+		*n++
+		assert.Equal(t, signInURL, resource)
+		return signIn(ctx)
+	}
+	return n
+}
+
+// probe is a connection whose probe waits at most 3 s for its answer
+// headers and gets a 401 until signedIn.
+func probe(signedIn *bool, calls *int) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		*calls++
+		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		if !*signedIn {
+			return "", &oauth.Error{Resource: signInURL, Err: oauth.ErrSignInNeeded}
+		}
+		return "connected", ctx.Err()
+	}
+}
+
+// Without a terminal: the error at once, no sign-in, one attempt.
+func TestNoTerminalNoSignIn(t *testing.T) {
+	n := fakeSignIn(t, false, func(context.Context) error { t.Error("signed in"); return nil })
+	var signed bool
+	var calls int
+	var stderr bytes.Buffer
+	a := newApp(streams{in: bytes.NewReader(nil), out: &bytes.Buffer{}, err: &stderr})
+	_, err := signInAndRetry(context.Background(), a, host.OAuthSettings{}, probe(&signed, &calls))
+	require.ErrorIs(t, err, oauth.ErrSignInNeeded)
+	assert.Equal(t, 0, *n)
+	assert.Equal(t, 1, calls)
+	assert.Empty(t, stderr.String())
+	assert.Equal(t, "the server "+signInURL+" needs sign-in: run `conduit login --url "+signInURL+"` (or `conduit login --config FILE SERVER`), then again", needsSignIn(err))
+}
+
+// At a terminal: the probe's 401 ends the probe; the sign-in runs after it
+// with 5 minutes of its own (a person taking 4 is not cut short by the
+// probe's 3 s), then the probe runs again and connects.
+func TestTerminalSignsInOutsideTheProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var signed bool
+		start := time.Now()
+		n := fakeSignIn(t, true, func(ctx context.Context) error {
+			dl, ok := ctx.Deadline()
+			assert.True(t, ok)
+			assert.Equal(t, 5*time.Minute, dl.Sub(start))
+			time.Sleep(4 * time.Minute) // the person at the browser
+			assert.NoError(t, ctx.Err())
+			signed = true
+			return nil
+		})
+		var calls int
+		var stderr bytes.Buffer
+		a := newApp(streams{in: bytes.NewReader(nil), out: &bytes.Buffer{}, err: &stderr})
+		v, err := signInAndRetry(context.Background(), a, host.OAuthSettings{}, probe(&signed, &calls))
+		require.NoError(t, err)
+		assert.Equal(t, "connected", v)
+		assert.Equal(t, 1, *n)
+		assert.Equal(t, 2, calls)
+		assert.Equal(t, 4*time.Minute, time.Since(start))
+		assert.Equal(t, signInURL+" needs sign-in.\nSigned in to "+signInURL+".\n", stderr.String())
+	})
+}
+
+// A person who never comes back: the sign-in ends after 5 minutes, its
+// error stands, the probe is not run again.
+func TestTerminalSignInTimesOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var signed bool
+		start := time.Now()
+		fakeSignIn(t, true, func(ctx context.Context) error {
+			<-ctx.Done()
+			return errors.Join(errors.New("oauth: no answer on the loopback redirect"), context.Cause(ctx))
+		})
+		var calls int
+		a := newApp(streams{in: bytes.NewReader(nil), out: &bytes.Buffer{}, err: &bytes.Buffer{}})
+		_, err := signInAndRetry(context.Background(), a, host.OAuthSettings{}, probe(&signed, &calls))
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, 1, calls)
+		assert.Equal(t, 5*time.Minute, time.Since(start))
+	})
+}
