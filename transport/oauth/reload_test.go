@@ -18,13 +18,13 @@ func TestNoPersonTakesTokensStoredSince(t *testing.T) {
 	r := newRealAS(t)
 	st := newStore(t)
 	waiting := r.transport(t, st, false)
-	req, _ := http.NewRequest(http.MethodPost, r.resource, strings.NewReader(`{}`))
+	req, _ := http.NewRequest(http.MethodPost, r.Resource, strings.NewReader(`{}`))
 	_, err := waiting.Client().Do(req)
 	require.ErrorIs(t, err, oauth.ErrSignInNeeded)
 
 	login := r.transport(t, st, true) // conduit login, another process
-	require.Equal(t, http.StatusOK, post(t, login.Client(), r.resource))
-	assert.Equal(t, http.StatusOK, post(t, waiting.Client(), r.resource))
-	assert.Equal(t, int32(1), r.signIns.Load())
+	require.Equal(t, http.StatusOK, post(t, login.Client(), r.Resource))
+	assert.Equal(t, http.StatusOK, post(t, waiting.Client(), r.Resource))
+	assert.Equal(t, int32(1), r.SignIns.Load())
 	assert.True(t, waiting.SignedIn())
 }
