@@ -58,7 +58,8 @@ func New(t testing.TB, mcp http.Handler) *Server {
 		})
 	}
 	var handler http.Handler
-	r.AS = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	// Unstarted until the handlers' variables are set (no race with a request).
+	r.AS = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Path == "/oauth/token" && req.Method == http.MethodPost {
 			_ = req.ParseForm()
 			if req.PostForm.Get("grant_type") == "refresh_token" {
@@ -67,16 +68,18 @@ func New(t testing.TB, mcp http.Handler) *Server {
 		}
 		handler.ServeHTTP(w, req)
 	}))
+	asURL := "http://" + r.AS.Listener.Addr().String()
 	t.Cleanup(r.AS.Close)
 	clients := map[string]*storage.Client{ClientID: storage.NativeClient(ClientID, Redirect, "http://127.0.0.1/callback")}
-	r.Storage = storage.NewStorageWithClients(storage.NewUserStore(r.AS.URL), clients)
-	handler = exampleop.SetupServer(r.AS.URL, r.Storage, slog.New(slog.DiscardHandler), false)
-	r.RS = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	r.Storage = storage.NewStorageWithClients(storage.NewUserStore(asURL), clients)
+	handler = exampleop.SetupServer(asURL, r.Storage, slog.New(slog.DiscardHandler), false)
+	r.AS.Start()
+	r.RS = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		prm := "http://" + req.Host + "/.well-known/oauth-protected-resource/mcp"
 		switch req.URL.Path {
 		case "/.well-known/oauth-protected-resource/mcp":
 			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(map[string]any{"resource": r.Resource, "authorization_servers": []string{r.AS.URL},
+			json.NewEncoder(w).Encode(map[string]any{"resource": r.Resource, "authorization_servers": []string{asURL},
 				"scopes_supported": []string{"openid"}})
 		case "/mcp":
 			if !r.Valid(req.Header.Get("Authorization")) {
@@ -91,7 +94,8 @@ func New(t testing.TB, mcp http.Handler) *Server {
 		}
 	}))
 	t.Cleanup(r.RS.Close)
-	r.Resource = r.RS.URL + "/mcp"
+	r.Resource = "http://" + r.RS.Listener.Addr().String() + "/mcp"
+	r.RS.Start()
 	return r
 }
 
