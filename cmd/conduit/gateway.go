@@ -99,6 +99,7 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 		return &exitError{code: exitUsage, err: err}
 	}
 	defer g.Close()
+	defer a.signInServers(ctx, g.Host())() // at a terminal (--listen): those that need it
 	stopAdmin, err := a.serveAdmin(g.Host(), metrics, admin.Options{Title: "conduit gateway", Sessions: func() int {
 		n := 0
 		for range g.Server().Sessions() {

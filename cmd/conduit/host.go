@@ -121,6 +121,7 @@ func (a *app) runHost(ctx context.Context) error {
 				}
 			})
 		}()
+		stopSignIns := a.signInServers(ctx, h) // at a terminal: those that need it
 		if f, ok := a.std.out.(*os.File); ok && !a.opts.json && isTerminal(f) {
 			a.liveTable(ctx, h, events, reloads)
 		}
@@ -140,6 +141,7 @@ func (a *app) runHost(ctx context.Context) error {
 			}
 		}
 		<-watched
+		stopSignIns()
 		_ = h.Close() // its last events are the servers stopping
 		<-printed
 		return nil

@@ -130,3 +130,50 @@ func oauthOf(t *configTarget) host.OAuthSettings {
 	}
 	return t.cfg.Servers[t.name].Conduit.OAuth
 }
+
+// signInServers, with a person at the terminal, signs in to each server of
+// h that needs it (one at a time, once per server for the run, each with
+// signInTimeout of its own) and starts it again at once; without a person
+// it does nothing (the servers wait in "needs sign-in" for `conduit login`,
+// tried every restart.SignInRetry). stop ends it: call it before h.Close.
+func (a *app) signInServers(ctx context.Context, h *host.Host) (stop func()) {
+	if !personAtTerminal(a) {
+		return func() {}
+	}
+	events, unsubscribe := h.Subscribe()
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tried := map[string]bool{}
+		for ev := range events {
+			st := ev.Status
+			var oe *oauth.Error
+			if st.State != host.StateNeedsSignIn || tried[st.Server] || ctx.Err() != nil || !errors.As(st.Err, &oe) {
+				continue
+			}
+			tried[st.Server] = true
+			fmt.Fprintf(a.stderr, "The server %s (%s) needs sign-in.\n", st.Server, oe.Redacted())
+			sctx, done := context.WithTimeout(ctx, signInTimeout)
+			err := browserSignIn(sctx, a, oe.Resource, a.configOAuth(st.Server))
+			done()
+			if err != nil {
+				fmt.Fprintf(a.stderr, "The sign-in to %s failed: %s\n", st.Server, oneLine(plain(err)))
+				continue
+			}
+			fmt.Fprintf(a.stderr, "Signed in to %s; starting it.\n", st.Server)
+			_ = h.Restart(st.Server)
+		}
+	}()
+	return func() { cancel(); unsubscribe(); <-done }
+}
+
+// configOAuth is the client identity of the server name of --config as the
+// file says now (none when it is gone, or unreadable).
+func (a *app) configOAuth(name string) host.OAuthSettings {
+	cfg, _, err := host.Load(a.opts.config)
+	if err != nil {
+		return host.OAuthSettings{}
+	}
+	return cfg.Servers[name].Conduit.OAuth
+}

@@ -4,6 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,6 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit/host"
+	"github.com/conduitmcp/conduit/internal/oauthtest"
+	"github.com/conduitmcp/conduit/restart"
 	"github.com/conduitmcp/conduit/transport/oauth"
 )
 
@@ -107,4 +115,52 @@ func TestTerminalSignInTimesOut(t *testing.T) {
 		assert.Equal(t, 1, calls)
 		assert.Equal(t, 5*time.Minute, time.Since(start))
 	})
+}
+
+// conduit host at a terminal: a server that needs sign-in gets the browser
+// sign-in (here headless, at the real authorization server) with its
+// configured client, once, and starts at once, not at the next retry.
+func TestHostAtTerminalSignsIn(t *testing.T) {
+	as := signedInServer(t)
+	t.Setenv("CONDUIT_TOKEN_FILE", filepath.Join(t.TempDir(), "tokens.json"))
+	config := filepath.Join(t.TempDir(), "mcp.json")
+	require.NoError(t, os.WriteFile(config, fmt.Appendf(nil, `{"mcpServers":{"remote":{"url":%q,"conduit":{"oauth":{"clientId":%q}}}}}`, as.Resource, oauthtest.ClientID), 0o600))
+	var ids []string
+	tt, bs := personAtTerminal, browserSignIn
+	t.Cleanup(func() { personAtTerminal, browserSignIn = tt, bs })
+	personAtTerminal = func(*app) bool { return true }
+	browserSignIn = func(ctx context.Context, _ *app, resource string, id host.OAuthSettings) error {
+		ids = append(ids, id.ClientID)
+		tr, err := oauth.New(oauth.Config{Resource: resource, RedirectURL: oauthtest.Redirect, CodeFetcher: as.Fetcher(),
+			ClientID: id.ClientID, Store: tokenStore(), IgnoreStored: true})
+		if err != nil {
+			return err
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, resource, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := tr.Client().Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out := &watchedBuffer{match: []*regexp.Regexp{regexp.MustCompile(`"state":"ready"`)}, matched: make(chan struct{})}
+	var stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"host", "--config", config, "--json"}, streams{in: bytes.NewReader(nil), out: out, err: &stderr})
+	}()
+	select {
+	case <-out.matched:
+	case <-time.After(restart.SignInRetry * 2 / 3): // well before the retry would have started it
+		t.Fatalf("not ready:\n%s\n%s", out, stderr.String())
+	}
+	cancel()
+	require.Equal(t, exitOK, <-done, stderr.String())
+	assert.Equal(t, []string{oauthtest.ClientID}, ids)
+	assert.Equal(t, "The server remote ("+as.Resource+") needs sign-in.\nSigned in to remote; starting it.\n", stderr.String())
+	assert.Equal(t, int32(1), as.SignIns.Load())
 }
