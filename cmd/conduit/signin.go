@@ -96,9 +96,9 @@ func (a *app) signIn(ctx context.Context, resource string, id host.OAuthSettings
 }
 
 // browserSignIn is the sign-in of signInAndRetry (tests replace it).
-var browserSignIn = func(ctx context.Context, a *app, resource string, id host.OAuthSettings) error {
-	_, _, _, err := a.signIn(ctx, resource, id, false)
-	return err
+var browserSignIn = func(ctx context.Context, a *app, resource string, id host.OAuthSettings) (where string, err error) {
+	where, _, _, err = a.signIn(ctx, resource, id, false)
+	return where, err
 }
 
 // signInAndRetry runs connect; when it fails for want of a sign-in and a
@@ -115,10 +115,11 @@ func signInAndRetry[T any](ctx context.Context, a *app, id host.OAuthSettings, c
 	fmt.Fprintf(a.stderr, "%s needs sign-in.\n", oe.Redacted())
 	sctx, cancel := context.WithTimeout(ctx, signInTimeout)
 	defer cancel()
-	if serr := browserSignIn(sctx, a, oe.Resource, id); serr != nil {
+	where, serr := browserSignIn(sctx, a, oe.Resource, id)
+	if serr != nil {
 		return v, serr
 	}
-	fmt.Fprintf(a.stderr, "Signed in to %s.\n", oe.Redacted())
+	fmt.Fprintf(a.stderr, "Signed in to %s; the tokens are kept in %s.\n", oe.Redacted(), where)
 	return connect(ctx)
 }
 
@@ -155,13 +156,13 @@ func (a *app) signInServers(ctx context.Context, h *host.Host) (stop func()) {
 			tried[st.Server] = true
 			fmt.Fprintf(a.stderr, "The server %s (%s) needs sign-in.\n", st.Server, oe.Redacted())
 			sctx, done := context.WithTimeout(ctx, signInTimeout)
-			err := browserSignIn(sctx, a, oe.Resource, a.configOAuth(st.Server))
+			where, err := browserSignIn(sctx, a, oe.Resource, a.configOAuth(st.Server))
 			done()
 			if err != nil {
 				fmt.Fprintf(a.stderr, "The sign-in to %s failed: %s\n", st.Server, oneLine(plain(err)))
 				continue
 			}
-			fmt.Fprintf(a.stderr, "Signed in to %s; starting it.\n", st.Server)
+			fmt.Fprintf(a.stderr, "Signed in to %s (the tokens are kept in %s); starting it.\n", st.Server, where)
 			_ = h.Restart(st.Server)
 		}
 	}()

@@ -32,10 +32,10 @@ func fakeSignIn(t *testing.T, tty bool, signIn func(ctx context.Context) error) 
 	t.Cleanup(func() { personAtTerminal, browserSignIn = tt, bs })
 	personAtTerminal = func(*app) bool { return tty }
 	n := new(int)
-	browserSignIn = func(ctx context.Context, _ *app, resource string, _ host.OAuthSettings) error {
+	browserSignIn = func(ctx context.Context, _ *app, resource string, _ host.OAuthSettings) (string, error) {
 		*n++
 		assert.Equal(t, signInURL, resource)
-		return signIn(ctx)
+		return "the file tokens.json", signIn(ctx)
 	}
 	return n
 }
@@ -94,7 +94,7 @@ func TestTerminalSignsInOutsideTheProbe(t *testing.T) {
 		assert.Equal(t, 1, *n)
 		assert.Equal(t, 2, calls)
 		assert.Equal(t, 4*time.Minute, time.Since(start))
-		assert.Equal(t, signInURL+" needs sign-in.\nSigned in to "+signInURL+".\n", stderr.String())
+		assert.Equal(t, signInURL+" needs sign-in.\nSigned in to "+signInURL+"; the tokens are kept in the file tokens.json.\n", stderr.String())
 	})
 }
 
@@ -129,21 +129,21 @@ func TestHostAtTerminalSignsIn(t *testing.T) {
 	tt, bs := personAtTerminal, browserSignIn
 	t.Cleanup(func() { personAtTerminal, browserSignIn = tt, bs })
 	personAtTerminal = func(*app) bool { return true }
-	browserSignIn = func(ctx context.Context, _ *app, resource string, id host.OAuthSettings) error {
+	browserSignIn = func(ctx context.Context, _ *app, resource string, id host.OAuthSettings) (string, error) {
 		ids = append(ids, id.ClientID)
 		tr, err := oauth.New(oauth.Config{Resource: resource, RedirectURL: oauthtest.Redirect, CodeFetcher: as.Fetcher(),
 			ClientID: id.ClientID, Store: tokenStore(), IgnoreStored: true})
 		if err != nil {
-			return err
+			return "", err
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, resource, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := tr.Client().Do(req)
 		if err != nil {
-			return err
+			return "", err
 		}
 		resp.Body.Close()
-		return nil
+		return "the file tokens.json", nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -161,6 +161,6 @@ func TestHostAtTerminalSignsIn(t *testing.T) {
 	cancel()
 	require.Equal(t, exitOK, <-done, stderr.String())
 	assert.Equal(t, []string{oauthtest.ClientID}, ids)
-	assert.Equal(t, "The server remote ("+as.Resource+") needs sign-in.\nSigned in to remote; starting it.\n", stderr.String())
+	assert.Equal(t, "The server remote ("+as.Resource+") needs sign-in.\nSigned in to remote (the tokens are kept in the file tokens.json); starting it.\n", stderr.String())
 	assert.Equal(t, int32(1), as.SignIns.Load())
 }
