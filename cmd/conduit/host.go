@@ -607,7 +607,11 @@ func (a *app) liveTable(ctx context.Context, h *host.Host, events <-chan host.Ev
 		screen.WriteString("\x1b[H\x1b[2J") // home, clear the screen
 		screen.Write(tableText(liveRows(h.Status(), time.Now())))
 		screen.WriteString("\n" + strings.Join(recent, "\n") + "\n")
-		_ = a.write(cutLines(screen.Bytes(), terminalWidth(a.std.out)))
+		out := cutLines(screen.Bytes(), terminalWidth(a.std.out))
+		if p := a.signingIn.Load(); p != nil {
+			out = append(out, "\n"+*p...) // uncut: its URL must stay whole
+		}
+		_ = a.write(out)
 	}
 }
 

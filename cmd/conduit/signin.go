@@ -54,16 +54,16 @@ func (a *app) signIn(ctx context.Context, resource string, id host.OAuthSettings
 	}
 	defer lb.Close()
 	show := func(u string) {
+		msg := fmt.Sprintf("To sign in to %s, open this URL in a browser:\n\n  %s\n\nWaiting for the sign-in (%v)...\n", resource, u, signInTimeout)
 		if !noBrowser {
-			if xdg, err := exec.LookPath("xdg-open"); err == nil {
-				if exec.Command(xdg, u).Start() == nil {
-					fmt.Fprintf(a.stderr, "Opened the browser to sign in to %s. If it did not open, visit:\n\n  %s\n\n", resource, u)
-					return
-				}
+			if xdg, err := exec.LookPath("xdg-open"); err == nil && exec.Command(xdg, u).Start() == nil {
+				msg = fmt.Sprintf("Opened the browser to sign in to %s. If it did not open, visit:\n\n  %s\n\n", resource, u)
 			}
 		}
-		fmt.Fprintf(a.stderr, "To sign in to %s, open this URL in a browser:\n\n  %s\n\nWaiting for the sign-in (%v)...\n", resource, u, signInTimeout)
+		a.signingIn.Store(&msg)
+		fmt.Fprint(a.stderr, msg)
 	}
+	defer a.signingIn.Store(nil)
 	st := tokenStore()
 	t, err := oauth.New(oauth.Config{Resource: resource, RedirectURL: lb.RedirectURL(), CodeFetcher: lb.Fetcher(show),
 		ClientName: "Conduit", Store: st, IgnoreStored: true,
