@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -163,4 +164,47 @@ func TestHostAtTerminalSignsIn(t *testing.T) {
 	assert.Equal(t, []string{oauthtest.ClientID}, ids)
 	assert.Equal(t, "The server remote ("+as.Resource+") needs sign-in.\nSigned in to remote (the tokens are kept in the file tokens.json); starting it.\n", stderr.String())
 	assert.Equal(t, int32(1), as.SignIns.Load())
+}
+
+// login's --client-id and --client-secret-env: the secret comes from the
+// environment only, and a missing one is a usage error that names the
+// variable, not a value.
+func TestLoginClientFlags(t *testing.T) {
+	t.Setenv("CONDUIT_TOKEN_FILE", filepath.Join(t.TempDir(), "tokens.json"))
+	r := runInProcess(t, "login", "--url", signInURL, "--client-secret-env", "MCP_SECRET")
+	assert.Equal(t, exitUsage, r.code, r.String())
+	assert.Equal(t, "conduit: --client-secret-env needs --client-id\nRun 'conduit login --help' for usage.\n", r.stderr)
+	r = runInProcess(t, "login", "--url", signInURL, "--client-id", "cli", "--client-secret-env", "CONDUIT_TEST_UNSET_SECRET")
+	assert.Equal(t, exitUsage, r.code, r.String())
+	assert.Equal(t, "conduit: --client-secret-env CONDUIT_TEST_UNSET_SECRET: the variable is not set\nRun 'conduit login --help' for usage.\n", r.stderr)
+
+	t.Setenv("MCP_SECRET", "s3cret")
+	id, err := withClientFlags(host.OAuthSettings{ClientID: "from-config", ClientMetadataURL: "https://c.example/m.json"}, "cli", "MCP_SECRET")
+	require.NoError(t, err)
+	assert.Equal(t, host.OAuthSettings{ClientID: "cli", ClientSecret: "s3cret"}, id)
+	id, err = withClientFlags(host.OAuthSettings{ClientID: "from-config"}, "", "")
+	require.NoError(t, err)
+	assert.Equal(t, host.OAuthSettings{ClientID: "from-config"}, id)
+}
+
+// conduit load at a terminal signs in too (its error keeps the sign-in's).
+func TestLoadAtTerminalSignsIn(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://`+r.Host+`/.well-known/oauth-protected-resource/mcp"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	t.Setenv("CONDUIT_TOKEN_FILE", filepath.Join(t.TempDir(), "tokens.json"))
+	tt, bs := personAtTerminal, browserSignIn
+	t.Cleanup(func() { personAtTerminal, browserSignIn = tt, bs })
+	personAtTerminal = func(*app) bool { return true }
+	var asked []string
+	browserSignIn = func(_ context.Context, _ *app, resource string, _ host.OAuthSettings) (string, error) {
+		asked = append(asked, resource)
+		return "", errors.New("the person closed the browser")
+	}
+	r := runInProcess(t, "load", "--calls", "1", "--url", srv.URL+"/mcp", "echo")
+	assert.Equal(t, exitConnect, r.code, r.String())
+	assert.Equal(t, []string{srv.URL + "/mcp"}, asked)
+	assert.Equal(t, srv.URL+"/mcp needs sign-in.\nconduit: could not connect: the person closed the browser\n", r.stderr)
 }
