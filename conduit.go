@@ -427,22 +427,20 @@ func (o Options) handlers() (Handlers, error) {
 // not be started.
 type Client struct {
 	// Set by Connect, then only read.
+	// The handlers are the session runtime's (actors.Runtime.Handlers): one
+	// copy. What an idle client does not use is made on first use
+	// (clientidle.go, decision 60).
 	t        transport.Transport
-	opts     Options
-	handlers Handlers
+	opts     settings // Connect's Options, defaults filled in, less what only Connect reads
 	declared era.Declared
 	tracer   trace.Tracer                 // nil when tracing is off for good (a no-op provider)
 	global   atomic.Pointer[globalTracer] // callTracer's, with the global provider
-	done     chan struct{}                // closed once the client has ended and released everything
-	closing  context.Context              // cancelled by Close: aborts a renewal's dial; the watchers then do nothing
-	abort    context.CancelFunc           // cancels closing
+	aborted  atomic.Bool                  // set by Close: a renewal's dial is aborted (closing); the watchers then do nothing
 
 	logLevel  atomic.Pointer[string]   // SetLogLevel's: in every modern request's _meta, sent again to a renewed legacy session
 	fixedMeta atomic.Pointer[era.Meta] // the _meta members fixed for the version last asked of sessionMeta
 	cur       atomic.Pointer[session]  // read freely; stored by Connect, then only with redial and mu held
-	doneOnce  sync.Once
-	watchers  sync.WaitGroup // one per session, until its runtime's AfterDone callback has run
-	keeper    sync.WaitGroup // the keep-alive goroutine, when Options.KeepAlive is set
+	watchers  sync.WaitGroup           // one per session, until its runtime's AfterDone callback has run
 
 	// redial is held for a whole renewal (closing the lost session, dialling
 	// the fresh one), so there is one at a time; Close takes it to wait for
@@ -455,12 +453,13 @@ type Client struct {
 	// err says why the client ended; nil while it lives. Set once, never
 	// changed; once set, no session is dialled.
 	err error
-	// past sums the counters of the sessions renewed away (their
-	// AbandonedHandlers left out: it is a gauge, read live from lingering).
-	past Stats
-	// lingering are sessions renewed away whose abandoned handlers were
-	// still running: they count in AbandonedHandlers until they return.
-	lingering []*actors.Runtime
+	// done is closed once the client has ended and released everything
+	// (finished): made by Done or finish, whichever is first.
+	done     chan struct{}
+	finished bool
+	// rare is what only a renewal, the keep-alive or a renewal's dial
+	// needs, made by the first of them (clientidle.go).
+	rare *rare
 
 	changes changes // change notifications (listen.go)
 }
@@ -492,7 +491,7 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 		opts.Timeout = DefaultTimeout
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
+		opts.Logger = discardLogger // one for every client (decision 60)
 	}
 	if opts.MaxTotalTimeout <= 0 {
 		opts.MaxTotalTimeout = DefaultMaxTotalTimeout
@@ -515,51 +514,32 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 	declared := era.Declare(h, opts.Sampling.Context)
 	h = receiving(h, opts.ReceivingMiddleware)
 	declared.Tasks = opts.Tasks
-	c := &Client{t: t, opts: opts, handlers: h, declared: declared, done: make(chan struct{}), tracer: tracerOf(opts.TracerProvider)}
-	c.handlers = c.withRefresh(h)
-	s, err := c.dial(ctx)
+	c := &Client{t: t, opts: settingsOf(&opts), declared: declared, tracer: tracerOf(opts.TracerProvider)}
+	s, err := c.dial(ctx, c.dialConfig(&opts, c.withRefresh(h)))
 	if err != nil {
 		return nil, err
 	}
-	c.closing, c.abort = context.WithCancel(context.Background())
 	c.start(s)
 	c.startKeepAlive()
 	c.startListening(ctx, s)
 	return c, nil
 }
 
-// dial opens a connection, starts its runtime and negotiates.
-func (c *Client) dial(ctx context.Context) (*session, error) {
-	opts := c.opts
+// dial opens a connection, starts its runtime and negotiates. dc is the
+// runtime's and its guards' settings, but for what the connection gives
+// (dialConfig at Connect, the lost session's at a renewal).
+func (c *Client) dial(ctx context.Context, dc dialConfig) (*session, error) {
 	conn, err := c.t.Connect(ctx)
 	if err != nil {
 		return nil, &Error{Kind: KindTransport, Message: "could not connect", Err: err}
 	}
-	origin := opts.Elicitation.Origin
+	origin := c.opts.Elicitation.Origin
 	if o, ok := conn.(transport.Origin); ok && o.Origin() != "" {
 		origin = o.Origin()
 	}
-	pipeline := guards.New(guards.Config{
-		Sampling: guards.SamplingConfig{
-			MaxTokens: opts.Sampling.MaxTokens, Context: opts.Sampling.Context, AllowIdle: opts.Sampling.AllowIdle,
-			MaxToolIterations: opts.Sampling.MaxToolIterations, RejectionCode: opts.Sampling.RejectionCode,
-			Tools: c.declared.SamplingTools,
-		},
-		Elicitation: guards.ElicitationConfig{Modes: c.declared.ElicitModes, Origin: origin},
-		InputRate:   opts.InputRateLimit,
-		InputBurst:  opts.InputBurst,
-		Logger:      opts.Logger,
-	})
-	rt := actors.Start(actors.Config{
-		Conn: conn, Handlers: c.handlers, Declared: c.declared, Guards: pipeline,
-		Name: opts.Name, ServerID: opts.ServerID, Assigns: opts.Assigns,
-		HandlerTimeout: opts.HandlerTimeout, MaxServerRequests: opts.MaxServerRequests,
-		LogRate: opts.LogRateLimit, LogBurst: opts.LogBurst,
-		MaxInboundBytes: opts.MaxInboundBytes, MaxWaitingNotificationBytes: opts.MaxWaitingNotificationBytes,
-		Logger: opts.Logger, Audit: opts.Audit, Origin: origin,
-		System: opts.System, MaxWriteQueueBytes: opts.MaxWriteQueueBytes,
-		OnChange: c.changes.cache.changed, Tracer: c.tracer,
-	})
+	dc.guards.Elicitation.Origin = origin
+	dc.rt.Conn, dc.rt.Guards, dc.rt.Origin = conn, guards.New(dc.guards), origin
+	rt := actors.Start(dc.rt)
 	s := &session{rt: rt, conn: conn}
 	if err := c.negotiate(ctx, s); err != nil {
 		_ = rt.Close()
@@ -581,7 +561,7 @@ func (c *Client) start(s *session) {
 	// is done (every session's runtime is closed before Close waits).
 	s.rt.AfterDone(func() {
 		defer c.watchers.Done()
-		if c.closing.Err() != nil {
+		if c.aborted.Load() {
 			return // Close ends the client
 		}
 		err := s.rt.Err()
@@ -595,7 +575,7 @@ func (c *Client) start(s *session) {
 		}
 		c.mu.Unlock()
 		if ends {
-			c.doneOnce.Do(func() { close(c.done) })
+			c.finish()
 		}
 	})
 }
@@ -634,8 +614,8 @@ func (c *Client) renew(ctx context.Context, lost *session, method string) (*sess
 	c.opts.Logger.Info("the server ended the session; starting a new one")
 	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer context.AfterFunc(c.closing, cancel)()
-	s, err := c.dial(dctx)
+	defer context.AfterFunc(c.closingCtx(), cancel)()
+	s, err := c.dial(dctx, dialConfigOf(lost.rt))
 	if err == nil {
 		c.restoreLogLevel(dctx, s)
 		c.restoreSubscriptions(dctx, s)
@@ -655,7 +635,7 @@ func (c *Client) renew(ctx context.Context, lost *session, method string) (*sess
 	case err != nil:
 		c.err = err
 		c.mu.Unlock()
-		c.doneOnce.Do(func() { close(c.done) })
+		c.finish()
 		return nil, err
 	}
 	c.retire(lost.rt)
@@ -684,20 +664,21 @@ func (c *Client) restoreLogLevel(ctx context.Context, s *session) {
 // retire adds the counters of a session renewed away to past. Called with
 // mu held.
 func (c *Client) retire(rt *actors.Runtime) {
+	r := c.rareLocked()
 	st := rt.Stats()
 	if st.AbandonedHandlers > 0 {
-		c.lingering = append(c.lingering, rt)
+		r.lingering = append(r.lingering, rt)
 	}
 	st.AbandonedHandlers = 0
-	c.past = c.past.Add(st)
-	kept := c.lingering[:0]
-	for _, l := range c.lingering {
+	r.past = r.past.Add(st)
+	kept := r.lingering[:0]
+	for _, l := range r.lingering {
 		if l.Stats().AbandonedHandlers > 0 {
 			kept = append(kept, l)
 		}
 	}
-	clear(c.lingering[len(kept):])
-	c.lingering = kept
+	clear(r.lingering[len(kept):])
+	r.lingering = kept
 }
 
 func (c *Client) initialize(ctx context.Context, s *session) error {
@@ -745,30 +726,31 @@ func (c *Client) Instructions() string { return c.sess().init.Instructions }
 func (c *Client) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.past.Add(c.sess().rt.Stats())
-	st.CacheHits = c.changes.cache.hits.Load()
-	for _, rt := range c.lingering {
-		st.AbandonedHandlers += rt.Stats().AbandonedHandlers
+	st := c.sess().rt.Stats()
+	if r := c.rare; r != nil {
+		st = r.past.Add(st)
+		for _, rt := range r.lingering {
+			st.AbandonedHandlers += rt.Stats().AbandonedHandlers
+		}
 	}
+	st.CacheHits = c.changes.cache.hits.Load()
 	return st
 }
 
 // Done is closed once the client has ended (Close, or the connection lost
 // for good) and everything is released. A session the server ends and the
 // client renews does not end the client.
-func (c *Client) Done() <-chan struct{} { return c.done }
+func (c *Client) Done() <-chan struct{} { return c.doneChan() }
 
 // Err says why the client ended: nil before Done is closed, a KindClosed
 // error after Close, otherwise the failure that ended it (the first reason
 // wins: a Close after a failure keeps the failure).
 func (c *Client) Err() error {
-	select {
-	case <-c.done:
-	default:
-		return nil
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.finished {
+		return nil
+	}
 	return c.err
 }
 
@@ -790,8 +772,8 @@ func (c *Client) Close() error {
 	c.redial.Unlock()
 	_ = s.rt.Close()
 	c.watchers.Wait()
-	c.keeper.Wait()
-	c.doneOnce.Do(func() { close(c.done) })
+	c.waitKeepAlive()
+	c.finish()
 	return nil
 }
 
@@ -810,6 +792,8 @@ type callOptions struct {
 	meta              map[string]any // WithMeta
 	unvalidated       bool           // WithUnvalidatedResult
 	header            http.Header    // WithHeader
+	capabilities      *narrowed      // WithCapabilities
+	logLevel          *string        // WithLogLevel
 	usage             error          // an option's misuse, reported by the call
 }
 

@@ -2,6 +2,7 @@ package conduit
 
 import (
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -31,31 +32,35 @@ func (c *Client) startKeepAlive() {
 	if c.opts.KeepAlive <= 0 {
 		return
 	}
-	c.keeper.Add(1)
-	go c.keepAlive(c.opts.KeepAlive, max(c.opts.KeepAliveFailures, 0))
+	c.mu.Lock()
+	keeper := &c.rareLocked().keeper
+	c.mu.Unlock()
+	keeper.Add(1)
+	go c.keepAlive(keeper, c.opts.KeepAlive, max(c.opts.KeepAliveFailures, 0))
 }
 
 // keepAlive pings every interval; a ping still running at a tick skips
 // that tick. failures pings failed in a row end the client.
-func (c *Client) keepAlive(interval time.Duration, failures int) {
-	defer c.keeper.Done()
+func (c *Client) keepAlive(keeper *sync.WaitGroup, interval time.Duration, failures int) {
+	defer keeper.Done()
 	if failures == 0 {
 		failures = DefaultKeepAliveFailures
 	}
+	closing, done := c.closingCtx(), c.Done()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	failed := 0
 	for {
 		select {
-		case <-c.closing.Done():
+		case <-closing.Done():
 			return
-		case <-c.done:
+		case <-done:
 			return
 		case <-t.C:
 		}
-		err := c.Ping(c.closing, WithTimeout(interval/2))
+		err := c.Ping(closing, WithTimeout(interval/2))
 		switch {
-		case c.closing.Err() != nil:
+		case closing.Err() != nil:
 			return
 		case err == nil:
 			failed = 0
@@ -87,5 +92,5 @@ func (c *Client) fail(err error) {
 	c.redial.Unlock()
 	_ = s.rt.CloseWith(err) // the calls in flight fail with err too
 	c.watchers.Wait()
-	c.doneOnce.Do(func() { close(c.done) })
+	c.finish()
 }

@@ -234,8 +234,8 @@ func offered(caps json.RawMessage) messages.Subscriptions {
 }
 
 // wanted is what the client's hooks and subscriptions ask for.
-func (c *Client) wanted() messages.Subscriptions {
-	w := c.handlers.Changes()
+func (c *Client) wanted(s *session) messages.Subscriptions {
+	w := s.rt.Handlers().Changes()
 	c.changes.mu.Lock()
 	w.ResourceSubscriptions = slices.Clone(c.changes.resources)
 	w.TaskIDs = slices.Clone(c.changes.tasks)
@@ -252,7 +252,7 @@ func (c *Client) listen(s *session) <-chan actors.ListenResult {
 		Offered: offered(s.init.Capabilities),
 		Timeout: c.opts.Timeout,
 	}
-	return s.rt.Listen(cfg, c.wanted())
+	return s.rt.Listen(cfg, c.wanted(s))
 }
 
 // startListening opens the listen stream of a fresh modern session when
@@ -261,7 +261,7 @@ func (c *Client) listen(s *session) <-chan actors.ListenResult {
 // server that does not acknowledge does not fail Connect: it is logged,
 // and Listening reports it.
 func (c *Client) startListening(ctx context.Context, s *session) {
-	if s.rt.Era() != EraModern || c.wanted().Empty() {
+	if s.rt.Era() != EraModern || c.wanted(s).Empty() {
 		return
 	}
 	select {

@@ -254,6 +254,9 @@ func (c *Client) callOn(ctx context.Context, s *session, method string, raw json
 		MaxRounds: c.opts.MaxRounds,
 		Meta:      c.requestMeta(ctx, version, o.progressToken),
 	}
+	if o.capabilities != nil || o.logLevel != nil {
+		m.Meta = c.callMeta(ctx, version, o, &m.Declared)
+	}
 	o.manual.apply(&m)
 	return s.rt.CallModern(ctx, m, opts)
 }

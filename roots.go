@@ -22,14 +22,14 @@ import (
 // call would.
 func (c *Client) RootsChanged(ctx context.Context) error {
 	const method = messages.MethodRootsListChanged
-	if c.handlers.Roots == nil {
+	if c.sess().rt.Handlers().Roots == nil {
 		return &Error{Kind: KindUsage, Method: method, Message: "no Roots handler: the client declares no roots"}
 	}
 	if err := ctx.Err(); err != nil {
 		return &Error{Kind: KindCancelled, Method: method, Err: context.Cause(ctx)}
 	}
 	select {
-	case <-c.done:
+	case <-c.Done():
 		return c.ended(method)
 	default:
 	}

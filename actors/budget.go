@@ -1,6 +1,9 @@
 package actors
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // DefaultMaxInboundBytes is how many bytes of server messages the reader
 // goroutine may have handed to the actors and they have not finished with
@@ -23,43 +26,63 @@ const DefaultMaxWaitingNotificationBytes = 16 << 20
 // larger than the bound is read once nothing else is held.
 //
 // One goroutine (the reader) acquires; any may release. waiting is set
-// before held is read again, and a release lowers held before it reads
-// waiting: one of the two sees the other, so no wake-up is missed.
+// (under mu) before held is read again, and a release lowers held before
+// it reads waiting: one of the two sees the other, so no wake-up is
+// missed. It is part of shared and makes its channel only when the reader
+// first waits: an idle connection's budget is the struct (decision 60; two
+// channels made at start cost 224 bytes a connection).
 type inboundBudget struct {
 	max     int64
 	held    atomic.Int64
 	waiting atomic.Bool
-	wake    chan struct{} // capacity 1
-	done    chan struct{} // closed by close
+
+	mu     sync.Mutex
+	closed bool
+	wake   chan struct{} // capacity 1; made by the first wait, closed by close
 }
 
-func newInboundBudget(max int) *inboundBudget {
-	return &inboundBudget{max: int64(max), wake: make(chan struct{}, 1), done: make(chan struct{})}
+// init readies a zero budget of max bytes.
+func (b *inboundBudget) init(max int) *inboundBudget {
+	b.max = int64(max)
+	return b
 }
+
+func newInboundBudget(max int) *inboundBudget { return new(inboundBudget).init(max) }
 
 // acquire holds n bytes, waiting while the bound would be passed; it
 // reports false once the budget is closed.
 func (b *inboundBudget) acquire(n int64) bool {
 	for {
 		h := b.held.Load()
-		if h == 0 || h+n <= b.max {
+		if b.fits(h, n) {
 			if b.held.CompareAndSwap(h, h+n) {
-				b.waiting.Store(false)
 				return true
 			}
 			continue
 		}
+		b.mu.Lock()
 		b.waiting.Store(true)
-		if b.held.Load() != h {
-			continue
-		}
-		select {
-		case <-b.wake:
-		case <-b.done:
+		if b.closed {
+			b.mu.Unlock()
 			return false
 		}
+		if b.fits(b.held.Load(), n) {
+			b.waiting.Store(false)
+			b.mu.Unlock()
+			continue
+		}
+		if b.wake == nil {
+			b.wake = make(chan struct{}, 1)
+		}
+		wake := b.wake
+		b.mu.Unlock()
+		<-wake
+		b.waiting.Store(false)
 	}
 }
+
+// fits says whether n more bytes may be held when h are.
+func (b *inboundBudget) fits(h, n int64) bool { return h == 0 || h+n <= b.max }
 
 // release gives back n bytes acquired.
 func (b *inboundBudget) release(n int64) {
@@ -68,12 +91,26 @@ func (b *inboundBudget) release(n int64) {
 	}
 	b.held.Add(-n)
 	if b.waiting.Load() {
-		select {
-		case b.wake <- struct{}{}:
-		default: // a wake-up is pending already
+		b.mu.Lock()
+		if b.wake != nil && !b.closed {
+			select {
+			case b.wake <- struct{}{}:
+			default: // a wake-up is pending already
+			}
 		}
+		b.mu.Unlock()
 	}
 }
 
 // close ends every wait, now and later: the reader is stopping.
-func (b *inboundBudget) close() { close(b.done) }
+func (b *inboundBudget) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	b.closed = true
+	if b.wake != nil {
+		close(b.wake)
+	}
+}

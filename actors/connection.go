@@ -57,14 +57,17 @@ type connection struct {
 	children map[*actor.PID]messages.ID   // request child → server request id
 	running  map[messages.ID]*actor.PID   // server request id → request child
 	slots    supervisor.Cap
-	// live are the request children whose Terminated has not come, replied
-	// or not (a child stops itself once it has replied, and its Terminated
-	// may overtake the reply). Close waits for them: poisoning this actor
-	// would Stop every child it still lists, and a Stop to a child already
-	// gone is a logged dead letter (and a throttling goroutine).
-	live      map[*actor.PID]struct{}
+	// live counts the request children whose Terminated has not come,
+	// replied or not (a child stops itself once it has replied, and its
+	// Terminated may overtake the reply). Close waits for them: poisoning
+	// this actor would Stop every child it still lists, and a Stop to a
+	// child already gone is a logged dead letter (and a throttling
+	// goroutine). A count, not a set: every child but the mailbox is a
+	// request child, and its Terminated comes once.
+	live      int
 	closeDone chan struct{} // a Close waiting for live and children to drain (settled)
 	dispatch  *dispatcher   // runs the activations of this actor and its children
+	queue     connQueue     // this actor's mailbox (connProps)
 	// childProps and born: see spawn.
 	childProps *actor.Props
 	born       actor.Actor
@@ -203,7 +206,7 @@ func (c *connection) Receive(ctx actor.Context) {
 			}
 			return
 		}
-		delete(c.live, m.Who)
+		c.live--
 		c.settled()
 	}
 }
@@ -212,7 +215,7 @@ func (c *connection) Receive(ctx actor.Context) {
 // every request child's reply has come: a Terminated may overtake the
 // reply, which may carry an answer given before the Close, still to send.
 func (c *connection) settled() {
-	if c.closeDone != nil && len(c.live) == 0 && len(c.children) == 0 {
+	if c.closeDone != nil && c.live == 0 && len(c.children) == 0 {
 		close(c.closeDone)
 		c.closeDone = nil
 	}
@@ -543,12 +546,9 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	if c.children == nil {
 		c.children, c.running = map[*actor.PID]messages.ID{}, map[messages.ID]*actor.PID{}
 	}
-	if c.live == nil {
-		c.live = map[*actor.PID]struct{}{}
-	}
 	c.children[child] = f.ID
 	c.running[f.ID] = child
-	c.live[child] = struct{}{}
+	c.live++
 }
 
 // opening reports whether the handshake has not ended: no initialize

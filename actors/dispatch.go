@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"runtime"
 	"sync"
 	"time"
 
@@ -8,79 +9,113 @@ import (
 )
 
 // workerIdle is how long a dispatcher worker waits for the next mailbox
-// activation before it exits.
+// activation before it exits, and how long queued activations wait behind
+// busy workers before one more worker is started.
 const workerIdle = time.Millisecond
 
-// dispatcher runs the mailbox activations of one connection's actors on
-// goroutines that outlive an activation. protoactor's default dispatcher
-// starts a fresh goroutine per activation, whose 2 KB stack then grows,
-// copy by copy, to what decoding, guards and encoding need: a third of the
-// CPU of a request went to runtime.newstack and copystack. A worker keeps
-// its grown stack for the next activation.
+// dispatcher runs the mailbox activations of one connection's actors on a
+// few goroutines that outlive an activation. protoactor's default
+// dispatcher starts a fresh goroutine per activation, whose 2 KB stack then
+// grows, copy by copy, to what decoding, guards and encoding need. A
+// burst of server requests schedules hundreds of activations at once (each
+// request child's Started): a goroutine each, as a first version of this
+// dispatcher did when no worker was idle, meant about a thousand workers
+// per burst of 1 000, each grown at its start, shrunk by the collector and
+// grown again, and a fifth of the burst's CPU went to copying stacks.
 //
-// Schedule never blocks: it hands the activation to an idle worker, or
-// starts a new worker when none is idle (so a Receive that blocks, such as
-// a slow audit hook, delays only its own worker, as before). Idle workers
-// exit once a whole workerIdle has passed without an activation being
-// scheduled (so between one and two workerIdle after the last), so an idle
-// connection keeps none, and when the connection actor has stopped
-// (close): nothing outlives the connection. Workers wait on the channel
-// alone: a worker timer in that wait was a timer operation at each
-// activation, so one timer per dispatcher (reap) ends them instead. The
-// channel and the timer are made by the connection, inside a synctest
-// bubble when a test runs in one.
+// So activations queue (FIFO) behind a bounded set of workers: Schedule
+// never blocks; it wakes an idle worker, or starts one while fewer than max
+// run (twice the processors: as many, or one more, cost more CPU a request
+// in the burst benchmarks), or else queues the activation for the next
+// worker that finishes one. A Receive that blocks (a slow audit hook) must
+// not hold up the connection's other actors for long: whenever activations
+// have waited a whole workerIdle with none taken (every worker is stuck),
+// one more worker is started, past the bound, for each period that goes
+// so. Idle workers exit once a whole workerIdle has passed without an
+// activation being scheduled (so between one and two workerIdle after the
+// last), so an idle connection keeps none, and when the connection actor
+// has stopped (close): nothing outlives the connection.
+// One timer per dispatcher (reap) does both checks. The timer is made by
+// the connection, inside a synctest bubble when a test runs in one.
 type dispatcher struct {
-	mu      sync.Mutex  // guards what follows; held to send on work or close it
-	work    chan func() // unbuffered: a send succeeds only to an idle worker; nil ends it; closed by close
-	closed  bool
-	workers int // started and not yet told to end
-	// scheduled counts Schedules, seen is its value at the last reap: a
-	// counter, as a clock read per activation cost more.
-	scheduled, seen uint64
-	reaper          *time.Timer // armed while workers > 0; runs reap
+	mu     sync.Mutex // guards what follows
+	wake   sync.Cond  // an idle worker waits on it, with mu
+	queue  []func()   // activations waiting for a worker; queue[:head] are taken
+	head   int
+	closed bool
+	max    int // workers started while fewer run; the watchdog starts more
+	// workers are started and not yet ended; idle of them wait on wake;
+	// ending of those idle are told to end.
+	workers, idle, ending int
+	// scheduled counts Schedules, seen is its value at the last reap; taken
+	// counts queued activations taken, takenSeen its value at the last
+	// reap: counters, as a clock read per activation cost more.
+	scheduled, seen, taken, takenSeen uint64
+	reaper                            *time.Timer // runs reap; armed while a worker is not told to end
+	armed                             bool
 }
 
 var _ actor.Dispatcher = (*dispatcher)(nil)
 
 func newDispatcher() *dispatcher {
-	return &dispatcher{work: make(chan func())}
+	d := &dispatcher{max: 2 * runtime.GOMAXPROCS(0)}
+	d.wake.L = &d.mu
+	return d
 }
 
-// close makes every worker exit once idle; a later Schedule still runs its
-// activation, on a worker that exits right after it.
+// close makes every worker exit once the queue is empty; a later Schedule
+// still runs its activation, on a goroutine of its own.
 func (d *dispatcher) close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = true
-	close(d.work)
+	d.wake.Broadcast()
 	if d.reaper != nil {
 		d.reaper.Stop()
 	}
 }
 
-// Schedule runs fn on an idle worker or a new one.
+// Schedule runs fn on an idle worker, a new one, or the next that is free.
 func (d *dispatcher) Schedule(fn func()) {
 	d.mu.Lock()
-	handed := false
-	if !d.closed {
-		d.scheduled++
-		select {
-		case d.work <- fn:
-			handed = true
-		default:
-			d.workers++
-			if d.workers == 1 {
-				d.arm(workerIdle)
-			}
-		}
+	if d.closed {
+		d.mu.Unlock()
+		go fn()
+		return
+	}
+	d.scheduled++
+	switch {
+	case d.idle > d.ending:
+		d.push(fn)
+		d.wake.Signal()
+	case d.workers < d.max:
+		d.start()
+		d.mu.Unlock()
+		go d.worker(fn)
+		return
+	default:
+		d.push(fn)
 	}
 	d.mu.Unlock()
-	if !handed {
-		go d.worker(fn)
+}
+
+func (d *dispatcher) push(fn func()) {
+	if d.head == len(d.queue) && d.head > 0 {
+		d.queue, d.head = d.queue[:0], 0
+	}
+	d.queue = append(d.queue, fn)
+}
+
+// start counts a worker about to start, with mu held.
+func (d *dispatcher) start() {
+	d.workers++
+	if !d.armed {
+		d.arm(workerIdle)
 	}
 }
 
 func (d *dispatcher) arm(after time.Duration) {
+	d.armed = true
 	if d.reaper == nil {
 		d.reaper = time.AfterFunc(after, d.reap)
 		return
@@ -88,32 +123,52 @@ func (d *dispatcher) arm(after time.Duration) {
 	d.reaper.Reset(after)
 }
 
-// reap runs on the timer, every workerIdle while workers remain: when no
-// activation was scheduled since the last reap, every idle worker is told
-// to end.
+// reap runs on the timer, every workerIdle while workers remain. When
+// activations wait and none was taken since the last reap, it starts one
+// more worker; when no activation was scheduled since the last reap, every
+// idle worker is told to end.
 func (d *dispatcher) reap() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.armed = false
 	if d.closed {
 		return
 	}
+	if d.head < len(d.queue) && d.taken == d.takenSeen {
+		d.start()
+		go d.worker(d.pop())
+	}
+	d.takenSeen = d.taken
 	if d.scheduled != d.seen {
 		d.seen = d.scheduled
 		d.arm(workerIdle)
 		return
 	}
-reaping:
-	for d.workers > 0 {
-		select {
-		case d.work <- nil:
-			d.workers--
-		default:
-			break reaping // the others are busy
-		}
+	if d.idle > d.ending {
+		d.ending = d.idle
+		d.wake.Broadcast()
 	}
-	if d.workers > 0 {
+	if d.workers > d.ending {
 		d.arm(workerIdle)
+	} else {
+		d.reaper = nil // it has fired; an idle connection keeps no timer (decision 60)
 	}
+}
+
+// pop takes the next queued activation, with mu held.
+func (d *dispatcher) pop() func() {
+	fn := d.queue[d.head]
+	d.queue[d.head] = nil
+	d.head++
+	if d.head == len(d.queue) {
+		if cap(d.queue) > 1024 {
+			d.queue = nil // a burst's array goes back to the collector
+		} else {
+			d.queue = d.queue[:0]
+		}
+		d.head = 0
+	}
+	return fn
 }
 
 // Throughput is how many messages an activation processes before it
@@ -122,12 +177,25 @@ func (d *dispatcher) Throughput() int { return 300 }
 
 func (d *dispatcher) worker(fn func()) {
 	growStack()
-	fn()
-	for fn := range d.work {
-		if fn == nil {
-			return
-		}
+	for {
 		fn()
+		d.mu.Lock()
+		for d.head == len(d.queue) {
+			if d.closed || d.ending > 0 {
+				if d.ending > 0 {
+					d.ending--
+				}
+				d.workers--
+				d.mu.Unlock()
+				return
+			}
+			d.idle++
+			d.wake.Wait()
+			d.idle--
+		}
+		fn = d.pop()
+		d.taken++
+		d.mu.Unlock()
 	}
 }
 
@@ -141,23 +209,12 @@ var stackIndex = 0
 
 // growStack grows a new worker's stack to workerStack in one copy, while
 // the stack holds two frames, rather than copy by copy in the middle of a
-// deep decode (where each copy walks every frame): a burst of requests
-// starts many workers at once.
+// deep decode (where each copy walks every frame).
 //
 //go:noinline
 func growStack() byte {
 	var frame [workerStack]byte
 	return frame[stackIndex]
-}
-
-// props is the actor.Props of an actor of this connection: its messages
-// wait in a msgQueue, and its activations run on the connection's
-// dispatcher.
-func (c *connection) props(produce func() actor.Actor, opts ...actor.PropsOption) *actor.Props {
-	if c.dispatch == nil {
-		c.dispatch = newDispatcher()
-	}
-	return actor.PropsFromProducer(produce, append(opts, actor.WithDispatcher(c.dispatch), actor.WithMailbox(newMsgQueue))...)
 }
 
 // spawn starts a as a child of the connection. Every child shares one

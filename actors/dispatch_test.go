@@ -112,6 +112,54 @@ func TestDispatcherBusyWorkerEndsOnceIdle(t *testing.T) {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		assert.Zero(t, d.workers)
-		assert.False(t, d.reaper.Stop(), "not armed once no worker is left")
+		assert.Nil(t, d.reaper, "no timer kept once no worker is left")
+	})
+}
+
+// A burst of activations runs on at most max workers: the rest wait in
+// the dispatcher's queue for the next worker that is free, and all run.
+func TestDispatcherBurstRunsOnBoundedWorkers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDispatcher()
+		defer d.close()
+		d.max = 2
+		base := testpeer.BubbleGoroutines(t)
+		var ran [10]bool
+		for i := range ran {
+			d.Schedule(func() { ran[i] = true })
+		}
+		assert.Equal(t, base+2, testpeer.BubbleGoroutines(t), "two workers for ten activations")
+		synctest.Wait()
+		assert.Equal(t, [10]bool{true, true, true, true, true, true, true, true, true, true}, ran)
+		d.mu.Lock()
+		assert.Equal(t, 2, d.workers)
+		assert.Equal(t, uint64(8), d.taken, "eight taken from the queue")
+		d.mu.Unlock()
+	})
+}
+
+// When every worker is stuck in an activation, a queued one runs on one
+// more worker, past the bound, once a whole workerIdle has passed with
+// none taken: a blocked Receive delays the others, never holds them.
+func TestDispatcherStartsAWorkerPastStuckOnes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDispatcher()
+		defer d.close()
+		d.max = 1
+		release, second := make(chan struct{}), make(chan struct{})
+		d.Schedule(func() { <-release })
+		d.Schedule(func() { close(second) })
+		synctest.Wait()
+		select {
+		case <-second:
+			t.Fatal("the queued activation ran beside the stuck one before workerIdle")
+		default:
+		}
+		time.Sleep(workerIdle)
+		<-second
+		d.mu.Lock()
+		assert.Equal(t, 2, d.workers, "one past the bound")
+		d.mu.Unlock()
+		close(release)
 	})
 }

@@ -59,7 +59,7 @@ func (c outcomeChan) handlerDone(out supervisor.Outcome) { c <- out }
 // Run and Done make an input the supervisor's Job: Run calls the handler
 // that matches the request the before-guards produced.
 func (in *input) Run(ctx context.Context) (any, error) {
-	return answer(ctx, &in.shared.handlers, in.req)
+	return answer(ctx, in.shared.handlers, in.req)
 }
 
 // Done hands the handler's outcome to the input's driver.
@@ -140,10 +140,10 @@ func (in *input) start(parent context.Context, g *inputGrant, d driver) (outcome
 		in.hctx = handlerCtx{Context: hctx, in: in}
 	} else {
 		// Its values, not its Done. The connection's ctx (a request
-		// child's parent) has its values made once: comparing with it
-		// cannot panic, its dynamic type is a pointer.
-		in.own.values = in.shared.values
-		if in.own.values == nil || parent != in.shared.ctx {
+		// child's parent) carries none: comparing with it cannot panic,
+		// its dynamic type is a pointer.
+		in.own.values = context.Background()
+		if parent != in.shared.ctx {
 			in.own.values = context.WithoutCancel(parent)
 		}
 		in.owned = true

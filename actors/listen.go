@@ -217,6 +217,8 @@ type listener struct {
 	rt   *Runtime
 	cfg  Listen
 	wake chan struct{} // buffered 1: want changed
+	// exited is closed once run has returned (the teardown waits for it).
+	exited chan struct{}
 
 	mu      sync.Mutex
 	want    messages.Subscriptions
@@ -251,9 +253,8 @@ func (rt *Runtime) Listen(cfg Listen, want messages.Subscriptions) <-chan Listen
 			done <- ListenResult{Err: rt.life.closedErr(messages.MethodListen)}
 			return done
 		}
-		l = &listener{rt: rt, cfg: cfg, wake: make(chan struct{}, 1)}
+		l = &listener{rt: rt, cfg: cfg, wake: make(chan struct{}, 1), exited: make(chan struct{})}
 		rt.listener = l
-		rt.listening.Add(1)
 		go l.run()
 	}
 	l.mu.Lock()
@@ -324,7 +325,7 @@ func (l *listener) takeWaiting() {
 }
 
 func (l *listener) run() {
-	defer l.rt.listening.Done()
+	defer close(l.exited)
 	ctx := l.rt.shared.ctx
 	defer func() {
 		l.takeWaiting()

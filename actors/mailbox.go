@@ -157,7 +157,7 @@ func (m *mailbox) admit(msg *enqueue) {
 // typedChange reports whether a typed hook takes the list changes of
 // method.
 func (m *mailbox) typedChange(method string) bool {
-	h := &m.shared.handlers
+	h := m.shared.handlers
 	switch method {
 	case messages.MethodToolsListChanged:
 		return h.ToolsChanged != nil
@@ -534,7 +534,7 @@ func (q *notifQueue) deliver(ctx context.Context, it item) {
 		it.post(ctx, nc)
 		return
 	}
-	h := &q.shared.handlers
+	h := q.shared.handlers
 	if it.update != nil {
 		h.ResourceUpdated(ctx, nc, it.update)
 		return

@@ -16,7 +16,7 @@ import (
 // sanitiser would reject, and costs no sanitising.
 func TestLogEntriesBeyondTheCapAreDroppedUnsanitised(t *testing.T) {
 	sh := &shared{ctx: context.Background(), logger: slog.New(slog.DiscardHandler),
-		handlers: messages.Handlers{Log: func(context.Context, messages.NotificationContext, *messages.LoggingMessage) {}}}
+		handlers: &messages.Handlers{Log: func(context.Context, messages.NotificationContext, *messages.LoggingMessage) {}}}
 	m := newMailbox(sh, messages.NotificationContext{}, rate.Inf, 1, 0)
 	m.queue.running = true // a worker holds one entry; none is started here
 	malformed := &enqueue{method: messages.MethodLog, params: []byte(`{"level":`)}
@@ -37,7 +37,7 @@ func TestLogEntriesBeyondTheCapAreDroppedUnsanitised(t *testing.T) {
 func TestAnEntryClaimedAsTheQueueClosesIsCountedDiscarded(t *testing.T) {
 	delivered := 0
 	sh := &shared{ctx: context.Background(), logger: slog.New(slog.DiscardHandler),
-		handlers: messages.Handlers{Log: func(context.Context, messages.NotificationContext, *messages.LoggingMessage) { delivered++ }}}
+		handlers: &messages.Handlers{Log: func(context.Context, messages.NotificationContext, *messages.LoggingMessage) { delivered++ }}}
 	m := newMailbox(sh, messages.NotificationContext{}, rate.Inf, 1, 0)
 	q := m.queue
 	q.claimed = func() {

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -31,8 +32,6 @@ type request struct {
 	in       input       // its id is in.guard.Context.RequestID
 	grant    *inputGrant // the related call, settled by the connection
 	stopping bool
-	self     *actor.PID
-	root     *actor.RootContext
 
 	queue   msgQueue     // its mailbox (connection.bornQueue)
 	tracked trackedInput // the tracker's entry for it (tracker.inputStartedIn)
@@ -43,18 +42,33 @@ type request struct {
 // handlerDone sends the handler's outcome to the child, from the
 // handler's goroutine. The handler's goroutine calls it once; the child
 // reads r.done only once the message has come through its queue.
+//
+// It is posted to the child's mailbox, which is part of the child, as
+// protoactor's Send would after resolving the child's PID: a PID made at
+// the spawn has no process cached, and resolving it was a lookup in the
+// PID registry (a string hash under a lock) per request. A child that has
+// stopped meanwhile (its handler abandoned) drops the message as a dead
+// letter would: its context takes no message once stopped.
 func (r *request) handlerDone(out supervisor.Outcome) {
 	r.done.out = out
-	r.root.Send(r.self, &r.done)
+	r.queue.PostUserMessage(&r.done)
 }
 
 func (r *request) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		r.self, r.root = ctx.Self(), ctx.ActorSystem().Root
 		o, ended := r.in.start(r.in.shared.ctx, r.grant, r)
 		if ended {
 			r.reply(ctx, o)
+		} else {
+			// Let the handler's goroutine run now, on this processor:
+			// one that answers at once posts its outcome while this
+			// activation still runs, which then takes it (one
+			// activation a request, not two). Otherwise the new
+			// goroutine waits until this worker blocks, and the worker
+			// goes on with the rest of a burst first. Not a wait: a
+			// handler that blocks is left to run beside the child.
+			runtime.Gosched()
 		}
 	case *handlerDone:
 		if o, ok := r.in.returned(m.out); ok {
@@ -77,6 +91,9 @@ func (r *request) Receive(ctx actor.Context) {
 		}
 	}
 }
+
+// stopChild is the Stop a request child posts itself.
+var stopChild = &actor.Stop{}
 
 // reply sends the parent the frame for o, encoded here rather than by the
 // parent that every message goes through: the result, the error, or
@@ -105,6 +122,13 @@ func (r *request) reply(ctx actor.Context, o outcome) {
 	r.replied.child, r.replied.data = ctx.Self(), data // reply runs once: the input ends once
 	ctx.Send(ctx.Parent(), &r.replied)
 	if !r.stopping {
-		ctx.Stop(ctx.Self())
+		// What ctx.Stop(ctx.Self()) posts, posted to the mailbox that is
+		// part of the child: the Stop resolved the child's fresh PID in
+		// the PID registry first (a string hash under a lock), once per
+		// request. Only the process's dead mark is not set, which a Stop
+		// from the parent (at shutdown) does not set either: a message
+		// sent to the child after it stopped reaches its context, which
+		// takes none once stopped.
+		r.queue.PostSystemMessage(stopChild)
 	}
 }

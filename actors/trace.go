@@ -36,13 +36,16 @@ func (s *shared) traceCall(ctx context.Context, id messages.ID) bool {
 	return true
 }
 
-func (s *shared) untraceCall(id messages.ID) { s.calls.Delete(id) }
+func (s *shared) untraceCall(id messages.ID) { s.calls.Delete(id) } // only after traceCall's true
 
 var internalKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 
 // callSpan returns the span context of call id, the zero one when it is
 // not traced.
 func (s *shared) callSpan(id messages.ID) trace.SpanContext {
+	if s.calls == nil {
+		return trace.SpanContext{}
+	}
 	if sc, ok := s.calls.Load(id); ok {
 		return sc.(trace.SpanContext)
 	}

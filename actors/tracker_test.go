@@ -59,10 +59,10 @@ func TestTrackerClockFiresEachDeadlineInOrderWithOneTimer(t *testing.T) {
 
 		require.Empty(t, ct.wait(5*time.Second), "call 3 ended; its deadline leaves the clock")
 		require.Equal(t, []string{"call 2 total=false active=10s paused=0s"}, ct.wait(5*time.Second))
+		require.Same(t, timer, tr.timer, "one timer while the clock has deadlines")
 		require.Equal(t, []string{"call 1 total=false active=30s paused=0s"}, ct.wait(20*time.Second))
 		require.Empty(t, tr.due, "nothing is left on the clock")
-		require.Same(t, timer, tr.timer, "one timer for the connection's life")
-		require.False(t, tr.timer.Stop(), "an empty clock has no timer running")
+		require.Nil(t, tr.timer, "an empty clock keeps no timer: an idle connection has none")
 		require.Empty(t, ct.wait(time.Hour), "call 1's total limit went with it")
 	})
 }
@@ -119,7 +119,7 @@ func TestTrackerEmptyClockStopsItsTimer(t *testing.T) {
 		require.False(t, tr.armed.IsZero(), "call 2 is still on the clock")
 		tr.end(messages.IntID(2))
 		require.True(t, tr.armed.IsZero())
-		require.False(t, tr.timer.Stop(), "the clock emptied: its timer was stopped already")
+		require.Nil(t, tr.timer, "the clock emptied: its timer was stopped and dropped")
 	})
 }
 
@@ -153,5 +153,39 @@ func TestTrackerInputOfAnEndedCallBelongsToNone(t *testing.T) {
 		require.True(t, g.hasCall)
 		require.Equal(t, "other", g.assigns["who"])
 		require.Equal(t, 1, tr.calls[messages.IntID(1)].open)
+	})
+}
+
+// Handler timeouts of one length wait in a lane, of which only the head is
+// in the heap: ending one in the middle, the head or the tail keeps the
+// others due at their own moments, in order, beside a lane of another
+// length and a call's deadline.
+func TestTrackerHandlerTimeoutLanes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ct := newClockTest()
+		tr := ct.tr
+		tr.start(messages.IntID(100), 25*time.Second, 0, nil)
+		for n := int64(1); n <= 5; n++ {
+			tr.inputStarted(req(n), "", "", 10*time.Second)
+			tr.inputStarted(req(10+n), "", "", 4*time.Second)
+			time.Sleep(time.Second)
+		}
+		require.Len(t, tr.lanes, 2)
+		require.Len(t, tr.due, 2, "the two lanes' heads (the call is paused, without a total limit)")
+		tr.inputEnded(req(3))  // the middle of its lane
+		tr.inputEnded(req(1))  // the head: the next takes its place in the heap
+		tr.inputEnded(req(15)) // the tail of the other lane
+		require.Equal(t, []string{"handler 11", "handler 12", "handler 13", "handler 14"}, ct.wait(3*time.Second),
+			"4 s timeouts clocked at 0..4 s, now 8 s: 11 to 14 are due, 15 ended")
+		require.Equal(t, []string{"handler 2"}, ct.wait(3*time.Second), "11 s: 2 (clocked at 1 s) due, 1 and 3 ended")
+		require.Equal(t, []string{"handler 4"}, ct.wait(2*time.Second), "13 s")
+		require.Equal(t, []string{"handler 5"}, ct.wait(time.Second), "14 s")
+		require.Empty(t, tr.lanes[0].head)
+		require.Empty(t, tr.lanes[1].head)
+		for _, n := range []int64{2, 4, 5, 11, 12, 13, 14} {
+			tr.inputEnded(req(n)) // the children answer after their timeout
+		}
+		require.Equal(t, []string{"call 100 total=false active=39s paused=14s"}, ct.wait(25*time.Second), "its 25 s run from the last input's end, at 14 s")
+		require.Empty(t, tr.due)
 	})
 }

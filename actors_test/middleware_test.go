@@ -254,12 +254,24 @@ func TestReceivingMiddlewareOnChangeHooks(t *testing.T) {
 			got <- u.URI
 		},
 	}
-	c, srv := connect(t, conduit.Options{Handlers: h, ReceivingMiddleware: []conduit.Middleware{recording(tr, "a")}}, "2025-11-25")
+	// Close abandons a callback still running, so the test waits for the
+	// middleware's after-hook, not only for the handler, before it closes.
+	returned := make(chan struct{}, 2)
+	mw := func(next conduit.MethodHandler) conduit.MethodHandler {
+		inner := recording(tr, "a")(next)
+		return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			defer func() { returned <- struct{}{} }()
+			return inner(ctx, method, params)
+		}
+	}
+	c, srv := connect(t, conduit.Options{Handlers: h, ReceivingMiddleware: []conduit.Middleware{mw}}, "2025-11-25")
 	defer c.Close()
 	srv.sendRaw(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
 	assert.Equal(t, "tools", <-got)
 	srv.sendRaw(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://r"}}`)
 	assert.Equal(t, "test://r", <-got)
+	<-returned
+	<-returned
 	require.NoError(t, c.Close())
 	assert.Equal(t, []string{"a>notifications/tools/list_changed", "<a notifications/tools/list_changed",
 		"a>notifications/resources/updated", "<a notifications/resources/updated"}, tr.take())

@@ -52,6 +52,7 @@ type Gateway struct {
 	logger *slog.Logger
 	relay  *relays
 	prog   progressRoutes
+	logs   logRoutes // modern clients' requests that asked for entries
 
 	// serial holds, per upstream server whose input requests the wire
 	// cannot attribute (a legacy stdio server), the gate that runs a call
@@ -360,32 +361,4 @@ func downstreamError(err error) error {
 		return je
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-}
-
-func (g *Gateway) promptHandler(server, name string) mcp.PromptHandler {
-	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		res, err := g.h.GetPrompt(ctx, server, name, req.Params.Arguments)
-		if err != nil {
-			return nil, downstreamError(err)
-		}
-		var out mcp.GetPromptResult
-		if err := remarshal(res, &out); err != nil {
-			return nil, downstreamError(err)
-		}
-		return &out, nil
-	}
-}
-
-func (g *Gateway) resourceHandler(server string) mcp.ResourceHandler {
-	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		res, err := g.h.ReadResource(ctx, server, req.Params.URI)
-		if err != nil {
-			return nil, downstreamError(err)
-		}
-		var out mcp.ReadResourceResult
-		if err := remarshal(res, &out); err != nil {
-			return nil, downstreamError(err)
-		}
-		return &out, nil
-	}
 }

@@ -28,21 +28,33 @@ type progressRoute struct {
 
 // open routes the progress of one call to session under token, on the
 // stream of the downstream request whose ctx it is (a modern client's
-// stateless request has no other); close forgets it. Its CallOption asks the upstream for progress under the
-// gateway's token.
-func (p *progressRoutes) open(ctx context.Context, session *mcp.ServerSession, token any) (conduit.CallOption, func()) {
+// stateless request has no other); close forgets it. Its CallOption asks
+// the upstream for progress under the gateway's token, key.
+func (p *progressRoutes) open(ctx context.Context, session *mcp.ServerSession, token any) (opt conduit.CallOption, key string, close func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.routes == nil {
 		p.routes = map[string]progressRoute{}
 	}
 	p.n++
-	key := "gateway-" + strconv.FormatUint(p.n, 10)
+	key = "gateway-" + strconv.FormatUint(p.n, 10)
 	p.routes[key] = progressRoute{ctx: ctx, session: session, token: token}
-	return conduit.WithProgressToken(key), func() {
+	return conduit.WithProgressToken(key), key, func() {
 		p.mu.Lock()
 		delete(p.routes, key)
 		p.mu.Unlock()
+	}
+}
+
+// retarget sends the progress of key's call to the request of ctx on
+// session, under token (a modern client's later round: the request open
+// now); a token nil drops it until the next retarget. A route closed
+// stays closed.
+func (p *progressRoutes) retarget(key string, ctx context.Context, session *mcp.ServerSession, token any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.routes[key]; ok {
+		p.routes[key] = progressRoute{ctx: ctx, session: session, token: token}
 	}
 }
 
@@ -52,8 +64,8 @@ func (p *progressRoutes) relay(ctx context.Context, _ conduit.NotificationContex
 	p.mu.Lock()
 	r, ok := p.routes[key]
 	p.mu.Unlock()
-	if !ok {
-		return // a call that has ended, or not the gateway's
+	if !ok || r.token == nil || r.ctx.Err() != nil {
+		return // a call that has ended, or not the gateway's; or between a modern client's rounds
 	}
 	params := &mcp.ProgressNotificationParams{ProgressToken: r.token, Progress: pr.Progress, Message: pr.Message}
 	if pr.Total != nil {

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,147 +45,34 @@ type downstream struct {
 	asked atomic.Bool
 }
 
-// modern reports whether req comes from a client that takes input as
-// input_required results.
-func modern(req *mcp.CallToolRequest) bool {
-	p := req.Session.InitializeParams()
-	return p != nil && p.ProtocolVersion >= modernVersion
-}
-
-func (g *Gateway) toolHandler(server, tool string) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		traced := downstreamTrace(ctx, req) // the upstream call continues the client's trace
-		if !modern(req) {
-			d := &downstream{caps: req.ClientCapabilities(), session: req.Session}
-			var opts []conduit.CallOption
-			if token := req.Params.GetProgressToken(); token != nil {
-				opt, done := g.prog.open(ctx, req.Session, token)
-				defer done()
-				opts = append(opts, opt)
-			}
-			res, err := g.call(traced, server, tool, req.Params.Arguments, d, opts...)
-			return toolResult(res, err)
-		}
-		if state := req.Params.RequestState; state != "" {
-			pc, err := g.relay.resume(state, req.Params.Name, req.Params.InputResponses)
-			if err != nil {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-			}
-			return g.await(ctx, pc)
-		}
-		pc := g.relay.start(req.Params.Name)
-		pc.gate = g.serial[server]
-		d := &downstream{caps: req.ClientCapabilities(), call: pc}
-		args := req.Params.Arguments
-		var opts []conduit.CallOption
-		if token := req.Params.GetProgressToken(); token != nil {
-			// The first round's progress reaches the client on its
-			// request's stream; a later round's is dropped (it has
-			// no stream of its own).
-			opt, done := g.prog.open(ctx, req.Session, token)
-			defer done()
-			opts = append(opts, opt)
-		}
-		if rs := req.Params.InputResponses; len(rs) > 0 && g.cfg.Servers[server].Conduit.Era == conduit.EraModern {
-			// Answers sent without a state of the gateway's (a client
-			// that knows the tool's keys) go to a modern upstream as
-			// they are, as they would going direct.
-			responses := make(map[string]any, len(rs))
-			for k, v := range rs {
-				responses[k] = v
-			}
-			opts = append(opts, conduit.WithInputResponses(nil, responses))
-		}
-		go func() {
-			res, err := g.call(continueTrace(pc.ctx, traced), server, tool, args, d, opts...)
-			pc.finish(res, err)
-		}()
-		return g.await(ctx, pc)
-	}
-}
-
-// call calls tool on server for a downstream client d: its input requests
-// reach d, and no other client, through the call's assigns.
-func (g *Gateway) call(ctx context.Context, server, tool string, args json.RawMessage, d *downstream, opts ...conduit.CallOption) (*conduit.CallToolResult, error) {
-	gt := g.serial[server]
-	release, err := gt.acquire(ctx, tool)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { release(d.asked.Load()) }()
-	var a any
-	if len(args) > 0 {
-		a = args
-	}
-	return g.h.CallTool(ctx, server, tool, a, append(opts, conduit.WithAssigns(map[string]any{relayKey: d}))...)
-}
-
-// await waits for pc's next input request (returned as an input_required
-// result whose requestState resumes pc) or its end. A downstream request
-// that ends meanwhile cancels the upstream call.
-func (g *Gateway) await(ctx context.Context, pc *pendingCall) (*mcp.CallToolResult, error) {
-	select {
-	case a := <-pc.asks:
-		batch := pc.collect(a)
-		irs := mcp.InputRequestMap{}
-		ttl := time.Duration(0)
-		for _, a := range batch {
-			ir, err := inputRequest(a)
-			if err != nil {
-				a.reply <- reply{err: err}
-				continue
-			}
-			irs[pc.hold(a)] = ir
-			ttl = max(ttl, a.timeout)
-		}
-		if len(irs) == 0 {
-			return g.await(ctx, pc)
-		}
-		state := g.relay.park(pc, ttl)
-		pc.setUnpark(pc.gate.park(pc.cancel))
-		if pc.ctx.Err() != nil { // ended meanwhile: nothing to preempt
-			pc.setUnpark(nil)
-		}
-		return &mcp.CallToolResult{InputRequests: irs, RequestState: state}, nil
-	case <-pc.done:
-		return toolResult(pc.res, pc.err)
-	case <-ctx.Done():
-		pc.cancel()
-		return nil, ctx.Err()
-	}
-}
-
-func toolResult(res *conduit.CallToolResult, err error) (*mcp.CallToolResult, error) {
-	if err != nil {
-		return nil, downstreamError(err)
-	}
-	if out, ok := plainResult(res); ok {
-		return out, nil
-	}
-	var out mcp.CallToolResult
-	if err := remarshal(res, &out); err != nil {
-		return nil, downstreamError(err)
-	}
-	return &out, nil
-}
-
 // roundWindow is how long the gateway waits for the rest of a modern
 // server's round once its first input request came: the round's requests
 // pass the guards side by side, and one refused ends the round, so the
 // others may never come.
 const roundWindow = 100 * time.Millisecond
 
+// legacyWindow is how long the gateway waits, once a legacy server's
+// input request came, for others it sends with it (a go-sdk server sends
+// the requests of a round to a legacy client at once): those that come
+// within it are one round for a modern client. Each round of a legacy
+// server waits that long before it reaches the client.
+const legacyWindow = 10 * time.Millisecond
+
 // collect is a's round: a and the other input requests of its upstream
-// round that arrive within roundWindow (a legacy server's come one by
-// one).
+// round that arrive within roundWindow; for a legacy server's (which
+// says nothing of rounds), those that arrive within legacyWindow.
 func (pc *pendingCall) collect(a *ask) []*ask {
 	batch := []*ask{a}
-	if a.round <= 1 {
+	want, window := a.round, roundWindow
+	if a.round == 0 {
+		want, window = math.MaxInt, legacyWindow
+	}
+	if want <= 1 {
 		return batch
 	}
-	t := time.NewTimer(roundWindow)
+	t := time.NewTimer(window)
 	defer t.Stop()
-	for len(batch) < a.round {
+	for len(batch) < want {
 		select {
 		case b := <-pc.asks:
 			batch = append(batch, b)
@@ -367,14 +255,18 @@ func newRelays() *relays {
 // in the gateway (its ctx) across the client's rounds.
 type pendingCall struct {
 	id     string
-	tool   string // the downstream name it was called by
+	what   string // the downstream request it serves: tool "NAME", prompt "NAME"
 	ctx    context.Context
 	cancel context.CancelFunc
 	asks   chan *ask     // the callbacks' input requests
 	done   chan struct{} // closed by finish
-	res    *conduit.CallToolResult
+	res    any           // the upstream's result: *conduit.CallToolResult, *conduit.GetPromptResult…
 	err    error
-	gate   *gate // its server's, when gated: a parked round may be preempted
+	gate   *gate   // its server's, when gated: a parked round may be preempted
+	relays *relays // where it is parked
+	// progress is its route's key (progressRoutes), "" when the client
+	// asked for no progress.
+	progress string
 
 	mu      sync.Mutex
 	unpark  func()          // while parked on a gate
@@ -398,11 +290,11 @@ type reply struct {
 	err error
 }
 
-func (r *relays) start(tool string) *pendingCall {
+func (r *relays) start(what string) *pendingCall {
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)
 	ctx, cancel := context.WithCancel(context.Background())
-	pc := &pendingCall{id: hex.EncodeToString(id), tool: tool, ctx: ctx, cancel: cancel, asks: make(chan *ask), done: make(chan struct{}), held: map[string]*ask{}}
+	pc := &pendingCall{relays: r, id: hex.EncodeToString(id), what: what, ctx: ctx, cancel: cancel, asks: make(chan *ask), done: make(chan struct{}), held: map[string]*ask{}}
 	r.mu.Lock()
 	r.live[pc] = struct{}{}
 	r.mu.Unlock()
@@ -420,7 +312,7 @@ func (r *relays) start(tool string) *pendingCall {
 
 // finish records the upstream call's outcome; the call's ctx ends, which
 // forgets it.
-func (pc *pendingCall) finish(res *conduit.CallToolResult, err error) {
+func (pc *pendingCall) finish(res any, err error) {
 	pc.res, pc.err = res, err
 	close(pc.done)
 	pc.cancel()
@@ -439,7 +331,30 @@ func (pc *pendingCall) ask(ctx context.Context, rc conduit.RequestContext, metho
 	case r := <-a.reply:
 		return r.raw, r.err
 	case <-ctx.Done():
+		// The upstream withdrew its request (notifications/cancelled),
+		// or it timed out.
+		pc.withdraw(a)
 		return nil, context.Cause(ctx)
+	}
+}
+
+// withdraw forgets a, an input request its server no longer waits for.
+// When it was the last one the client held, the parked round is no
+// longer pending (its retry is refused) and the upstream call, which no
+// client can resume, is cancelled.
+func (pc *pendingCall) withdraw(a *ask) {
+	pc.mu.Lock()
+	found := false
+	for key, held := range pc.held {
+		if held == a {
+			delete(pc.held, key)
+			found = true
+		}
+	}
+	last := found && len(pc.held) == 0
+	pc.mu.Unlock()
+	if last && pc.relays.take(pc.id) == pc {
+		pc.cancel()
 	}
 }
 
@@ -517,7 +432,7 @@ var (
 // answers to its input requests. A state that fails its MAC, has expired,
 // was already used or names another tool is refused; an answer missing
 // cancels the call.
-func (r *relays) resume(state, tool string, responses mcp.InputResponseMap) (*pendingCall, error) {
+func (r *relays) resume(state, what string, responses mcp.InputResponseMap) (*pendingCall, error) {
 	id, err := r.open(state)
 	if err != nil {
 		return nil, err
@@ -534,9 +449,9 @@ func (r *relays) resume(state, tool string, responses mcp.InputResponseMap) (*pe
 	held := pc.held
 	pc.held = map[string]*ask{}
 	pc.mu.Unlock()
-	if pc.tool != tool {
+	if pc.what != what {
 		pc.cancel()
-		return nil, fmt.Errorf("requestState belongs to a call of tool %q", pc.tool)
+		return nil, fmt.Errorf("requestState belongs to a call of %s", pc.what)
 	}
 	for key, a := range held {
 		resp, ok := responses[key]

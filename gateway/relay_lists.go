@@ -357,7 +357,9 @@ func (g *Gateway) setLevel(next mcp.MethodHandler) mcp.MethodHandler {
 
 // relayLog is the upstream clients' Log hook: an entry, sanitised and
 // rate-limited per server by the client, goes to every legacy session,
-// which drops it below the level it set; its logger names the server.
+// which drops it below the level it set, and to every modern client's
+// request open on that server with a logLevel, which drops it below that
+// level; its logger names the server.
 func (g *Gateway) relayLog(ctx context.Context, nc conduit.NotificationContext, entry *conduit.LoggingMessage) {
 	logger := nc.ServerID
 	if entry.Logger != "" {
@@ -367,6 +369,7 @@ func (g *Gateway) relayLog(ctx context.Context, nc conduit.NotificationContext, 
 	for ss := range g.srv.Sessions() {
 		_ = ss.Log(ctx, p)
 	}
+	g.logs.send(nc.ServerID, p)
 }
 
 // matchTemplate reports whether uri is one of the URIs of the URI template

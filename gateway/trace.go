@@ -10,18 +10,15 @@ import (
 )
 
 // downstreamTrace returns ctx carrying the W3C trace context the
-// downstream client sent with req: in its params._meta (traceparent,
-// tracestate), else in the HTTP request's traceparent header. The upstream
+// downstream client sent with a request: in its params' _meta (meta:
+// traceparent, tracestate), else in the HTTP request's traceparent header
+// (extra). The upstream
 // call made under it is a span of that trace, and its own _meta names that
 // span: one trace shows the agent, the gateway and the server.
-func downstreamTrace(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+func downstreamTrace(ctx context.Context, extra *mcp.RequestExtra, meta map[string]any) context.Context {
 	var header map[string][]string
-	if req.Extra != nil {
-		header = req.Extra.Header
-	}
-	var meta map[string]any
-	if req.Params != nil {
-		meta = req.Params.Meta
+	if extra != nil {
+		header = extra.Header
 	}
 	return tracing.Downstream(ctx, meta, header)
 }

@@ -105,6 +105,15 @@ type OAuthSettings struct {
 	// client credentials grant (clientId, clientSecret), no person: a
 	// daemon's own identity.
 	ClientCredentials bool
+	// PrivateKeyJWT, JWTBearer and Enterprise ("privateKeyJwt",
+	// "jwtBearer", "enterprise"): see oauthsettings.go and docs/auth.md.
+	PrivateKeyJWT *PrivateKeyJWT
+	JWTBearer     *JWTBearer
+	Enterprise    *EnterpriseIdP
+	// DPoP ("dpop": true) sends DPoP proofs (RFC 9449) on every token
+	// request, advertised or not; servers that advertise DPoP get them
+	// without it.
+	DPoP bool
 }
 
 // RestartPolicy says when a failed server is started again: backoff,
@@ -609,6 +618,14 @@ func (p *parser) parseOAuth(key string, raw json.RawMessage) (OAuthSettings, err
 			o.ClientSecret, err = p.str(sub, v)
 		case "clientCredentials":
 			o.ClientCredentials, err = p.boolean(sub, v)
+		case "privateKeyJwt":
+			o.PrivateKeyJWT, err = p.parsePrivateKeyJWT(sub, v)
+		case "jwtBearer":
+			o.JWTBearer, err = p.parseJWTBearer(sub, v)
+		case "enterprise":
+			o.Enterprise, err = p.parseEnterprise(sub, v)
+		case "dpop":
+			o.DPoP, err = p.boolean(sub, v)
 		case "clientMetadataUrl":
 			if o.ClientMetadataURL, err = p.str(sub, v); err == nil && !strings.HasPrefix(o.ClientMetadataURL, "https://") {
 				err = p.fail(sub, "want an https URL, got %q", o.ClientMetadataURL)
@@ -620,7 +637,7 @@ func (p *parser) parseOAuth(key string, raw json.RawMessage) (OAuthSettings, err
 			return OAuthSettings{}, err
 		}
 	}
-	return o, nil
+	return o, p.checkOAuth(key, o)
 }
 
 func (p *parser) parseRestart(key string, raw json.RawMessage) (RestartPolicy, error) {

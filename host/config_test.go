@@ -301,10 +301,10 @@ func TestPingPolicyIsTheClientsKeepAlive(t *testing.T) {
 
 func TestOAuthSettings(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "mcp.json")
-	require.NoError(t, os.WriteFile(p, []byte(`{"mcpServers":{"web":{"url":"https://example.com/mcp","conduit":{"oauth":{"clientId":"c1","clientSecret":"s1","clientMetadataUrl":"https://conduit.example/client.json","clientCredentials":true,"x":1}}}}}`), 0o600))
+	require.NoError(t, os.WriteFile(p, []byte(`{"mcpServers":{"web":{"url":"https://example.com/mcp","conduit":{"oauth":{"clientId":"c1","clientSecret":"s1","clientMetadataUrl":"https://conduit.example/client.json","clientCredentials":true,"dpop":true,"x":1}}}}}`), 0o600))
 	cfg, warnings, err := Load(p)
 	require.NoError(t, err)
-	assert.Equal(t, OAuthSettings{ClientID: "c1", ClientSecret: "s1", ClientMetadataURL: "https://conduit.example/client.json", ClientCredentials: true}, cfg.Servers["web"].Conduit.OAuth)
+	assert.Equal(t, OAuthSettings{ClientID: "c1", ClientSecret: "s1", ClientMetadataURL: "https://conduit.example/client.json", ClientCredentials: true, DPoP: true}, cfg.Servers["web"].Conduit.OAuth)
 	require.Len(t, warnings, 1)
 	assert.Contains(t, warnings[0], "conduit.oauth.x")
 	require.NoError(t, os.WriteFile(p, []byte(`{"mcpServers":{"web":{"url":"https://example.com/mcp","conduit":{"oauth":{"clientMetadataUrl":"http://x/c.json"}}}}}`), 0o600))

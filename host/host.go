@@ -697,8 +697,9 @@ func defaultTransport(cfg Server, logger *slog.Logger, maxBytes int) transport.T
 			return &transport.SSE{URL: cfg.URL, Header: header, Logger: logger, MaxEventBytes: maxBytes}
 		}
 		t := &transport.HTTP{URL: cfg.URL, Header: header, Logger: logger, MaxBodyBytes: maxBytes, MaxEventBytes: maxBytes, SSEFallback: true}
-		o := cfg.Conduit.OAuth // the stored tokens (conduit login), refreshed
-		oauth.Attach(t, oauth.Config{Store: oauth.DefaultStore(), ClientID: o.ClientID, ClientSecret: o.ClientSecret, ClientIDMetadataURL: o.ClientMetadataURL, ClientCredentials: o.ClientCredentials})
+		o := cfg.Conduit.OAuth.OAuthConfig() // the stored tokens (conduit login), refreshed
+		o.Store = oauth.DefaultStore()
+		oauth.Attach(t, o)
 		return t
 	}
 	return &transport.Command{Path: cfg.Command, Args: cfg.Args, Env: serverEnv(cfg, os.Environ()), Dir: cfg.Cwd, MaxMessageBytes: maxBytes}

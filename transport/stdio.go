@@ -351,19 +351,27 @@ func (c *stdioConn) isClosed() bool {
 }
 
 // readLoop feeds Read until stdout fails, then drains stdout until Close.
+// It reads stdout in bursts (parkedReader): between messages it holds a
+// small buffer, not the 64 KB one it reads a burst through.
 func (c *stdioConn) readLoop(limit int) {
 	defer close(c.readDone)
-	r := bufio.NewReaderSize(c.stdout, 64<<10)
-	c.readErr = c.deliver(r, limit)
+	p := newParkedReader(c.stdout, &stdoutReaders)
+	c.readErr = c.deliver(p, limit)
 	close(c.msgs)
-	io.Copy(io.Discard, r) // ends at EOF or when Close closes stdout
+	p.release()
+	io.Copy(io.Discard, c.stdout) // ends at EOF or when Close closes stdout
 }
 
-func (c *stdioConn) deliver(r *bufio.Reader, limit int) error {
+func (c *stdioConn) deliver(p *parkedReader, limit int) error {
 	var spare []byte // the big buffer lines over 1 MiB are read into (keep)
 	for {
-		line, next, err := readLine(r, limit, spare)
-		spare = next
+		r, err := p.reader()
+		var line, next []byte
+		if err == nil {
+			line, next, err = readLine(r, limit, spare)
+			spare = next
+			p.rest()
+		}
 		switch {
 		case errors.Is(err, io.EOF):
 			return c.eofError()
@@ -492,9 +500,16 @@ func keepLine(b []byte, limit int) (msg, buf []byte) {
 // logLoop forwards stderr to logger line by line until the pipe ends.
 func (c *stdioConn) logLoop(logger *slog.Logger) {
 	defer close(c.logDone)
-	r := bufio.NewReaderSize(c.stderr, maxStderrLine)
+	p := newParkedReader(c.stderr, &stderrReaders) // no 8 KB buffer between lines
+	defer p.release()
 	for {
-		line, truncated, err := readCapped(r, maxStderrLine)
+		r, err := p.reader()
+		var line []byte
+		var truncated bool
+		if err == nil {
+			line, truncated, err = readCapped(r, maxStderrLine)
+			p.rest()
+		}
 		line = bytes.TrimSuffix(line, []byte("\r"))
 		if len(line) > 0 {
 			c.keep(line)

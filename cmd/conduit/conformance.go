@@ -98,6 +98,7 @@ func (a *app) runConformance(ctx context.Context, url, scenario, rawContext stri
 		} `json:"toolCalls"`
 		ClientID     string `json:"client_id"`
 		ClientSecret string `json:"client_secret"`
+		conformanceAuthContext
 	}
 	if rawContext != "" {
 		if err := json.Unmarshal([]byte(rawContext), &sctx); err != nil {
@@ -108,10 +109,12 @@ func (a *app) runConformance(ctx context.Context, url, scenario, rawContext stri
 	if strings.HasPrefix(scenario, "auth/") {
 		// Headless sign-in: the suite's authorization server redirects at
 		// once; pre-registered credentials come in the context.
-		o, err := oauth.New(oauth.Config{Resource: url, RedirectURL: "http://localhost:3000/callback",
+		cfg := oauth.Config{Resource: url, RedirectURL: "http://localhost:3000/callback",
 			CodeFetcher: oauth.HeadlessFetcher(nil), ClientIDMetadataURL: conformanceClientMetadata,
 			ClientID: sctx.ClientID, ClientSecret: sctx.ClientSecret, ClientName: "conduit-conformance",
-			ClientCredentials: scenario == "auth/client-credentials-basic"})
+			ClientCredentials: scenario == "auth/client-credentials-basic"}
+		sctx.apply(scenario, &cfg)
+		o, err := oauth.New(cfg)
 		if err != nil {
 			return err
 		}

@@ -67,7 +67,7 @@ func (a *app) signIn(ctx context.Context, resource string, id host.OAuthSettings
 	st := tokenStore()
 	t, err := oauth.New(oauth.Config{Resource: resource, RedirectURL: lb.RedirectURL(), CodeFetcher: lb.Fetcher(show),
 		ClientName: "Conduit", Store: st, IgnoreStored: true,
-		ClientID: id.ClientID, ClientSecret: id.ClientSecret, ClientIDMetadataURL: id.ClientMetadataURL})
+		ClientID: id.ClientID, ClientSecret: id.ClientSecret, ClientIDMetadataURL: id.ClientMetadataURL, DPoP: id.DPoP})
 	if err != nil {
 		return "", false, 0, usagef("%v", err)
 	}

@@ -21,15 +21,24 @@ import (
 func Struct(raw []byte, names []string, set func(name string, value []byte) bool) bool {
 	var seen uint64
 	return Object(raw, func(key, value []byte) bool {
+		// The key as written first: a name matches only itself when case
+		// is ignored (the names of one struct differ in more than case),
+		// so the case-blind comparisons are needed only for a key that is
+		// none of them.
 		for i, name := range names {
-			if !strings.EqualFold(string(key), name) {
+			if string(key) != name {
 				continue
 			}
-			if string(key) != name || seen&(1<<i) != 0 {
+			if seen&(1<<i) != 0 {
 				return false
 			}
 			seen |= 1 << i
 			return set(name, value)
+		}
+		for _, name := range names {
+			if strings.EqualFold(string(key), name) {
+				return false
+			}
 		}
 		return true
 	})

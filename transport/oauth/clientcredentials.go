@@ -6,22 +6,17 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
-	"golang.org/x/oauth2/clientcredentials"
 )
 
-// clientCredentials signs in without a person (the OAuth client
-// credentials extension, for a host or a gateway): protected resource
-// metadata, authorization server metadata, then a client_credentials
-// grant with the configured ClientID and ClientSecret, authenticated as
-// the server prefers (client_secret_basic, else client_secret_post), with
-// the resource indicator.
-func (t *Transport) clientCredentials(ctx context.Context, resp *http.Response) error {
+// machineSignIn signs in without a person (a host, a gateway, a daemon):
+// protected resource metadata, authorization server metadata, then the
+// grant the configuration names (grant), with the resource indicator.
+func (t *Transport) machineSignIn(ctx context.Context, resp *http.Response) error {
 	cs, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
 	var prm *oauthex.ProtectedResourceMetadata
 	var errs []error
@@ -43,10 +38,6 @@ func (t *Transport) clientCredentials(ctx context.Context, resp *http.Response) 
 	if asm == nil {
 		return errors.New("no authorization server metadata")
 	}
-	style := oauth2.AuthStyleInHeader
-	if m := asm.TokenEndpointAuthMethodsSupported; len(m) > 0 && !slices.Contains(m, "client_secret_basic") && slices.Contains(m, "client_secret_post") {
-		style = oauth2.AuthStyleInParams
-	}
 	var scopes []string
 	for _, c := range cs {
 		if c.Scheme == "bearer" && c.Params["scope"] != "" {
@@ -56,12 +47,13 @@ func (t *Transport) clientCredentials(ctx context.Context, resp *http.Response) 
 	if scopes == nil {
 		scopes = prm.ScopesSupported
 	}
-	cc := &clientcredentials.Config{ClientID: t.cfg.ClientID, ClientSecret: t.cfg.ClientSecret, TokenURL: asm.TokenEndpoint,
-		Scopes: scopes, AuthStyle: style, EndpointParams: url.Values{"resource": {prm.Resource}}}
-	tctx := context.WithValue(context.Background(), oauth2.HTTPClient, t.asHTTP)
-	ts := cc.TokenSource(tctx)
+	g, err := t.newGrant(asm, prm.Resource, scopes)
+	if err != nil {
+		return err
+	}
+	ts := oauth2.ReuseTokenSource(nil, g)
 	if _, err := ts.Token(); err != nil {
-		return fmt.Errorf("client credentials grant failed: %w", err)
+		return err
 	}
 	t.ts = ts
 	t.gen++

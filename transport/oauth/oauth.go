@@ -74,9 +74,25 @@ type Config struct {
 	// (ClientID and ClientSecret, no person; the OAuth client credentials
 	// extension) in place of the authorization code flow.
 	ClientCredentials bool
+	// ClientKey authenticates the client with a JWT signed by its key
+	// (private_key_jwt) in place of ClientSecret, in the sign-ins without
+	// a person.
+	ClientKey *ClientKey
+	// WorkloadAssertion signs in with the JWT bearer grant (RFC 7523
+	// §2.1), presenting the JWT it returns (workload identity): no person.
+	WorkloadAssertion AssertionSource
+	// Enterprise signs in through the enterprise's identity provider
+	// (token exchange for an ID-JAG, then the JWT bearer grant): no person.
+	Enterprise *Enterprise
 	// IgnoreStored starts without the Store's tokens (a new sign-in, as
 	// `conduit login` does); new tokens are stored all the same.
 	IgnoreStored bool
+	// DPoP sends a DPoP proof (RFC 9449) on every token request, whatever
+	// the authorization server advertises; without it, only servers whose
+	// metadata lists ES256 in dpop_signing_alg_values_supported get one. A
+	// token whose token_type is DPoP goes with the DPoP scheme and a proof
+	// on every request either way.
+	DPoP bool
 	// Base sends the requests (nil: http.DefaultTransport's settings with
 	// dial and TLS handshake timeouts).
 	Base http.RoundTripper
@@ -92,6 +108,7 @@ type Transport struct {
 	base    http.RoundTripper
 	asHTTP  *http.Client
 	handler *auth.AuthorizationCodeHandler
+	dpop    *dpop
 
 	mu      sync.Mutex // serialises sign-ins
 	gen     uint64     // counts completed sign-ins (under mu)
@@ -106,7 +123,10 @@ func New(cfg Config) (*Transport, error) {
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("oauth: invalid resource URL %q", cfg.Resource)
 	}
-	t := &Transport{cfg: cfg, origin: origin(u), base: cfg.Base}
+	if err := checkGrants(cfg); err != nil {
+		return nil, err
+	}
+	t := &Transport{cfg: cfg, origin: origin(u), base: cfg.Base, dpop: newDPoP(cfg.DPoP)}
 	if t.base == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
@@ -114,6 +134,7 @@ func New(cfg Config) (*Transport, error) {
 		t.base = tr
 	}
 	t.asHTTP = boundedClient(t.base, orDefault(cfg.Timeout, DefaultTimeout), orDefault(cfg.MaxBodyBytes, DefaultMaxBodyBytes), t.origin)
+	t.asHTTP.Transport = dpopAS{base: t.asHTTP.Transport, d: t.dpop}
 	redirect := cfg.RedirectURL
 	if redirect == "" {
 		redirect = "http://127.0.0.1/callback"
@@ -151,7 +172,11 @@ func New(cfg Config) (*Transport, error) {
 		if e, ok, err := cfg.Store.Load(cfg.Resource); err != nil {
 			t.loadErr = err
 		} else if ok {
-			t.ts = t.persisting(e.config(), e.token(), e.AuthServer)
+			if err := t.dpop.restore(e); err != nil {
+				t.loadErr = err
+			} else {
+				t.ts = t.persisting(e.config(), e.token(), e.AuthServer)
+			}
 		}
 	}
 	h, err := auth.NewAuthorizationCodeHandler(hc)
@@ -205,17 +230,23 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		same := origin(r.URL) == t.origin
 		gen := uint64(0)
+		var tok *oauth2.Token
 		if same {
-			var tok string
 			tok, gen = t.token()
-			if tok != "" {
+			if tok != nil {
 				if r == req {
 					r = req.Clone(ctx)
 				}
-				r.Header.Set("Authorization", "Bearer "+tok)
+				r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 			}
 		}
-		resp, err := t.base.RoundTrip(r)
+		var resp *http.Response
+		var err error
+		if tok != nil && bound(tok) {
+			resp, err = t.sendDPoP(r, tok.AccessToken)
+		} else {
+			resp, err = t.base.RoundTrip(r)
+		}
 		if err != nil || !same || attempt >= MaxAuthorizeAttempts || !wantsSignIn(resp) {
 			return resp, err
 		}
@@ -225,7 +256,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// wantsSignIn: a 401 with a Bearer challenge, or a 403 insufficient_scope.
+// wantsSignIn: a 401 with a Bearer or DPoP challenge (but not DPoP's
+// use_dpop_nonce, which sendDPoP answered), or a 403 insufficient_scope.
 func wantsSignIn(resp *http.Response) bool {
 	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
 		return false
@@ -235,7 +267,7 @@ func wantsSignIn(resp *http.Response) bool {
 		return false
 	}
 	for _, c := range cs {
-		if c.Scheme != "bearer" {
+		if c.Scheme != "bearer" && (c.Scheme != "dpop" || c.Params["error"] == "use_dpop_nonce") {
 			continue
 		}
 		if resp.StatusCode == http.StatusUnauthorized || c.Params["error"] == "insufficient_scope" {
@@ -265,8 +297,8 @@ func (t *Transport) authorize(ctx context.Context, r *http.Request, resp *http.R
 			return nil
 		}
 	}
-	if t.cfg.ClientCredentials {
-		err := t.clientCredentials(ctx, resp)
+	if t.machine() {
+		err := t.machineSignIn(ctx, resp)
 		drain(resp.Body)
 		if err != nil {
 			return &Error{Resource: t.cfg.Resource, Err: err}
@@ -317,7 +349,7 @@ func (t *Transport) checkNamedMetadata(ctx context.Context, resp *http.Response)
 	}
 	for _, c := range cs {
 		u := c.Params["resource_metadata"]
-		if c.Scheme != "bearer" || u == "" {
+		if (c.Scheme != "bearer" && c.Scheme != "dpop") || u == "" {
 			continue
 		}
 		_, err := oauthex.GetProtectedResourceMetadata(ctx, u, t.cfg.Resource, t.asHTTP)
@@ -329,21 +361,21 @@ func (t *Transport) checkNamedMetadata(ctx context.Context, resp *http.Response)
 	return nil
 }
 
-// token returns the current access token ("" if none or its refresh
-// failed: the request goes without, and its 401 signs in again) and the
-// sign-in generation it belongs to.
-func (t *Transport) token() (string, uint64) {
+// token returns the current token (nil if none or its refresh failed: the
+// request goes without, and its 401 signs in again) and the sign-in
+// generation it belongs to.
+func (t *Transport) token() (*oauth2.Token, uint64) {
 	t.mu.Lock()
 	ts, gen := t.ts, t.gen
 	t.mu.Unlock()
 	if ts == nil {
-		return "", gen
+		return nil, gen
 	}
 	tok, err := ts.Token()
-	if err != nil || tok == nil {
-		return "", gen
+	if err != nil || tok == nil || tok.AccessToken == "" {
+		return nil, gen
 	}
-	return tok.AccessToken, gen
+	return tok, gen
 }
 
 // newTokenSource is go-sdk's hook after a code exchange: a token source

@@ -25,6 +25,10 @@ func (t *Transport) reloadStored() bool {
 			return false
 		}
 	}
+	if err := t.dpop.restore(e); err != nil { // as New does: a DPoP-bound token needs its key
+		t.loadErr = err
+		return false
+	}
 	t.loadErr = nil
 	t.ts = t.persisting(e.config(), e.token(), e.AuthServer)
 	t.gen++

@@ -63,6 +63,9 @@ type Entry struct {
 	AccessToken  string    `json:"access_token"`
 	RefreshToken string    `json:"refresh_token,omitempty"`
 	Expiry       time.Time `json:"expiry"`
+	// DPoPKey is the client's DPoP private key (a JWK; RFC 9449), kept
+	// with the tokens it binds so that a refresh proves the same key.
+	DPoPKey string `json:"dpop_key,omitempty"`
 }
 
 func (e Entry) key() string { return e.Resource + " " + e.AuthServer }
@@ -255,8 +258,9 @@ func (p *persistSource) save() {
 	}
 	e := Entry{Resource: p.t.cfg.Resource, AuthServer: p.as, ClientID: p.cfg.ClientID, ClientSecret: p.cfg.ClientSecret,
 		TokenURL: p.cfg.Endpoint.TokenURL, AuthStyle: int(p.cfg.Endpoint.AuthStyle), Scopes: p.cfg.Scopes,
-		TokenType: p.tok.TokenType, AccessToken: p.tok.AccessToken, RefreshToken: p.tok.RefreshToken, Expiry: p.tok.Expiry}
-	if old, ok, err := st.Load(e.Resource); err == nil && ok && old.AccessToken == e.AccessToken && old.RefreshToken == e.RefreshToken && old.AuthServer == e.AuthServer {
+		TokenType: p.tok.TokenType, AccessToken: p.tok.AccessToken, RefreshToken: p.tok.RefreshToken, Expiry: p.tok.Expiry,
+		DPoPKey: p.t.dpop.keyJSON()}
+	if old, ok, err := st.Load(e.Resource); err == nil && ok && old.AccessToken == e.AccessToken && old.RefreshToken == e.RefreshToken && old.AuthServer == e.AuthServer && old.DPoPKey == e.DPoPKey {
 		return
 	}
 	_ = st.Save(e) // a token that cannot be kept still serves this run
