@@ -101,6 +101,9 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 	}
 	defer g.Close()
 	cl.serve(g)
+	if h := g.Host(); h != nil { // a cluster member's servers are grains: no person signs in for them
+		defer a.signInServers(ctx, h)() // at a terminal (--listen): those that need it
+	}
 	stopAdmin, err := a.serveAdmin(cl.adminSource(g), metrics, admin.Options{Title: "conduit gateway", Sessions: func() int {
 		n := 0
 		for range g.Server().Sessions() {
