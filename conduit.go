@@ -682,10 +682,9 @@ func (c *Client) retire(rt *actors.Runtime) {
 }
 
 func (c *Client) initialize(ctx context.Context, s *session) error {
-	params := era.InitializeParams(c.declared, Implementation{Name: c.opts.Name, Version: c.opts.Version}, c.opts.ProtocolVersion)
-	p, err := encodeParams(messages.MethodInitialize, params)
+	p, offered, err := era.EncodeInitializeParams(c.declared, Implementation{Name: c.opts.Name, Version: c.opts.Version}, c.opts.ProtocolVersion)
 	if err != nil {
-		return err
+		return &Error{Kind: KindUsage, Method: messages.MethodInitialize, Message: "params could not be encoded", Err: err}
 	}
 	raw, err := s.rt.Call(ctx, messages.MethodInitialize, p, actors.CallOptions{Timeout: c.opts.Timeout, MaxTotalTimeout: c.opts.MaxTotalTimeout})
 	if err != nil {
@@ -694,7 +693,7 @@ func (c *Client) initialize(ctx context.Context, s *session) error {
 	if err := json.Unmarshal(raw, &s.init); err != nil {
 		return &Error{Kind: KindProtocol, Method: messages.MethodInitialize, Message: "malformed initialize result", Err: err}
 	}
-	if err := era.CheckInitialize(&s.init, params.ProtocolVersion); err != nil {
+	if err := era.CheckInitialize(&s.init, offered); err != nil {
 		return &Error{Kind: KindProtocol, Method: messages.MethodInitialize, Err: err}
 	}
 	if c.opts.ProtocolVersion != "" && s.init.ProtocolVersion != c.opts.ProtocolVersion {

@@ -598,7 +598,7 @@ func (c *connection) call(ctx actor.Context, m *callRequest) {
 		return
 	}
 	if c.pending == nil {
-		c.pending = map[messages.ID]*callRequest{}
+		c.pending = pendingMaps.get()
 	}
 	c.pending[m.id] = m
 	if isRound {
@@ -609,11 +609,12 @@ func (c *connection) call(ctx actor.Context, m *callRequest) {
 	c.writer.send(m.data)
 }
 
-// forget removes a call from pending; an empty map goes, so that an idle
-// connection keeps none (a map keeps its largest size).
+// forget removes a call from pending; an empty map goes back to
+// pendingMaps, so that an idle connection keeps none (idmaps.go).
 func (c *connection) forget(id messages.ID) {
 	delete(c.pending, id)
 	if len(c.pending) == 0 {
+		pendingMaps.put(c.pending)
 		c.pending = nil
 	}
 }
@@ -673,6 +674,7 @@ func (c *connection) shutdown(ctx actor.Context, err error) {
 	for _, p := range c.pending {
 		p.reply <- callOutcome{err: c.life.closedErr(p.method)}
 	}
+	pendingMaps.put(c.pending)
 	c.pending = nil
 	for _, l := range c.logicals {
 		select {

@@ -90,19 +90,19 @@ func (rt *Runtime) URLElicitations(data json.RawMessage, rc messages.RequestCont
 		Elicitations []json.RawMessage `json:"elicitations"`
 	}
 	if err := json.Unmarshal(data, &d); err != nil || d.Elicitations == nil {
-		rt.shared.counters.refused.Add(1)
+		rt.m.sh.counters.refused.Add(1)
 		out.Refused = append(out.Refused, errors.New("data.elicitations is not a list of URL elicitations"))
 		return out
 	}
 	version := rt.Version()
 	for i, raw := range d.Elicitations {
-		req, refusal := rt.shared.guards.URLElicitation(&guards.Input{Method: messages.MethodElicit, Params: raw, Context: rc, Version: version, Origin: rt.cfg.Origin})
+		req, refusal := rt.m.sh.guards.URLElicitation(&guards.Input{Method: messages.MethodElicit, Params: raw, Context: rc, Version: version, Origin: rt.cfg.Origin})
 		if refusal != nil {
-			rt.shared.counters.refused.Add(1)
+			rt.m.sh.counters.refused.Add(1)
 			out.Refused = append(out.Refused, fmt.Errorf("elicitation %d: %w", i, refusal.Err))
 			continue
 		}
-		rt.shared.issueURL(req)
+		rt.m.sh.issueURL(req)
 		out.Elicitations = append(out.Elicitations, req)
 	}
 	return out

@@ -250,7 +250,7 @@ func (rt *Runtime) Listen(cfg Listen, want messages.Subscriptions) <-chan Listen
 	l := rt.listener
 	if l == nil {
 		if rt.listenClosed {
-			done <- ListenResult{Err: rt.life.closedErr(messages.MethodListen)}
+			done <- ListenResult{Err: rt.m.life.closedErr(messages.MethodListen)}
 			return done
 		}
 		l = &listener{rt: rt, cfg: cfg, wake: make(chan struct{}, 1), exited: make(chan struct{})}
@@ -326,10 +326,10 @@ func (l *listener) takeWaiting() {
 
 func (l *listener) run() {
 	defer close(l.exited)
-	ctx := l.rt.shared.ctx
+	ctx := l.rt.m.sh.ctx
 	defer func() {
 		l.takeWaiting()
-		l.answer(ListenResult{Err: l.rt.life.closedErr(messages.MethodListen)})
+		l.answer(ListenResult{Err: l.rt.m.life.closedErr(messages.MethodListen)})
 	}()
 	backoff := time.Duration(0)
 	var current messages.Subscriptions // what the stream in flight asked

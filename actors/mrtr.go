@@ -224,7 +224,7 @@ func (rt *Runtime) send(ctx context.Context, m *callRequest, logical messages.ID
 		rt.system.Root.Send(rt.pid, &cancelCall{id: id, reason: "cancelled by the caller"})
 		return nil, messages.ContextEnded(ctx, method)
 	case <-rt.done:
-		return nil, rt.life.closedErr(method)
+		return nil, rt.m.life.closedErr(method)
 	}
 }
 
@@ -279,7 +279,7 @@ func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, ra
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stop := context.AfterFunc(rt.shared.ctx, func() { cancel(rt.life.closedErr(m.Method)) })
+	stop := context.AfterFunc(rt.m.sh.ctx, func() { cancel(rt.m.life.closedErr(m.Method)) })
 	defer stop()
 	g, gctx := errgroup.WithContext(rctx)
 	g.SetLimit(rt.cfg.MaxServerRequests)
@@ -332,10 +332,10 @@ func (rt *Runtime) refuseUndeclared(m Modern, reqs []inputRequest) error {
 		rec := messages.AuditRecord{ServerID: rt.cfg.ServerID, Era: messages.EraModern, Method: r.method, Key: r.key}
 		if allowed(r) {
 			rec.Time, rec.Outcome = time.Now(), guards.OutcomeCancelled
-			rt.shared.audit(rec, nil)
+			rt.m.sh.audit(rec, nil)
 			continue
 		}
-		e := rt.shared.undeclared(rec)
+		e := rt.m.sh.undeclared(rec)
 		if first == nil {
 			first = &messages.Error{Kind: messages.KindProtocol, Method: m.Method, RPC: e,
 				Message: fmt.Sprintf("input request %q asks for %s, which the client did not declare", r.key, r.method)}
@@ -391,7 +391,7 @@ func (rt *Runtime) inputStarted(method string, logical messages.ID) (*inputGrant
 		}
 	case <-rt.done: // the connection actor is gone: the message was dropped
 	}
-	return nil, inputKey{}, rt.life.closedErr(method)
+	return nil, inputKey{}, rt.m.life.closedErr(method)
 }
 
 // answerInput runs one input request through the pipeline and maps its
@@ -399,7 +399,7 @@ func (rt *Runtime) inputStarted(method string, logical messages.ID) (*inputGrant
 // (the call's deadline, or the connection's end) ends it with that error.
 func (rt *Runtime) answerInput(ctx context.Context, m Modern, r inputRequest, g *inputGrant, abort <-chan error) (any, error) {
 	rc := messages.RequestContext{Client: rt.cfg.Name, ServerID: rt.cfg.ServerID, Era: messages.EraModern, Assigns: rt.cfg.Assigns, InputKey: r.key, InputsInRound: r.round}
-	in := new(input).init(rt.shared, guards.Input{Method: r.method, Params: r.params, Context: rc, Version: m.Version, Origin: rt.cfg.Origin}, r.key, rt.cfg.handlerTimeout(r.method))
+	in := new(input).init(&rt.m.sh, guards.Input{Method: r.method, Params: r.params, Context: rc, Version: m.Version, Origin: rt.cfg.Origin}, r.key, rt.cfg.handlerTimeout(r.method))
 	o, aborted := in.run(ctx, g, abort)
 	switch o.ending {
 	case answered:
@@ -425,5 +425,5 @@ func (rt *Runtime) answerInput(ctx context.Context, m Modern, r inputRequest, g 
 	case ctx.Err() != nil:
 		return nil, context.Cause(ctx)
 	}
-	return nil, rt.life.closedErr(m.Method)
+	return nil, rt.m.life.closedErr(m.Method)
 }

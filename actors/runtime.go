@@ -229,10 +229,8 @@ type Runtime struct {
 	cfg     Config
 	system  *actor.ActorSystem
 	pid     *actor.PID
-	life    *lifecycle
-	shared  *shared
+	m       *runtimeMem // what holds it: its lifecycle, shared, writer
 	cancel  context.CancelFunc
-	writer  *writer
 	reading sync.WaitGroup // the reader goroutine
 	done    chan struct{}  // closed when teardown has finished
 	nextID  atomic.Int64
@@ -306,23 +304,21 @@ func Start(cfg Config) *Runtime {
 	}
 	rt := &m.rt
 	*rt = Runtime{
-		cfg: cfg, system: system, cancel: cancel, shared: sh,
-		life: &m.life,
+		cfg: cfg, system: system, cancel: cancel, m: m,
 		done: make(chan struct{}),
 	}
 	sh.handlers = &rt.cfg.Handlers
-	rt.life.teardown = rt.teardown
+	rt.m.life.teardown = rt.teardown
 	sh.notify = rt.Notify
 	// Until negotiation says otherwise, a server request is legacy.
-	rt.shared.session.Store(unnegotiated)
+	rt.m.sh.session.Store(unnegotiated)
 	conn := &m.conn
-	*conn = connection{cfg: &rt.cfg, shared: rt.shared, life: rt.life, slots: supervisor.Cap{Max: cfg.MaxServerRequests}}
+	*conn = connection{cfg: &rt.cfg, shared: sh, life: &m.life, slots: supervisor.Cap{Max: cfg.MaxServerRequests}}
 	// The writer needs the PID for its error report, the actor needs the
 	// writer: the error path goes through a variable set before any write.
 	var pid *actor.PID
 	m.w = writer{conn: cfg.Conn, limit: cfg.MaxWriteQueueBytes, onErr: func(err error) { system.Root.Send(pid, &writerFailed{err: err}) }}
-	rt.writer = &m.w
-	conn.writer = rt.writer
+	conn.writer = &m.w
 	conn.dispatch = newDispatcher()
 	spawnMu.Lock()
 	spawning = conn
@@ -339,10 +335,11 @@ func Start(cfg Config) *Runtime {
 // allocation (decision 60): five objects cost their size classes' rounding,
 // and each shared its spans with the handshake's garbage, so that after a
 // collection the heap in use per idle connection was a fifth above the
-// bytes live. Its 1 392 bytes and the 8-byte header the allocator gives an
-// object over 512 bytes with pointers fit a size class (1 408) with 8 to
-// spare: a field of more added to any of the five moves it to the next
-// (1 536).
+// bytes live. Its 1 400 bytes and the 8-byte header the allocator gives an
+// object over 512 bytes with pointers fit a size class (1 408) with nothing
+// to spare: a field more in any of the five moves it to the next (1 536;
+// TestRuntimeMemFitsItsSizeClass). The Runtime reaches the other four
+// through m, one pointer rather than one each.
 type runtimeMem struct {
 	rt   Runtime
 	sh   shared
@@ -392,7 +389,7 @@ func (rt *Runtime) read() {
 			return
 		}
 		size := int64(len(msg.Data))
-		if !rt.shared.budget.acquire(size) {
+		if !rt.m.sh.budget.acquire(size) {
 			return // the teardown is under way
 		}
 		rt.system.Root.Send(rt.pid, &inbound{msg: msg, size: size})
@@ -407,7 +404,7 @@ func (rt *Runtime) read() {
 // abandoned (counted), so a callback may call Close itself.
 func (rt *Runtime) teardown() {
 	done := make(chan struct{})
-	rt.system.Root.Send(rt.pid, &closeRequest{err: rt.life.err, done: done})
+	rt.system.Root.Send(rt.pid, &closeRequest{err: rt.m.life.err, done: done})
 	<-done
 	rt.cancel()
 	rt.listenMu.Lock()
@@ -417,8 +414,8 @@ func (rt *Runtime) teardown() {
 	if l != nil {
 		<-l.exited // it ends with the ctx, its stream with the connection
 	}
-	flushed := rt.writer.close()
-	if !rt.writer.stuck() { // else the server reads nothing: no use waiting
+	flushed := rt.m.w.close()
+	if !rt.m.w.stuck() { // else the server reads nothing: no use waiting
 		flush := time.NewTimer(rt.cfg.FlushTimeout)
 		select {
 		case <-flushed:
@@ -427,7 +424,7 @@ func (rt *Runtime) teardown() {
 		flush.Stop()
 	}
 	_ = rt.cfg.Conn.Close()
-	rt.shared.budget.close()
+	rt.m.sh.budget.close()
 	<-flushed
 	rt.reading.Wait()
 	// Every notification the reader delivered is queued for the connection
@@ -436,7 +433,7 @@ func (rt *Runtime) teardown() {
 	rt.system.Root.Send(rt.pid, &stopMailbox{done: stopped})
 	<-stopped
 	_ = rt.system.Root.PoisonFuture(rt.pid).Wait()
-	if q := rt.life.notifications; q != nil {
+	if q := rt.m.life.notifications; q != nil {
 		if q.gate.Close() {
 			rt.cfg.Logger.Info("notification callback still running at close: abandoned")
 		} else {
@@ -475,7 +472,7 @@ func (rt *Runtime) AfterDone(f func()) {
 func (rt *Runtime) Err() error {
 	select {
 	case <-rt.done:
-		return rt.life.err
+		return rt.m.life.err
 	default:
 		return nil
 	}
@@ -489,7 +486,7 @@ func (rt *Runtime) Close() error {
 // CloseWith is Close with err as the reason (Err, and the error of every
 // call in flight and after), unless the connection was already ending.
 func (rt *Runtime) CloseWith(err error) error {
-	rt.life.stop(err)
+	rt.m.life.stop(err)
 	<-rt.done
 	return nil
 }
@@ -521,8 +518,8 @@ func (rt *Runtime) begin(method string, opts *CallOptions) error {
 	if opts.Assigns == nil {
 		opts.Assigns = rt.cfg.Assigns
 	}
-	if rt.life.stopped.Load() {
-		return rt.life.closedErr(method)
+	if rt.m.life.stopped.Load() {
+		return rt.m.life.closedErr(method)
 	}
 	return nil
 }
@@ -541,8 +538,8 @@ func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage,
 	}
 	m.timeout, m.maxTotal, m.assigns = opts.Timeout, opts.MaxTotalTimeout, opts.Assigns
 	defer rt.requestHeader(id, opts.Header)()
-	if rt.shared.traceCall(ctx, id) {
-		defer rt.shared.untraceCall(id)
+	if rt.m.sh.traceCall(ctx, id) {
+		defer rt.m.sh.untraceCall(id)
 	}
 	reply := m.reply
 	rt.system.Root.Send(rt.pid, m)
@@ -557,7 +554,7 @@ func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage,
 		case out := <-reply:
 			return out.result, out.err
 		default:
-			return nil, rt.life.closedErr(method)
+			return nil, rt.m.life.closedErr(method)
 		}
 	}
 }
@@ -571,7 +568,7 @@ func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage,
 // callbacks does not wait: the notifications behind that callback wait
 // for it.
 func (rt *Runtime) outcome(ctx context.Context, out callOutcome) (json.RawMessage, error) {
-	if out.notified != nil && ctx.Value(callbackOf{}) != rt.shared {
+	if out.notified != nil && ctx.Value(callbackOf{}) != &rt.m.sh {
 		select {
 		case <-out.notified:
 		case <-ctx.Done():
@@ -606,7 +603,7 @@ func (rt *Runtime) Notify(method string, params any) error {
 	case err := <-done:
 		return err
 	case <-rt.done:
-		return rt.life.closedErr(method)
+		return rt.m.life.closedErr(method)
 	}
 }
 
@@ -614,7 +611,7 @@ func (rt *Runtime) Notify(method string, params any) error {
 // transport that frames by session (transport.Session). The Runtime holds
 // the one copy: the actors read it, so do Version and Era.
 func (rt *Runtime) SetSession(version string, e messages.Era) {
-	rt.shared.session.Store(negotiated(version, e))
+	rt.m.sh.session.Store(negotiated(version, e))
 	if ts, ok := rt.cfg.Conn.(transport.Session); ok {
 		ts.SetSession(version, e)
 	}
@@ -628,20 +625,20 @@ func (rt *Runtime) Config() Config { return rt.cfg }
 func (rt *Runtime) Handlers() *messages.Handlers { return &rt.cfg.Handlers }
 
 // Version is the negotiated protocol version.
-func (rt *Runtime) Version() string { return rt.shared.session.Load().version }
+func (rt *Runtime) Version() string { return rt.m.sh.session.Load().version }
 
 // Era is the negotiated era.
-func (rt *Runtime) Era() messages.Era { return rt.shared.session.Load().era }
+func (rt *Runtime) Era() messages.Era { return rt.m.sh.session.Load().era }
 
 // Stats returns a snapshot of the counters.
 func (rt *Runtime) Stats() messages.Stats {
-	c := &rt.shared.counters
+	c := &rt.m.sh.counters
 	return messages.Stats{
 		ServerRequests:            c.serverRequests.Load(),
 		Busy:                      c.busy.Load(),
 		RateLimited:               c.rateLimited.Load(),
 		Refused:                   c.refused.Load(),
-		AbandonedHandlers:         rt.shared.abandoned.Load(),
+		AbandonedHandlers:         rt.m.sh.abandoned.Load(),
 		NotificationsDropped:      c.notificationsDropped.Load(),
 		NotificationsDiscarded:    c.notificationsDiscarded.Load(),
 		LogsDropped:               c.logsDropped.Load(),

@@ -98,7 +98,7 @@ func (l *Logical) Wait(ctx context.Context, d time.Duration, wake <-chan struct{
 	case <-ctx.Done():
 		return false, messages.ContextEnded(ctx, l.method)
 	case <-l.rt.done:
-		return false, l.rt.life.closedErr(l.method)
+		return false, l.rt.m.life.closedErr(l.method)
 	}
 }
 
@@ -113,7 +113,7 @@ func (l *Logical) End() {
 // the function that stops watching. Notifications only wake a poller: the
 // status itself is always read with tasks/get.
 func (rt *Runtime) WatchTask(taskID string) (<-chan struct{}, func()) {
-	return rt.shared.taskWatch.watch(taskID)
+	return rt.m.sh.taskWatch.watch(taskID)
 }
 
 // taskWatch maps a task id to the channel of the poller that awaits it.

@@ -2,6 +2,8 @@ package actors
 
 import (
 	"container/heap"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/conduitmcp/conduit/messages"
@@ -121,7 +123,7 @@ func (h *deadlines) Pop() any {
 // start tracks a call and puts its next moment on the clock.
 func (t *tracker) start(id messages.ID, timeout, maxTotal time.Duration, assigns map[string]any) {
 	if t.calls == nil {
-		t.calls = map[messages.ID]*trackedCall{}
+		t.calls = trackedMaps.get()
 	}
 	c := &trackedCall{id: id, started: time.Now(), timeout: timeout, maxTotal: maxTotal, assigns: assigns}
 	c.due = deadline{index: -1, call: c}
@@ -434,7 +436,8 @@ func (t *tracker) end(id messages.ID) {
 	t.unclock(&c.due)
 	delete(t.calls, id)
 	if len(t.calls) == 0 {
-		t.calls = nil // an idle connection keeps no map (a map keeps its largest size)
+		trackedMaps.put(t.calls) // an idle connection keeps no map (idmaps.go)
+		t.calls = nil
 	}
 	if c.open == 0 {
 		return // no input refers to it
@@ -448,7 +451,9 @@ func (t *tracker) end(id messages.ID) {
 
 // stop forgets every call and input: no tick comes after it.
 func (t *tracker) stop() {
-	for id := range t.calls {
+	// The ids first: the last end gives the map back to trackedMaps,
+	// where another connection may take it while a range is still on it.
+	for _, id := range slices.Collect(maps.Keys(t.calls)) {
 		t.end(id)
 	}
 	t.inputs, t.due, t.armed, t.lanes = nil, nil, time.Time{}, nil

@@ -1,0 +1,17 @@
+package actors
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// runtimeMem and the 8-byte header the allocator gives an object over 512
+// bytes with pointers fit the 1 408-byte size class (decision 60): a field
+// more in Runtime, shared, lifecycle, connection or writer moves every
+// connection to the 1 536 class. A merge that did (1 416 bytes) is what
+// this catches.
+func TestRuntimeMemFitsItsSizeClass(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(runtimeMem{})+8, uintptr(1408))
+}
