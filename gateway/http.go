@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -19,8 +18,6 @@ type HTTPOptions struct {
 	// Token, when set, is the bearer token every request must carry
 	// (Authorization: Bearer TOKEN); others get 401.
 	Token string
-	// SessionTimeout closes a legacy session idle that long (0: never).
-	SessionTimeout time.Duration
 }
 
 // Handler serves the gateway over Streamable HTTP, both eras on one
@@ -35,7 +32,9 @@ type HTTPOptions struct {
 // sent to nor, for a loopback Host, a loopback origin (403).
 func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 	get := func(*http.Request) *mcp.Server { return g.srv }
-	sessions := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: g.logger, SessionTimeout: o.SessionTimeout})
+	// The idle timeout is the session actor's (Options.Sessions), not the
+	// handler's: the go-sdk's Close waits for the session's requests.
+	sessions := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: g.logger})
 	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: g.logger, Stateless: true, PropagateRequestCancellation: true})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if o.Token != "" && !bearer(r, o.Token) {
@@ -51,6 +50,11 @@ func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 			stateless.ServeHTTP(w, r)
 			return
 		}
+		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+			// The session's calls are cancelled upstream first: the
+			// go-sdk's DELETE waits for them to return.
+			g.sessions.end(id, errSessionDeleted)
+		}
 		sessions.ServeHTTP(w, r)
 	})
 }
@@ -58,7 +62,14 @@ func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 // ServeStdio serves one client over stdin and stdout until it disconnects
 // or ctx ends.
 func (g *Gateway) ServeStdio(ctx context.Context) error {
-	return g.srv.Run(ctx, &mcp.StdioTransport{})
+	return g.serveOne(ctx, &mcp.StdioTransport{})
+}
+
+// serveOne serves the one client of t (a session without an id: "stdio")
+// until it disconnects or ctx ends. The client going away ends its
+// session: its calls are cancelled upstream.
+func (g *Gateway) serveOne(ctx context.Context, t mcp.Transport) error {
+	return g.srv.Run(ctx, endWatch{t, func() { g.sessions.end("stdio", errSessionDisconnected) }})
 }
 
 func bearer(r *http.Request, token string) bool {
