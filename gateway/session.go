@@ -34,8 +34,9 @@ const (
 // or the one stdio client), or a modern client's call: a modern client has
 // no session, so each of its calls is one (docs/decisions.md #63).
 type SessionLimits struct {
-	// MaxCalls bounds the session's tool calls in flight at once
-	// (DefaultSessionCalls); past it a call is refused with -32000.
+	// MaxCalls bounds the session's calls in flight at once (tools/call,
+	// prompts/get, resources/read: the requests whose upstream may ask for
+	// input; DefaultSessionCalls); past it one is refused with -32000.
 	MaxCalls int
 	// InputRateLimit and InputBurst budget the input requests relayed to
 	// the session, as a server's input budget does (10/s, bursts of 20,
