@@ -54,9 +54,11 @@ type connection struct {
 	stream   *stream                      // the subscriptions/listen stream in flight (listen.go)
 	retired  []messages.ID                // the last streams ended (listen.go)
 	logicals map[messages.ID]*logicalCall // MRTR calls by their logical id
-	children map[*actor.PID]messages.ID   // request child → server request id
-	running  map[messages.ID]*actor.PID   // server request id → request child
-	slots    supervisor.Cap
+	// running maps a server request's id to its child; a child's reply
+	// names its id, so one map serves both ways (a burst paid for a
+	// second, child → id, on every request).
+	running map[messages.ID]*actor.PID
+	slots   supervisor.Cap
 	// live counts the request children whose Terminated has not come,
 	// replied or not (a child stops itself once it has replied, and its
 	// Terminated may overtake the reply). Close waits for them: poisoning
@@ -159,7 +161,7 @@ func (c *connection) Receive(ctx actor.Context) {
 		}
 		m.done <- err
 	case *childReply:
-		c.childDone(ctx, m.child, m.data)
+		c.childDone(ctx, m.child, m.id, m.data)
 		c.settled()
 	case *readerDone:
 		c.shutdown(ctx, &messages.Error{Kind: messages.KindTransport, Message: "connection to the server lost", Err: m.err})
@@ -215,7 +217,7 @@ func (c *connection) Receive(ctx actor.Context) {
 // every request child's reply has come: a Terminated may overtake the
 // reply, which may carry an answer given before the Close, still to send.
 func (c *connection) settled() {
-	if c.closeDone != nil && c.live == 0 && len(c.children) == 0 {
+	if c.closeDone != nil && c.live == 0 && len(c.running) == 0 {
 		close(c.closeDone)
 		c.closeDone = nil
 	}
@@ -225,10 +227,10 @@ func (c *connection) settled() {
 // Receive. A request child is answered -32603 and stopped; the mailbox
 // failing is a bug, and ends the connection.
 func (c *connection) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, _ *actor.RestartStatistics, reason any, _ any) {
-	if id, ok := c.children[child]; ok {
+	if id, ok := c.childID(child); ok {
 		c.shared.logger.Error("request child failed", "id", id.String(), "reason", fmt.Sprint(reason))
 		e := &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: input request failed"}
-		c.release(child, id)
+		c.release(id)
 		c.send(messages.NewErrorResponse(id, e))
 		sup.StopChildren(child)
 		return
@@ -543,12 +545,23 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 		Context: messages.RequestContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID, Era: sess.era, Assigns: c.cfg.Assigns, RequestID: f.ID},
 	}, "", timeout)
 	child := c.spawn(ctx, r)
-	if c.children == nil {
-		c.children, c.running = map[*actor.PID]messages.ID{}, map[messages.ID]*actor.PID{}
+	if c.running == nil {
+		c.running = map[messages.ID]*actor.PID{}
 	}
-	c.children[child] = f.ID
 	c.running[f.ID] = child
 	c.live++
+}
+
+// childID is the id of the server request child answers, found by a
+// scan: only a child's crash asks (HandleFailure), every other way in
+// names the id.
+func (c *connection) childID(child *actor.PID) (messages.ID, bool) {
+	for id, p := range c.running {
+		if p == child || p.Equal(child) {
+			return id, true
+		}
+	}
+	return messages.ID{}, false
 }
 
 // opening reports whether the handshake has not ended: no initialize
@@ -558,19 +571,17 @@ func (c *connection) opening(sess *session) bool {
 	return !c.initialized && !sess.negotiated
 }
 
-func (c *connection) childDone(ctx actor.Context, child *actor.PID, data []byte) {
-	id, ok := c.children[child]
-	if !ok {
-		return
+func (c *connection) childDone(ctx actor.Context, child *actor.PID, id messages.ID, data []byte) {
+	if c.running[id] != child {
+		return // released already (a crash), its id perhaps reused since
 	}
-	c.release(child, id)
+	c.release(id)
 	if data != nil {
 		c.writer.send(data)
 	}
 }
 
-func (c *connection) release(child *actor.PID, id messages.ID) {
-	delete(c.children, child)
+func (c *connection) release(id messages.ID) {
 	delete(c.running, id)
 	c.slots.Release()
 	c.expired(c.tracker.inputEnded(inputKey{request: id}))
@@ -674,7 +685,7 @@ func (c *connection) shutdown(ctx actor.Context, err error) {
 	// a handler that ignores its context) and stops itself, and Close
 	// waits for every reply and Terminated (settled). The poison that
 	// follows then finds no request child to Stop.
-	for child := range c.children {
+	for _, child := range c.running {
 		ctx.Send(child, &cancelInput{reason: "client closing"})
 	}
 }

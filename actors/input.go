@@ -37,12 +37,12 @@ type input struct {
 	cancel   context.CancelFunc // the handler ctx's, unless own is
 	own      ownCancel          // the handler ctx's cancellation when parent has no deadline
 	owned    bool               // own is the handler ctx's
+	ended    bool               // beside owned, in one word (TestRequestChildFitsItsSizeClass)
 	handle   supervisor.Handle  // its handler goroutine, once started
 	driver   driver             // gets the handler's outcome; set when the handler starts
-	ended    bool
-	hctx     handlerCtx   // the handler's ctx
-	progress progressSent // what NotifyProgress reported last
-	trace    *inputTrace  // its call's span and its start, when traced (trace.go)
+	hctx     handlerCtx         // the handler's ctx
+	progress progressSent       // what NotifyProgress reported last
+	trace    *inputTrace        // its call's span and its start, when traced (trace.go)
 }
 
 // driver is what drives an input: it gets the handler's outcome from the

@@ -162,7 +162,8 @@ type (
 	childReply struct {
 		quiet
 		child *actor.PID
-		data  []byte // the encoded frame; nil: send nothing (the server cancelled)
+		id    messages.ID // the server request's id, so the parent finds the child in one map
+		data  []byte      // the encoded frame; nil: send nothing (the server cancelled)
 	}
 	cancelInput struct {
 		quiet

@@ -119,7 +119,7 @@ func (r *request) reply(ctx actor.Context, o outcome) {
 			data, _ = messages.NewErrorResponse(id, &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: answer could not be encoded"}).Encode()
 		}
 	}
-	r.replied.child, r.replied.data = ctx.Self(), data // reply runs once: the input ends once
+	r.replied.child, r.replied.id, r.replied.data = ctx.Self(), id, data // reply runs once: the input ends once
 	ctx.Send(ctx.Parent(), &r.replied)
 	if !r.stopping {
 		// What ctx.Stop(ctx.Self()) posts, posted to the mailbox that is

@@ -18,6 +18,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,6 +80,8 @@ type Gateway struct {
 
 	stop chan struct{}
 	done chan struct{}
+
+	refusedLines atomic.Int64 // stdio lines answered with an error (stdio.go)
 }
 
 // exposed is an item of the catalog under its downstream name.

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"crypto/subtle"
 	"fmt"
 	"net/http"
@@ -57,19 +56,6 @@ func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 		}
 		sessions.ServeHTTP(w, r)
 	})
-}
-
-// ServeStdio serves one client over stdin and stdout until it disconnects
-// or ctx ends.
-func (g *Gateway) ServeStdio(ctx context.Context) error {
-	return g.serveOne(ctx, &mcp.StdioTransport{})
-}
-
-// serveOne serves the one client of t (a session without an id: "stdio")
-// until it disconnects or ctx ends. The client going away ends its
-// session: its calls are cancelled upstream.
-func (g *Gateway) serveOne(ctx context.Context, t mcp.Transport) error {
-	return g.srv.Run(ctx, endWatch{t, func() { g.sessions.end("stdio", errSessionDisconnected) }})
 }
 
 func bearer(r *http.Request, token string) bool {

@@ -515,31 +515,3 @@ func modernSession(ss *mcp.ServerSession) bool {
 	p := ss.InitializeParams()
 	return p != nil && p.ProtocolVersion >= modernVersion
 }
-
-// endWatch is a transport whose connection's end (its Read failing: the
-// client went away) ends the session id.
-type endWatch struct {
-	mcp.Transport
-	end func()
-}
-
-func (t endWatch) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return endWatchConn{c, t.end}, nil
-}
-
-type endWatchConn struct {
-	mcp.Connection
-	end func()
-}
-
-func (c endWatchConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	m, err := c.Connection.Read(ctx)
-	if err != nil {
-		c.end()
-	}
-	return m, err
-}

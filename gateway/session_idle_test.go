@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -45,18 +46,6 @@ func (f *fakeUpstream) CallTool(ctx context.Context, _, tool string, _ any, _ ..
 		return nil, context.Cause(ctx)
 	}
 	return &conduit.CallToolResult{Content: []conduit.ContentBlock{{Type: "text", Text: "ok"}}}, nil
-}
-
-// keptTransport keeps its connection, to drop it under its session.
-type keptTransport struct {
-	mcp.Transport
-	conn mcp.Connection
-}
-
-func (t *keptTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
-	t.conn = c
-	return c, err
 }
 
 // idTransport gives its connection a session id, as the Streamable HTTP
@@ -119,12 +108,12 @@ func TestSessionIdleTimeoutAndDisconnect(t *testing.T) {
 		go func() { _, _ = busy.CallTool(ctx, &mcp.CallToolParams{Name: "f__wait", Arguments: map[string]any{}}) }()
 		busyCall := <-up.calls
 
-		// The stdio session, with a call in flight.
-		ct3, st3 := mcp.NewInMemoryTransports()
+		// The stdio session (ServeIO over pipes), with a call in flight.
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
 		served := make(chan error, 1)
-		go func() { served <- g.serveOne(ctx, st3) }()
-		kept := &keptTransport{Transport: ct3}
-		stdio, err := client().Connect(ctx, kept, legacy)
+		go func() { served <- g.ServeIO(ctx, inR, outW) }()
+		stdio, err := client().Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, legacy)
 		require.NoError(t, err)
 		go func() { _, _ = stdio.CallTool(ctx, &mcp.CallToolParams{Name: "f__wait", Arguments: map[string]any{}}) }()
 		stdioCall := <-up.calls
@@ -149,12 +138,13 @@ func TestSessionIdleTimeoutAndDisconnect(t *testing.T) {
 		require.NoError(t, busyCall.Err())
 		require.NoError(t, stdioCall.Err())
 
-		require.NoError(t, kept.conn.Close()) // the client goes away
+		require.NoError(t, inW.Close()) // the client goes away: the gateway's stdin ends
 		synctest.Wait()
 		assert.ErrorIs(t, stdioCall.Err(), context.Canceled, "the disconnected client's call is cancelled upstream")
 		assert.NoError(t, busyCall.Err(), "the other session's call runs on")
 		assert.Equal(t, int64(1), g.SessionStats().Disconnected)
-		<-served
+		assert.NoError(t, <-served)
+		_ = outW.Close()
 
 		require.NoError(t, g.Close()) // busy's call cancelled: its client's Close waits for it
 		for _, cs := range []*mcp.ClientSession{idle, busy, stdio} {

@@ -698,7 +698,7 @@ func defaultTransport(cfg Server, logger *slog.Logger, maxBytes int) transport.T
 		}
 		t := &transport.HTTP{URL: cfg.URL, Header: header, Logger: logger, MaxBodyBytes: maxBytes, MaxEventBytes: maxBytes, SSEFallback: true}
 		o := cfg.Conduit.OAuth.OAuthConfig() // the stored tokens (conduit login), refreshed
-		o.Store = &oauth.Store{}
+		o.Store = oauth.DefaultStore()
 		oauth.Attach(t, o)
 		return t
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -38,6 +39,8 @@ type app struct {
 	hooks func(*conduit.Handlers)
 	// tracing is the clients' tracer provider (tracing.go).
 	tracing tracing
+	// signingIn is what a sign-in in progress asks of the person (the live table shows it).
+	signingIn atomic.Pointer[string]
 }
 
 // run executes the CLI with args (without the program name) and returns the

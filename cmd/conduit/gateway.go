@@ -32,7 +32,9 @@ func (a *app) gatewayCommand() *cobra.Command {
 		Long: `Run every MCP server of the configuration FILE under supervision, as
 conduit host does, and serve them as one MCP server: over Streamable HTTP at
 http://ADDR/mcp with --listen, otherwise over stdin/stdout (so a desktop
-client can launch it as one server). Tools and prompts carry the catalog's
+client can launch it as one server); both eras either way, 2026-07-28
+(server/discover, per-request _meta) and 2025-11-25/2025-06-18 (initialize),
+chosen by what the client sends. Tools and prompts carry the catalog's
 names, SERVER__NAME; "conduit": {"prefix": false} on a server exposes its
 names as they are. An input request of a server (sampling, elicitation,
 roots) is relayed to the client whose call caused it, after Conduit's guards.
@@ -112,6 +114,9 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 	}
 	defer g.Close()
 	cl.serve(g)
+	if h := g.Host(); h != nil { // a cluster member's servers are grains: no person signs in for them
+		defer a.signInServers(ctx, h)() // at a terminal (--listen): those that need it
+	}
 	stopAdmin, err := a.serveAdmin(cl.adminSource(g), metrics, admin.Options{Title: "conduit gateway", Sessions: func() int {
 		n := 0
 		for range g.Server().Sessions() {

@@ -121,6 +121,7 @@ func (a *app) runHost(ctx context.Context) error {
 				}
 			})
 		}()
+		stopSignIns := a.signInServers(ctx, h) // at a terminal: those that need it
 		if f, ok := a.std.out.(*os.File); ok && !a.opts.json && isTerminal(f) {
 			a.liveTable(ctx, h, events, reloads)
 		}
@@ -140,6 +141,7 @@ func (a *app) runHost(ctx context.Context) error {
 			}
 		}
 		<-watched
+		stopSignIns()
 		_ = h.Close() // its last events are the servers stopping
 		<-printed
 		return nil
@@ -605,7 +607,11 @@ func (a *app) liveTable(ctx context.Context, h *host.Host, events <-chan host.Ev
 		screen.WriteString("\x1b[H\x1b[2J") // home, clear the screen
 		screen.Write(tableText(liveRows(h.Status(), time.Now())))
 		screen.WriteString("\n" + strings.Join(recent, "\n") + "\n")
-		_ = a.write(cutLines(screen.Bytes(), terminalWidth(a.std.out)))
+		out := cutLines(screen.Bytes(), terminalWidth(a.std.out))
+		if p := a.signingIn.Load(); p != nil {
+			out = append(out, "\n"+*p...) // uncut: its URL must stay whole
+		}
+		_ = a.write(out)
 	}
 }
 

@@ -202,7 +202,7 @@ func (a *app) runLoad(ctx context.Context, f loadFlags, args, server []string) e
 	cfg.Transport, cfg.Options = su.transport, su.options
 	cfg.Progress = a.loadProgress(f.calls, len(cfg.Stages))
 
-	rep, err := load.Run(ctx, cfg)
+	rep, err := signInAndRetry(ctx, a, oauthOf(target), func(ctx context.Context) (*load.Report, error) { return load.Run(ctx, cfg) })
 	if err != nil {
 		if errors.Is(err, load.ErrConfig) { // the mix or ARGS_JSON: nothing was connected
 			return &exitError{code: exitUsage, err: err}

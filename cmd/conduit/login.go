@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"os/exec"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,37 +13,44 @@ import (
 	"github.com/conduitmcp/conduit/transport/oauth"
 )
 
-// loginTimeout bounds a sign-in at the browser.
-const loginTimeout = 5 * time.Minute
-
-// tokenStore is where the commands keep their tokens (CONDUIT_TOKEN_FILE
-// moves it: tests, a second identity).
-func tokenStore() *oauth.Store { return &oauth.Store{} }
+// tokenStore is where the commands keep their tokens: the OS keyring where
+// one answers, else the file (CONDUIT_TOKEN_FILE: that file only).
+func tokenStore() *oauth.Store { return oauth.DefaultStore() }
 
 func (a *app) loginCommand() *cobra.Command {
-	var url, config string
+	var url, config, clientID, secretEnv string
 	var noBrowser bool
 	c := &cobra.Command{
-		Use:   "login (--url URL | --config FILE SERVER)",
+		Use:   "login (--url URL | --config FILE SERVER) [--client-id ID [--client-secret-env VAR]]",
 		Short: "Sign in to a remote server that needs it (OAuth), and keep the tokens",
 		Long: `Sign in to the Streamable HTTP server at URL (or the server SERVER of the
 configuration FILE): the browser opens on the authorization server's page
 (the URL is printed when no browser can be opened, or with --no-browser);
 its answer comes back to a listener on 127.0.0.1 at a random port, which
-takes one request and closes. The tokens are kept in conduit/tokens.json
-under the user config dir (mode 0600) and used, and refreshed, by every
-other command, the host and the gateway. See docs/auth.md.`,
+takes one request and closes. The tokens are kept in the OS keyring
+where one answers, else in conduit/tokens.json under the user config dir
+(mode 0600); the last line says which. Every other command, the host and
+the gateway use them and refresh them. --client-id gives a client the
+authorization server knows already (pre-registered; its secret in the
+environment variable of --client-secret-env), in place of dynamic
+registration. See docs/auth.md.`,
 		Example: `  conduit login --url https://mcp.example.com/mcp
-  conduit login --config servers.json github --no-browser`,
+  conduit login --config servers.json github --no-browser
+  conduit login --url https://mcp.example.com/mcp --client-id conduit-cli --client-secret-env MCP_SECRET`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			resource, id, err := a.loginResource(url, config, args)
 			if err != nil {
 				return err
 			}
+			if id, err = withClientFlags(id, clientID, secretEnv); err != nil {
+				return err
+			}
 			return a.runLogin(cmd.Context(), resource, id, noBrowser)
 		},
 	}
+	c.Flags().StringVar(&clientID, "client-id", "", "a pre-registered client `ID` (no dynamic registration)")
+	c.Flags().StringVar(&secretEnv, "client-secret-env", "", "the environment variable `VAR` that holds the client secret of --client-id")
 	c.Flags().StringVar(&url, "url", "", "the server's Streamable HTTP `URL`")
 	c.Flags().StringVar(&config, "config", "", "the configuration `FILE` that names SERVER")
 	c.Flags().BoolVar(&noBrowser, "no-browser", false, "print the sign-in URL, do not open a browser")
@@ -114,54 +117,17 @@ func (a *app) loginResource(url, config string, args []string) (string, host.OAu
 	return s.URL, s.Conduit.OAuth, nil
 }
 
-// runLogin signs in anew: one request to the server with no token; its
-// 401 starts the sign-in, whose tokens the store keeps.
+// runLogin signs in anew and says where the tokens went.
 func (a *app) runLogin(ctx context.Context, resource string, id host.OAuthSettings, noBrowser bool) error {
-	lb, err := oauth.NewLoopback()
+	where, signed, status, err := a.signIn(ctx, resource, id, noBrowser)
 	if err != nil {
-		return &exitError{code: exitFailed, err: err}
+		return err
 	}
-	defer lb.Close()
-	show := func(u string) {
-		if !noBrowser {
-			if xdg, err := exec.LookPath("xdg-open"); err == nil {
-				if exec.Command(xdg, u).Start() == nil {
-					fmt.Fprintf(a.stderr, "Opened the browser to sign in. If it did not open, visit:\n\n  %s\n\n", u)
-					return
-				}
-			}
-		}
-		fmt.Fprintf(a.stderr, "To sign in, open this URL in a browser:\n\n  %s\n\nWaiting for the sign-in (%v)...\n", u, loginTimeout)
-	}
-	t, err := oauth.New(oauth.Config{Resource: resource, RedirectURL: lb.RedirectURL(), CodeFetcher: lb.Fetcher(show),
-		ClientName: "Conduit", Store: tokenStore(), IgnoreStored: true,
-		ClientID: id.ClientID, ClientSecret: id.ClientSecret, ClientIDMetadataURL: id.ClientMetadataURL, DPoP: id.DPoP})
-	if err != nil {
-		return usagef("%v", err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, loginTimeout)
-	defer cancel()
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, resource, bytes.NewReader(body))
-	if err != nil {
-		return usagef("invalid URL %q: %v", resource, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := t.Client().Do(req)
-	if err != nil {
-		var oe *oauth.Error
-		if errors.As(err, &oe) {
-			return &exitError{code: exitConnect, err: oe}
-		}
-		return &exitError{code: exitConnect, msg: "could not reach the server: " + plain(err), err: err}
-	}
-	resp.Body.Close()
-	if !t.SignedIn() {
-		fmt.Fprintf(a.std.out, "%s did not ask for sign-in (HTTP %d): nothing to keep\n", resource, resp.StatusCode)
+	if !signed {
+		fmt.Fprintf(a.std.out, "%s did not ask for sign-in (HTTP %d): nothing to keep\n", resource, status)
 		return nil
 	}
-	fmt.Fprintf(a.std.out, "signed in to %s; the tokens are kept for conduit's other commands\n", resource)
+	fmt.Fprintf(a.std.out, "signed in to %s; the tokens are kept in %s for conduit's other commands\n", resource, where)
 	return nil
 }
 

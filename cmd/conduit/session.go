@@ -278,7 +278,9 @@ func (a *app) session(ctx context.Context, server []string, do func(context.Cont
 	}
 	defer su.close()
 	logger, tail := su.logger, su.tail
-	client, err := conduit.Connect(ctx, su.transport, su.options)
+	client, err := signInAndRetry(ctx, a, oauthOf(a.target), func(ctx context.Context) (*conduit.Client, error) {
+		return conduit.Connect(ctx, su.transport, su.options) // a sign-in at a TTY, then once more
+	})
 	if err != nil {
 		a.showTail(logger, tail, err)
 		return sizeHint(connectFailed(ctx, err))

@@ -183,7 +183,7 @@ func TestTokenOnlyToTheResourceOrigin(t *testing.T) {
 	r := newRealAS(t)
 	tr := r.transport(t, newStore(t), true)
 	c := tr.Client()
-	require.Equal(t, http.StatusOK, post(t, c, r.resource))
+	require.Equal(t, http.StatusOK, post(t, c, r.Resource))
 	var got atomic.Value
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		got.Store(req.Header.Get("Authorization") + "|")

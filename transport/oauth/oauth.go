@@ -306,8 +306,12 @@ func (t *Transport) authorize(ctx context.Context, r *http.Request, resp *http.R
 		return nil
 	}
 	if t.cfg.CodeFetcher == nil {
-		// No person to ask: no discovery, no registration, fail at once.
+		// No person to ask: tokens stored since (conduit login), else no
+		// discovery, no registration, fail at once.
 		drain(resp.Body)
+		if resp.StatusCode == http.StatusUnauthorized && t.reloadStored() {
+			return nil
+		}
 		err := ErrSignInNeeded
 		if t.loadErr != nil {
 			err = fmt.Errorf("%w (%w)", err, t.loadErr)

@@ -19,13 +19,22 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// Store keeps tokens in one JSON file, mode 0600, keyed by the resource URL
-// and the authorization server. It refuses to read a file that another
-// user can read or write. (Why no OS keyring: docs/decisions.md, 40.)
+// Store keeps tokens, keyed by the resource URL and the authorization
+// server: in the OS keyring when Keyring is set and one answers, else in
+// one JSON file, mode 0600, which it refuses to read when another user can
+// read or write it (docs/decisions.md, 41).
 type Store struct {
 	// Path is the file; DefaultStorePath when empty.
 	Path string
-	mu   sync.Mutex
+	// Keyring keeps the tokens in the OS keyring (service KeyringService,
+	// one secret per resource) where one answers; the file otherwise.
+	Keyring bool
+
+	mu           sync.Mutex
+	keyringDown  bool  // the keyring failed once: the file from then on
+	keyringErr   error // why
+	savedKeyring bool  // where the last Save went (Where)
+	savedFile    bool
 }
 
 // DefaultStorePath is $CONDUIT_TOKEN_FILE, else conduit/tokens.json
@@ -147,7 +156,10 @@ func (s *Store) write(m map[string]Entry) error {
 func (s *Store) Load(resource string) (Entry, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m, err := s.read()
+	if e, ok, _ := s.keyringLoad(resource); ok {
+		return e, true, nil
+	}
+	m, err := s.read() // also what was kept while the keyring did not answer
 	if err != nil {
 		return Entry{}, false, err
 	}
@@ -164,6 +176,11 @@ func (s *Store) Load(resource string) (Entry, bool, error) {
 func (s *Store) Save(e Entry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.keyringSave(e) {
+		s.savedKeyring, s.savedFile = true, false
+		_, _ = s.deleteFile(e.Resource) // an older copy kept while the keyring did not answer
+		return nil
+	}
 	m, err := s.read()
 	if err != nil {
 		return err
@@ -174,13 +191,31 @@ func (s *Store) Save(e Entry) error {
 		}
 	}
 	m[e.key()] = e
-	return s.write(m)
+	if err := s.write(m); err != nil {
+		return err
+	}
+	s.savedKeyring, s.savedFile = false, true
+	return nil
 }
 
 // Delete forgets the tokens of resource; it reports whether there were any.
 func (s *Store) Delete(resource string) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	inKeyring := s.keyringDelete(resource)
+	inFile, err := s.deleteFile(resource)
+	return inKeyring || inFile, err
+}
+
+// deleteFile forgets resource in the file (under s.mu).
+func (s *Store) deleteFile(resource string) (bool, error) {
+	p, err := s.path()
+	if err != nil {
+		return false, err
+	}
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
 	m, err := s.read()
 	if err != nil {
 		return false, err
