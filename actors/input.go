@@ -248,7 +248,7 @@ func (in *input) end(o outcome) outcome {
 	}
 	rc := in.guard.Context
 	in.shared.audit(messages.AuditRecord{
-		Time: time.Now(), ServerID: rc.ServerID, Era: rc.Era, Method: in.guard.Method,
+		Time: time.Now(), ServerID: rc.ServerID, Session: messages.SessionOf(rc.Assigns), Era: rc.Era, Method: in.guard.Method,
 		RequestID: rc.RequestID, RelatedRequestID: rc.RelatedRequestID, Key: in.key,
 		Request: auditView(in.req), Outcome: o.audit, Result: o.result,
 	}, o.rpc)

@@ -28,6 +28,16 @@ func (c *handlerCtx) Value(key any) any {
 	return c.Context.Value(key)
 }
 
+// InputContext is the RequestContext of the input request whose handler's
+// ctx (or its receiving middleware's) ctx is; false for any other ctx.
+func InputContext(ctx context.Context) (messages.RequestContext, bool) {
+	in, _ := ctx.Value(handlerKey{}).(*input)
+	if in == nil {
+		return messages.RequestContext{}, false
+	}
+	return in.guard.Context, true
+}
+
 // progressSent is the last progress an input's handler reported.
 type progressSent struct {
 	mu   sync.Mutex

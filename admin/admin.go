@@ -42,6 +42,11 @@ type Options struct {
 	// Sessions, when set, counts a gateway's open downstream sessions
 	// (conduit_gateway_sessions_open).
 	Sessions func() int
+	// SessionStats, when set, reads a gateway's session counters
+	// (gateway.SessionStats' ClosedBy and RefusedBy):
+	// conduit_gateway_sessions_closed_total by reason and
+	// conduit_gateway_session_refusals_total by limit.
+	SessionStats func() (closed, refused map[string]int64)
 	// RecentEvents is how many events the page keeps
 	// (DefaultRecentEvents).
 	RecentEvents int
@@ -101,6 +106,9 @@ func New(h Source, m *Metrics, opts Options) *Server {
 	if opts.Sessions != nil {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "conduit_gateway_sessions_open",
 			Help: "Downstream sessions of the gateway open now."}, func() float64 { return float64(opts.Sessions()) }))
+	}
+	if opts.SessionStats != nil {
+		m.reg.MustRegister(sessionCollector(opts.SessionStats))
 	}
 	s := &Server{
 		h: h, m: m, opts: opts,
@@ -278,4 +286,29 @@ func CheckListen(addr, token string) error {
 		return nil
 	}
 	return fmt.Errorf("refusing to serve the admin listener on %s (%s) without a bearer token: set --admin-token or CONDUIT_ADMIN_TOKEN, or use 127.0.0.1", addr, where)
+}
+
+// sessionCollector reads a gateway's session counters at each scrape.
+type sessionCollector func() (closed, refused map[string]int64)
+
+var (
+	sessionsClosedDesc = prometheus.NewDesc("conduit_gateway_sessions_closed_total",
+		"Downstream sessions of the gateway closed, by reason: deleted (the client's DELETE), idle (the idle timeout), disconnected (stdio), failed (its actor panicked; its calls failed with -32603).", []string{"reason"}, nil)
+	sessionRefusalsDesc = prometheus.NewDesc("conduit_gateway_session_refusals_total",
+		"Requests refused by a downstream session's limits: calls (in flight at once, -32000), inputs (its input budget, refused upstream as rate limited).", []string{"limit"}, nil)
+)
+
+func (c sessionCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- sessionsClosedDesc
+	ch <- sessionRefusalsDesc
+}
+
+func (c sessionCollector) Collect(ch chan<- prometheus.Metric) {
+	closed, refused := c()
+	for reason, n := range closed {
+		ch <- prometheus.MustNewConstMetric(sessionsClosedDesc, prometheus.CounterValue, float64(n), reason)
+	}
+	for limit, n := range refused {
+		ch <- prometheus.MustNewConstMetric(sessionRefusalsDesc, prometheus.CounterValue, float64(n), limit)
+	}
 }

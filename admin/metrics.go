@@ -54,9 +54,12 @@ type Metrics struct {
 // person, for conduit host's prompts; the downstream client, for a
 // gateway). Never its content.
 type Input struct {
-	Server string    `json:"server"`
-	Method string    `json:"method"`
-	Since  time.Time `json:"since"`
+	Server string `json:"server"`
+	Method string `json:"method"`
+	// Session is the session of the call it belongs to, when the call
+	// named one (conduit.AssignSession): a gateway's downstream session.
+	Session string    `json:"session,omitempty"`
+	Since   time.Time `json:"since"`
 }
 
 // NewMetrics makes a registry with the Go runtime and process collectors
@@ -227,6 +230,9 @@ func (m *Metrics) receiving(server string) conduit.Middleware {
 			}
 			m.received.WithLabelValues(server).Add(float64(len(params)))
 			in := &Input{Server: server, Method: method, Since: time.Now()}
+			if rc, ok := conduit.InputContext(ctx); ok {
+				in.Session, _ = rc.Assigns[conduit.AssignSession].(string)
+			}
 			m.mu.Lock()
 			m.inputs[in] = struct{}{}
 			m.mu.Unlock()

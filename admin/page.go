@@ -151,8 +151,8 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <tr data-server="{{.Name}}" class="state-{{.State}}"><td data-field="server">{{.Name}}{{if .ToolNames}}<details><summary>tools</summary>{{range .ToolNames}}<div>{{.}}</div>{{end}}{{if .MoreTools}}<div>and {{.MoreTools}} more</div>{{end}}</details>{{end}}</td><td data-field="state">{{.State}}</td><td data-field="restarts">{{.Restarts}}</td><td data-field="tools">{{.Tools}}</td><td data-field="calls">{{.Calls}}</td><td data-field="in_flight">{{.InFlight}}</td><td data-field="error">{{.Error}}{{if .Stderr}}<details><summary>stderr</summary>{{range .Stderr}}<div>{{.}}</div>{{end}}</details>{{end}}</td></tr>{{end}}
 </tbody></table>
 <h2>Input requests waiting</h2>
-{{if .Waiting}}<table id="waiting"><thead><tr><th>server</th><th>kind</th><th>waiting since</th></tr></thead><tbody>
-{{range .Waiting}}<tr><td>{{.Server}}</td><td>{{.Method}}</td><td>{{.Since.UTC.Format "15:04:05.000"}}</td></tr>{{end}}
+{{if .Waiting}}<table id="waiting"><thead><tr><th>server</th><th>kind</th><th>session</th><th>waiting since</th></tr></thead><tbody>
+{{range .Waiting}}<tr><td>{{.Server}}</td><td>{{.Method}}</td><td data-field="session">{{.Session}}</td><td>{{.Since.UTC.Format "15:04:05.000"}}</td></tr>{{end}}
 </tbody></table>{{else}}<p id="waiting">None.</p>{{end}}
 <h2>Recent events</h2>
 <ul id="events" data-max="{{.MaxItems}}">{{range .Events}}<li>{{.Time}} {{.Server}} {{.State}}{{if .Error}}: {{.Error}}{{end}}</li>{{end}}</ul>

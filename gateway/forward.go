@@ -55,14 +55,25 @@ type outcome struct {
 // downstream trace context.
 func (g *Gateway) forward(ctx, traced context.Context, f forwarded, do upstreamRequest, opts ...conduit.CallOption) outcome {
 	if !modern(f.session) {
-		d := &downstream{caps: f.caps, session: f.session}
+		// The session's actor admits the request (its calls in flight)
+		// and ends it with the session.
+		s := g.sessions.of(f.session)
+		if s == nil {
+			return outcome{err: sessionError(errGatewayClosed)}
+		}
+		cctx, end, err := s.call(traced)
+		if err != nil {
+			return outcome{err: err}
+		}
+		defer end()
+		d := &downstream{caps: f.caps, session: f.session, sess: s}
 		if f.progress != nil {
 			opt, _, done := g.prog.open(ctx, f.session, f.progress)
 			defer done()
 			opts = append(opts, opt)
 		}
-		res, err := g.run(traced, f.server, f.turn, d, do, opts...)
-		return outcome{res: res, err: err}
+		res, err := g.run(cctx, f.server, f.turn, d, do, opts...)
+		return outcome{res: res, err: sessionCause(cctx, err)}
 	}
 	if f.logLevel != "" {
 		// The upstream's entries reach this request while it is open
@@ -82,7 +93,19 @@ func (g *Gateway) forward(ctx, traced context.Context, f forwarded, do upstreamR
 	}
 	pc := g.relay.start(f.what)
 	pc.gate = g.serial[f.server]
-	d := &downstream{caps: f.caps, call: pc}
+	// A modern client has no session: its call is one (decision 63).
+	s := g.sessions.open("call-"+pc.id, nil)
+	if s == nil {
+		pc.cancel()
+		return outcome{err: sessionError(errGatewayClosed)}
+	}
+	context.AfterFunc(pc.ctx, func() { s.close(errCallEnded) })
+	cctx, end, err := s.call(pc.ctx)
+	if err != nil {
+		pc.cancel()
+		return outcome{err: err}
+	}
+	d := &downstream{caps: f.caps, call: pc, sess: s}
 	if f.progress != nil {
 		// Each round's request carries the progress while it is open
 		// (retarget); between rounds it is dropped. The route lives as
@@ -105,7 +128,9 @@ func (g *Gateway) forward(ctx, traced context.Context, f forwarded, do upstreamR
 		opts = append(opts, conduit.WithLogLevel(level))
 	}
 	go func() {
-		res, err := g.run(continueTrace(pc.ctx, traced), f.server, f.turn, d, do, opts...)
+		res, err := g.run(continueTrace(cctx, traced), f.server, f.turn, d, do, opts...)
+		err = sessionCause(cctx, err)
+		end()
 		pc.finish(res, err)
 	}()
 	return g.await(ctx, pc)
@@ -120,7 +145,7 @@ func (g *Gateway) run(ctx context.Context, server, turn string, d *downstream, d
 		return nil, err
 	}
 	defer func() { release(d.asked.Load()) }()
-	return do(ctx, append(opts, conduit.WithAssigns(map[string]any{relayKey: d}), declaredAs(d.caps))...)
+	return do(ctx, append(opts, conduit.WithAssigns(map[string]any{relayKey: d, conduit.AssignSession: d.sess.id}), declaredAs(d.caps))...)
 }
 
 // await waits for pc's next input round (returned with a requestState that

@@ -38,6 +38,9 @@ type Options struct {
 	// relay: an upstream server's input and progress go to the downstream
 	// client of its call, nowhere else. The other hooks are kept.
 	Host host.Options
+	// Sessions bound each downstream session (its calls in flight, its
+	// input budget, its idle timeout). The zero value takes the defaults.
+	Sessions SessionLimits
 	// Upstream, when set, makes the servers the gateway serves instead of
 	// host.New: it gets the configuration and the host options above (with
 	// the relay's handlers). Package cluster's members use it.
@@ -59,6 +62,9 @@ type Gateway struct {
 	logs   logRoutes // modern clients' requests that asked for entries
 
 	members Members // nil for a gateway on its own
+	// sessions supervises the downstream sessions, one actor each
+	// (session.go).
+	sessions *sessions
 
 	// serial holds, per upstream server whose input requests the wire
 	// cannot attribute (a legacy stdio server), the gate that runs a call
@@ -115,6 +121,7 @@ func New(cfg host.Config, opts Options) (*Gateway, error) {
 	} else {
 		g.relay = newRelays(nil, "")
 	}
+	g.sessions = newSessions(logger, opts.Sessions)
 	g.relay.stray = g.stray
 	ho := opts.Host
 	if ho.Client.Logger == nil {
@@ -148,7 +155,7 @@ func New(cfg host.Config, opts Options) (*Gateway, error) {
 	}
 	g.serverOptions(so)
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: cmp.Or(opts.Name, "conduit-gateway"), Version: cmp.Or(opts.Version, "dev")}, so)
-	g.srv.AddReceivingMiddleware(g.setLevel)
+	g.srv.AddReceivingMiddleware(g.setLevel, g.noteSessions)
 	go g.follow()
 	return g, nil
 }
@@ -164,6 +171,10 @@ func (g *Gateway) Host() *host.Host {
 // made.
 func (g *Gateway) Upstream() Upstream { return g.h }
 
+// SessionStats are the counters of the downstream sessions: open,
+// closed (and why), failed, and the calls and inputs their limits refused.
+func (g *Gateway) SessionStats() SessionStats { return g.sessions.stats() }
+
 // Server is the downstream MCP server, for a transport of the caller's
 // (Server.Run, Server.Connect).
 func (g *Gateway) Server() *mcp.Server { return g.srv }
@@ -178,6 +189,7 @@ func (g *Gateway) Close() error {
 	}
 	g.relay.close() // a parked call's turn is what a sync may be waiting for
 	<-g.done
+	g.sessions.close() // their calls cancelled: the sessions' Close below waits for its requests
 	var sessions []*mcp.ServerSession
 	for ss := range g.srv.Sessions() {
 		sessions = append(sessions, ss)

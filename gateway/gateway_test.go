@@ -167,12 +167,22 @@ func TestGatewayNoPrefix(t *testing.T) {
 func TestGatewayInputsDoNotCross(t *testing.T) {
 	bin := everything(t)
 	// The input budget is the upstream server's, shared by every session:
-	// lifted here, where 32 samplings come at once.
+	// lifted here, where 32 samplings come at once. The audit records say
+	// which downstream session each sampling went to.
+	var mu sync.Mutex
+	var records []conduit.AuditRecord
 	_, url := serveWith(t, host.Config{Servers: map[string]host.Server{
 		"a": {Command: bin, Conduit: host.Settings{Era: conduit.EraLegacy}},
-	}}, Options{Host: host.Options{Client: conduit.Options{InputRateLimit: rate.Inf}}})
+	}}, Options{Host: host.Options{Client: conduit.Options{InputRateLimit: rate.Inf, Audit: func(r conduit.AuditRecord) {
+		mu.Lock()
+		records = append(records, r)
+		mu.Unlock()
+	}}}})
 	for _, era := range []conduit.Era{conduit.EraLegacy, conduit.EraModern} {
 		t.Run(string(era), func(t *testing.T) {
+			mu.Lock()
+			records = nil
+			mu.Unlock()
 			var wg sync.WaitGroup
 			for _, who := range []string{"alice", "bob"} {
 				c := connect(t, url+"/mcp", era, conduit.Handlers{Sampling: answer(who, nil)})
@@ -190,6 +200,35 @@ func TestGatewayInputsDoNotCross(t *testing.T) {
 				}()
 			}
 			wg.Wait()
+			// Each session's samplings were answered by its own client
+			// only: legacy, two sessions of 8; modern, 16 calls, each its
+			// own session.
+			mu.Lock()
+			defer mu.Unlock()
+			answers := map[string][]string{}
+			for _, r := range records {
+				assert.Equal(t, conduit.OutcomeAnswered, r.Outcome)
+				data, _ := json.Marshal(r.Result)
+				who := "bob"
+				if strings.Contains(string(data), "alice") {
+					who = "alice"
+				}
+				answers[r.Session] = append(answers[r.Session], who)
+			}
+			sessions := 2
+			if era == conduit.EraModern {
+				sessions = 16
+			}
+			assert.Len(t, answers, sessions)
+			n := 0
+			for session, whos := range answers {
+				assert.NotEmpty(t, session)
+				for _, w := range whos {
+					assert.Equal(t, whos[0], w, "session %s answered by one client only", session)
+				}
+				n += len(whos)
+			}
+			assert.Equal(t, 16, n)
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -18,8 +17,6 @@ type HTTPOptions struct {
 	// Token, when set, is the bearer token every request must carry
 	// (Authorization: Bearer TOKEN); others get 401.
 	Token string
-	// SessionTimeout closes a legacy session idle that long (0: never).
-	SessionTimeout time.Duration
 }
 
 // Handler serves the gateway over Streamable HTTP, both eras on one
@@ -34,7 +31,9 @@ type HTTPOptions struct {
 // sent to nor, for a loopback Host, a loopback origin (403).
 func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 	get := func(*http.Request) *mcp.Server { return g.srv }
-	sessions := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: g.logger, SessionTimeout: o.SessionTimeout})
+	// The idle timeout is the session actor's (Options.Sessions), not the
+	// handler's: the go-sdk's Close waits for the session's requests.
+	sessions := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: g.logger})
 	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: g.logger, Stateless: true, PropagateRequestCancellation: true})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if o.Token != "" && !bearer(r, o.Token) {
@@ -49,6 +48,11 @@ func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 		if v := r.Header.Get("Mcp-Protocol-Version"); v >= modernVersion {
 			stateless.ServeHTTP(w, r)
 			return
+		}
+		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+			// The session's calls are cancelled upstream first: the
+			// go-sdk's DELETE waits for them to return.
+			g.sessions.end(id, errSessionDeleted)
 		}
 		sessions.ServeHTTP(w, r)
 	})

@@ -43,6 +43,9 @@ type downstream struct {
 	call *pendingCall
 	// asked is set when the upstream asked for input during the call.
 	asked atomic.Bool
+	// sess is the session of the call (a legacy client's, or the modern
+	// call's own): its actor admits the call's input requests.
+	sess *session
 }
 
 // roundWindow is how long the gateway waits for the rest of a modern
@@ -105,7 +108,7 @@ func inputRequest(a *ask) (mcp.InputRequest, error) {
 // The relay's callbacks: the host's handlers for every upstream server.
 
 func (r *relays) sampling(ctx context.Context, req *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) {
-	d, err := r.route(req.RequestContext, messages.MethodCreateMessage, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
+	d, err := r.route(ctx, req.RequestContext, messages.MethodCreateMessage, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +147,7 @@ func (r *relays) sampling(ctx context.Context, req *conduit.SamplingRequest) (*c
 }
 
 func (r *relays) elicitation(ctx context.Context, req *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
-	d, err := r.route(req.RequestContext, messages.MethodElicit, func(c *mcp.ClientCapabilities) bool {
+	d, err := r.route(ctx, req.RequestContext, messages.MethodElicit, func(c *mcp.ClientCapabilities) bool {
 		if c.Elicitation == nil {
 			return false
 		}
@@ -179,7 +182,7 @@ func (r *relays) elicitation(ctx context.Context, req *conduit.ElicitationReques
 }
 
 func (r *relays) roots(ctx context.Context, req *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
-	d, err := r.route(req.RequestContext, messages.MethodListRoots, func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil })
+	d, err := r.route(ctx, req.RequestContext, messages.MethodListRoots, func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil })
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +205,7 @@ func (r *relays) roots(ctx context.Context, req *conduit.RootsRequest) (*conduit
 // to, from the call's assigns; it never guesses. An input that belongs to
 // no gateway call, or whose client did not declare the capability
 // (declared), is refused as an undeclared capability is.
-func (r *relays) route(rc conduit.RequestContext, method string, declared func(*mcp.ClientCapabilities) bool) (*downstream, error) {
+func (r *relays) route(ctx context.Context, rc conduit.RequestContext, method string, declared func(*mcp.ClientCapabilities) bool) (*downstream, error) {
 	d, _ := rc.Assigns[relayKey].(*downstream)
 	if d != nil {
 		d.asked.Store(true)
@@ -215,6 +218,13 @@ func (r *relays) route(rc conduit.RequestContext, method string, declared func(*
 	}
 	if d.caps == nil || !declared(d.caps) {
 		return nil, &messages.RPCError{Code: messages.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %s (the client did not declare this capability)", method)}
+	}
+	// The session's actor admits it (its input budget) and keeps it
+	// pending until the input ends (ctx, the input handler's).
+	if d.sess != nil {
+		if err := d.sess.input(ctx, rc.ServerID, method); err != nil {
+			return nil, err
+		}
 	}
 	return d, nil
 }

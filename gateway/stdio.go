@@ -42,7 +42,10 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 // and the connection goes on. When in is an io.Closer it is closed when
 // serving ends.
 func (g *Gateway) ServeIO(ctx context.Context, in io.Reader, out io.Writer) error {
-	t := &lineTransport{in: in, out: out, limit: mcp.DefaultMaxLineLength, logger: g.logger, refused: &g.refusedLines}
+	// The client going away ends its session ("stdio"): its calls are
+	// cancelled upstream.
+	t := &lineTransport{in: in, out: out, limit: mcp.DefaultMaxLineLength, logger: g.logger, refused: &g.refusedLines,
+		left: func() { g.sessions.end("stdio", errSessionDisconnected) }}
 	err := g.srv.Run(ctx, t)
 	if err != nil && t.gone.Load() {
 		return nil // the client went away: its input ended, or its end of our output closed
@@ -61,6 +64,14 @@ type lineTransport struct {
 	logger  *slog.Logger
 	refused *atomic.Int64
 	gone    atomic.Bool // the input ended, or a write found the client's end closed
+	left    func()      // told once, when gone is set
+}
+
+// leave records that the client went away.
+func (t *lineTransport) leave() {
+	if !t.gone.Swap(true) && t.left != nil {
+		t.left()
+	}
 }
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -145,7 +156,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		if v.err != nil {
 			if errors.Is(v.err, io.EOF) {
-				c.t.gone.Store(true)
+				c.t.leave()
 			}
 			return nil, v.err
 		}
@@ -281,7 +292,7 @@ func (c *lineConn) writeLine(ctx context.Context, data []byte) error {
 	defer c.writeMu.Unlock()
 	_, err := c.t.out.Write(append(data, '\n'))
 	if errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) {
-		c.t.gone.Store(true)
+		c.t.leave()
 	}
 	return err
 }

@@ -13,6 +13,7 @@
 package guards
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -244,9 +245,16 @@ func (p *Pipeline) budget(method string) *Refusal {
 	if p.limiter == nil || p.limiter.AllowN(p.now(), 1) {
 		return nil
 	}
+	return RateLimited(method, p.cfg.Sampling.RejectionCode)
+}
+
+// RateLimited is the refusal of an input request over an input budget (a
+// server's, or a gateway's downstream session's): samplingCode (0: -1) for
+// sampling, -32000 for the other methods; its outcome is rate_limited.
+func RateLimited(method string, samplingCode int) *Refusal {
 	var r *Refusal
 	if method == messages.MethodCreateMessage {
-		r = refuse(p.cfg.Sampling.RejectionCode, "Sampling rejected: rate limited")
+		r = refuse(cmp.Or(samplingCode, DefaultRejectionCode), "Sampling rejected: rate limited")
 	} else {
 		r = refuse(messages.CodeBusy, "rate limited")
 	}

@@ -76,15 +76,29 @@ type Stats struct {
 	CacheHits int64
 }
 
+// AssignSession is the assign (WithAssigns) that names, as a string, the
+// session a call is made for: a gateway's downstream session. The audit
+// records of the call's input requests carry it (AuditRecord.Session).
+const AssignSession = "conduit.session"
+
+// SessionOf is the session the assigns name (AssignSession), or "".
+func SessionOf(assigns map[string]any) string {
+	s, _ := assigns[AssignSession].(string)
+	return s
+}
+
 // AuditRecord describes one input request after the guards, with its
 // outcome: answered, refused, timeout, cancelled, busy or rate_limited.
 type AuditRecord struct {
-	Time             time.Time `json:"time"`
-	ServerID         string    `json:"server_id,omitempty"`
-	Era              Era       `json:"era"`
-	Method           string    `json:"method"`
-	RequestID        ID        `json:"request_id,omitzero"`
-	RelatedRequestID ID        `json:"related_request_id,omitzero"`
+	Time     time.Time `json:"time"`
+	ServerID string    `json:"server_id,omitempty"`
+	// Session is the session the related call was made for, when its
+	// assigns name one (AssignSession): a gateway's downstream session.
+	Session          string `json:"session,omitempty"`
+	Era              Era    `json:"era"`
+	Method           string `json:"method"`
+	RequestID        ID     `json:"request_id,omitzero"`
+	RelatedRequestID ID     `json:"related_request_id,omitzero"`
 	// Key is the input request's key (modern).
 	Key string `json:"key,omitempty"`
 	// Request is the request as the handler saw it after the guards

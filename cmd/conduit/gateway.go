@@ -12,16 +12,20 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/time/rate"
 
 	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/admin"
 	"github.com/conduitmcp/conduit/gateway"
+	"github.com/conduitmcp/conduit/guards"
 	"github.com/conduitmcp/conduit/host"
 )
 
 func (a *app) gatewayCommand() *cobra.Command {
 	var listen, token string
 	var cl clusterFlags
+	var limits gateway.SessionLimits
+	var inputRate float64
 	c := &cobra.Command{
 		Use:   "gateway --config FILE [--listen ADDR] [flags]",
 		Short: "Serve the servers of a configuration file as one MCP server",
@@ -49,13 +53,22 @@ hashing), and every member serves all of them (docs/cluster.md).`,
     --cluster-seeds 127.0.0.1:6081,127.0.0.1:6082,127.0.0.1:6083`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runGateway(cmd.Context(), listen, cmp.Or(token, os.Getenv("CONDUIT_GATEWAY_TOKEN")), cl)
+			if inputRate < 0 {
+				limits.InputRateLimit = rate.Inf
+			} else {
+				limits.InputRateLimit = rate.Limit(inputRate)
+			}
+			return a.runGateway(cmd.Context(), listen, cmp.Or(token, os.Getenv("CONDUIT_GATEWAY_TOKEN")), cl, limits)
 		},
 	}
 	c.Flags().SortFlags = false
 	c.Flags().StringVar(&a.opts.config, "config", "", "serve the servers of the configuration `FILE` (mcpServers or VS Code servers)")
 	c.Flags().StringVar(&listen, "listen", "", "serve Streamable HTTP at http://`ADDR`/mcp (host:port) instead of stdio")
 	c.Flags().StringVar(&token, "token", "", "require this bearer `TOKEN` of every HTTP request (default $CONDUIT_GATEWAY_TOKEN); needed to listen beyond loopback")
+	c.Flags().IntVar(&limits.MaxCalls, "session-calls", gateway.DefaultSessionCalls, "calls one downstream session may have in flight at once; past it -32000")
+	c.Flags().Float64Var(&inputRate, "session-input-rate", float64(guards.DefaultInputRate), "input requests per second relayed to one downstream session (its budget; negative: unlimited)")
+	c.Flags().IntVar(&limits.InputBurst, "session-input-burst", guards.DefaultInputBurst, "bursts of the session input budget")
+	c.Flags().DurationVar(&limits.IdleTimeout, "session-idle", gateway.DefaultSessionIdle, "close a legacy HTTP session with no call and no request for this long (negative: never)")
 	a.maxMessageFlag(c.Flags())
 	c.Flags().BoolVar(&a.opts.json, "json", false, `machine output on stderr: logs as JSON objects, and with --cluster each membership event as {"time","cluster","event","member",…} per line`)
 	a.adminFlags(c.Flags())
@@ -67,7 +80,7 @@ hashing), and every member serves all of them (docs/cluster.md).`,
 // before it serves; one still starting joins the catalog when ready.
 const gatewaySettle = 10 * time.Second
 
-func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFlags) error {
+func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFlags, limits gateway.SessionLimits) error {
 	if a.opts.config == "" {
 		return usagef("missing --config FILE")
 	}
@@ -88,7 +101,7 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 	defer runtime.KeepAlive(gcFloor())
 	ho := host.Options{MaxMessageBytes: int(a.opts.maxMessageBytes),
 		Client: conduit.Options{TracerProvider: a.tracerProvider()}, ServerOptions: serverOptionsOf(metrics)}
-	gopts := gateway.Options{Logger: logger, Host: ho}
+	gopts := gateway.Options{Logger: logger, Host: ho, Sessions: limits}
 	cl.out, cl.json = a.stderr, a.opts.json
 	joined, err := cl.join(cfg, ho, logger, &gopts)
 	if err != nil {
@@ -110,6 +123,9 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 			n++
 		}
 		return n
+	}, SessionStats: func() (map[string]int64, map[string]int64) {
+		st := g.SessionStats()
+		return st.ClosedBy(), st.RefusedBy()
 	}})
 	if err != nil {
 		return err
