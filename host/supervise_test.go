@@ -596,9 +596,12 @@ func TestFailedRelaunchKeepsTheRetiringProcess(t *testing.T) {
 func TestEventsCarryTheCounters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := &fakeTransport{tools: []string{"echo", "sum"}}
-		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}, map[string]*fakeTransport{"a": a}, Options{})
+		// Subscribed before the server is configured: a subscription made
+		// after its start may begin at its "ready" snapshot.
+		h := fakeHost(t, Config{}, map[string]*fakeTransport{"a": a}, Options{})
 		events, cancel := h.Subscribe()
 		defer cancel()
+		h.Apply(Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}})
 		synctest.Wait()
 		_, err := h.CallTool(t.Context(), "a", "echo", nil)
 		require.NoError(t, err)
