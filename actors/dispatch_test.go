@@ -124,11 +124,15 @@ func TestDispatcherBurstRunsOnBoundedWorkers(t *testing.T) {
 		defer d.close()
 		d.max = 2
 		base := testpeer.BubbleGoroutines(t)
+		// The activations wait for start, so that a worker cannot finish
+		// one and take the next Schedule as idle before all are queued.
+		start := make(chan struct{})
 		var ran [10]bool
 		for i := range ran {
-			d.Schedule(func() { ran[i] = true })
+			d.Schedule(func() { <-start; ran[i] = true })
 		}
 		assert.Equal(t, base+2, testpeer.BubbleGoroutines(t), "two workers for ten activations")
+		close(start)
 		synctest.Wait()
 		assert.Equal(t, [10]bool{true, true, true, true, true, true, true, true, true, true}, ran)
 		d.mu.Lock()
