@@ -38,11 +38,7 @@ func TestGatewayClusterDrainsOnSIGTERM(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var counts tally
-	sessions := make([]*mcp.ClientSession, len(members))
-	for i, m := range members {
-		sessions[i] = connectMCP(t, ctx, m.url)
-		defer sessions[i].Close()
-	}
+	sessions := clientsOf(t, ctx, members, connectMCP)
 	pid, err := work(ctx, sessions[0], false, &counts)
 	require.NoError(t, err)
 	holderPID := parentPID(t, strings.TrimPrefix(pid, "pid "))
@@ -233,7 +229,6 @@ func TestGatewayClusterServesAdmin(t *testing.T) {
 		other = 1
 	}
 	cs := connectMCP(t, ctx, members[other].url)
-	defer cs.Close()
 	hung := make(chan struct{})
 	go func() {
 		defer close(hung)
@@ -271,11 +266,7 @@ func TestGatewayClusterCancelReachesTheHoldingMember(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var counts tally
-	sessions := make([]*mcp.ClientSession, len(members))
-	for i, m := range members {
-		sessions[i] = connectMCP(t, ctx, m.url)
-		defer sessions[i].Close()
-	}
+	sessions := clientsOf(t, ctx, members, connectMCP)
 	pid, err := work(ctx, sessions[0], false, &counts)
 	require.NoError(t, err)
 	via := 0

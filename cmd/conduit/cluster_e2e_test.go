@@ -235,10 +235,23 @@ func (c *tally) get() map[string]int {
 }
 
 func connectMCP(t *testing.T, ctx context.Context, url string) *mcp.ClientSession {
+	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "cluster-test", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
 	return cs
+}
+
+// clientsOf connects a client to each member with dial (connectMCP,
+// modernClusterClient: each closes its client with the test).
+func clientsOf(t *testing.T, ctx context.Context, members []*clusterMember, dial func(*testing.T, context.Context, string) *mcp.ClientSession) []*mcp.ClientSession {
+	t.Helper()
+	sessions := make([]*mcp.ClientSession, len(members))
+	for i, m := range members {
+		sessions[i] = dial(t, ctx, m.url)
+	}
+	return sessions
 }
 
 // work calls s__work through cs and returns its text.
@@ -291,11 +304,7 @@ func TestGatewayClusterServerMovesWhenItsMemberDies(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var counts tally
-	sessions := make([]*mcp.ClientSession, len(members))
-	for i, m := range members {
-		sessions[i] = connectMCP(t, ctx, m.url)
-		defer sessions[i].Close()
-	}
+	sessions := clientsOf(t, ctx, members, connectMCP)
 	// One server process answers through every member.
 	var pid string
 	for i, cs := range sessions {
@@ -392,7 +401,6 @@ func TestGatewayClusterServesPromptsAndResourcesAcrossMembers(t *testing.T) {
 	defer cancel()
 	for _, m := range members {
 		cs := connectMCP(t, ctx, m.url)
-		defer cs.Close()
 		tools, err := cs.ListTools(ctx, nil)
 		require.NoError(t, err, m.remote)
 		var names []string

@@ -82,10 +82,7 @@ func TestGatewayClusterModernRetryOnAnotherMember(t *testing.T) {
 	members := startCluster(t, 3, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sessions := make([]*mcp.ClientSession, len(members))
-	for i, m := range members {
-		sessions[i] = modernClusterClient(t, ctx, m.url)
-	}
+	sessions := clientsOf(t, ctx, members, modernClusterClient)
 	var counts tally
 	var local, across []time.Duration // each retry's time, on the asking member and on another
 	for i := range members {
@@ -123,10 +120,7 @@ func TestGatewayClusterRetryAfterItsMemberDiesIsExpired(t *testing.T) {
 	members := startCluster(t, 3, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sessions := make([]*mcp.ClientSession, len(members))
-	for i, m := range members {
-		sessions[i] = modernClusterClient(t, ctx, m.url)
-	}
+	sessions := clientsOf(t, ctx, members, modernClusterClient)
 	var counts tally
 	states := []string{ask(t, ctx, sessions[0], &counts), ask(t, ctx, sessions[0], &counts)}
 	require.NoError(t, members[0].cmd.Process.Signal(syscall.SIGKILL))
