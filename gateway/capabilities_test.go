@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit"
-	"github.com/conduitmcp/conduit/host"
 )
 
 // What a downstream client declared is what a modern upstream sees, in its
@@ -20,10 +19,7 @@ import (
 // the server's own -32021 for a tool that needs it, in both eras
 // downstream.
 func TestGatewayForwardsDeclaredCapabilities(t *testing.T) {
-	bin := everything(t)
-	_, url := serve(t, host.Config{Servers: map[string]host.Server{
-		"b": {Command: bin, Conduit: host.Settings{Era: conduit.EraModern}},
-	}})
+	url := serveEverything(t, "b", conduit.EraModern)
 	for _, era := range []conduit.Era{conduit.EraLegacy, conduit.EraModern} {
 		t.Run(string(era), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

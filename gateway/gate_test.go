@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit"
-	"github.com/conduitmcp/conduit/host"
 )
 
 // A round parked on a gated server while another call waits is cancelled
@@ -76,10 +75,7 @@ func TestParkedRoundPreempted(t *testing.T) {
 // legacy stdio server (gated) holds it no longer than parkGrace; the next
 // call runs, and the abandoned state is refused as not pending.
 func TestGatewayAbandonedRoundReleasesServer(t *testing.T) {
-	bin := everything(t)
-	_, url := serve(t, host.Config{Servers: map[string]host.Server{
-		"a": {Command: bin, Conduit: host.Settings{Era: conduit.EraLegacy}},
-	}})
+	url := serveEverything(t, "a", conduit.EraLegacy)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cs := rawClient(t, ctx, url)
@@ -112,10 +108,7 @@ func TestGatewayAbandonedRoundReleasesServer(t *testing.T) {
 // A modern server's round of several input requests reaches a modern
 // client as one round, under the server's keys.
 func TestGatewayRelaysWholeRound(t *testing.T) {
-	bin := everything(t)
-	_, url := serve(t, host.Config{Servers: map[string]host.Server{
-		"b": {Command: bin, Conduit: host.Settings{Era: conduit.EraModern}},
-	}})
+	url := serveEverything(t, "b", conduit.EraModern)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs := rawClient(t, ctx, url)
@@ -133,10 +126,7 @@ func TestGatewayRelaysWholeRound(t *testing.T) {
 // tool's keys) reach a modern upstream as they are: the call completes in
 // one request, extra keys ignored, as going direct.
 func TestGatewayForwardsStatelessAnswers(t *testing.T) {
-	bin := everything(t)
-	_, url := serve(t, host.Config{Servers: map[string]host.Server{
-		"b": {Command: bin, Conduit: host.Settings{Era: conduit.EraModern}},
-	}})
+	url := serveEverything(t, "b", conduit.EraModern)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs := rawClient(t, ctx, url)

@@ -33,6 +33,15 @@ func serve(t *testing.T, cfg host.Config) (*Gateway, string) {
 	return serveWith(t, cfg, Options{})
 }
 
+// serveEverything serves the everything-server alone, as server name
+// pinned to era, and returns the gateway's URL.
+func serveEverything(t *testing.T, name string, era conduit.Era) string {
+	_, url := serve(t, host.Config{Servers: map[string]host.Server{
+		name: {Command: everything(t), Conduit: host.Settings{Era: era}},
+	}})
+	return url
+}
+
 func serveWith(t *testing.T, cfg host.Config, opts Options) (*Gateway, string) {
 	t.Helper()
 	g, err := New(cfg, opts)
@@ -236,10 +245,7 @@ func TestGatewayInputsDoNotCross(t *testing.T) {
 // A downstream client that declared no sampling gets no sampling request:
 // the upstream's is refused as undeclared (-32601), and the call goes on.
 func TestGatewayUndeclaredSamplingRefused(t *testing.T) {
-	bin := everything(t)
-	_, url := serve(t, host.Config{Servers: map[string]host.Server{
-		"a": {Command: bin, Conduit: host.Settings{Era: conduit.EraLegacy}},
-	}})
+	url := serveEverything(t, "a", conduit.EraLegacy)
 	var asked atomic.Int64
 	c := connect(t, url+"/mcp", conduit.EraLegacy, conduit.Handlers{Roots: func(context.Context, *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
 		asked.Add(1)
@@ -316,10 +322,7 @@ func TestGatewayHostileUpstream(t *testing.T) {
 // refused (-32602) and the call stays pending; the state as issued resumes
 // the upstream call; used once, it is refused.
 func TestGatewayRequestState(t *testing.T) {
-	bin := everything(t)
-	_, url := serve(t, host.Config{Servers: map[string]host.Server{
-		"b": {Command: bin, Conduit: host.Settings{Era: conduit.EraModern}},
-	}})
+	url := serveEverything(t, "b", conduit.EraModern)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs := rawClient(t, ctx, url)
@@ -421,10 +424,7 @@ func TestGatewayAccess(t *testing.T) {
 // names, and a server's tools/list_changed becomes the gateway's, with the
 // new tool listed.
 func TestGatewayCatalogFollows(t *testing.T) {
-	bin := everything(t)
-	_, url := serve(t, host.Config{Servers: map[string]host.Server{
-		"a": {Command: bin, Conduit: host.Settings{Era: conduit.EraLegacy}},
-	}})
+	url := serveEverything(t, "a", conduit.EraLegacy)
 	changed := make(chan struct{}, 16)
 	c := connect(t, url+"/mcp", conduit.EraLegacy, conduit.Handlers{ToolsChanged: func(context.Context, conduit.NotificationContext, *conduit.ToolsChange) {
 		changed <- struct{}{}
@@ -486,10 +486,7 @@ func TestParkedCallExpires(t *testing.T) {
 // A legacy session that asks for progress gets the upstream's, under its
 // own token.
 func TestGatewayRelaysProgress(t *testing.T) {
-	bin := everything(t)
-	_, url := serve(t, host.Config{Servers: map[string]host.Server{
-		"a": {Command: bin, Conduit: host.Settings{Era: conduit.EraLegacy}},
-	}})
+	url := serveEverything(t, "a", conduit.EraLegacy)
 	for _, e := range []conduit.Era{conduit.EraLegacy, conduit.EraModern} {
 		t.Run(string(e), func(t *testing.T) {
 			got := make(chan conduit.Progress, 64)

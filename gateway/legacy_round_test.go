@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit"
-	"github.com/conduitmcp/conduit/host"
 )
 
 // A legacy server's input requests that come together (the go-sdk server
@@ -20,10 +19,7 @@ import (
 // client as one round, each under a key of the gateway's, and the answers
 // go up together.
 func TestGatewayLegacyInputsInOneRound(t *testing.T) {
-	bin := everything(t)
-	_, url := serve(t, host.Config{Servers: map[string]host.Server{
-		"a": {Command: bin, Conduit: host.Settings{Era: conduit.EraLegacy}},
-	}})
+	url := serveEverything(t, "a", conduit.EraLegacy)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs := rawClient(t, ctx, url)

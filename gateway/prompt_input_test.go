@@ -24,10 +24,7 @@ import (
 // answers it in both eras downstream (legacy: elicitation/create on its
 // session).
 func TestGatewayRelaysPromptInput(t *testing.T) {
-	bin := everything(t)
-	_, url := serve(t, host.Config{Servers: map[string]host.Server{
-		"b": {Command: bin, Conduit: host.Settings{Era: conduit.EraModern}},
-	}})
+	url := serveEverything(t, "b", conduit.EraModern)
 	const prompt = "b__test_input_required_result_prompt"
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

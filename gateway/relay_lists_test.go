@@ -9,17 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit"
-	"github.com/conduitmcp/conduit/host"
 )
 
 // Completions, resource templates, subscriptions and logging are relayed
 // to the upstream that owns them, a legacy and a modern upstream behind
 // one gateway, for a legacy and a modern downstream client.
 func TestGatewayRelaysCompletionTemplatesSubscriptionsLogging(t *testing.T) {
-	bin := everything(t)
-	_, url := serve(t, host.Config{Servers: map[string]host.Server{
-		"a": {Command: bin, Conduit: host.Settings{Era: conduit.EraLegacy}},
-	}})
+	url := serveEverything(t, "a", conduit.EraLegacy)
 	for _, era := range []conduit.Era{conduit.EraLegacy, conduit.EraModern} {
 		t.Run(string(era), func(t *testing.T) {
 			updated := make(chan string, 16)
