@@ -43,7 +43,8 @@ type dispatcher struct {
 	queue  []func()   // activations waiting for a worker; queue[:head] are taken
 	head   int
 	closed bool
-	max    int // workers started while fewer run; the watchdog starts more
+	armed  bool // reaper is set to run (beside closed: one word for both)
+	max    int  // workers started while fewer run; the watchdog starts more
 	// workers are started and not yet ended; idle of them wait on wake;
 	// ending of those idle are told to end.
 	workers, idle, ending int
@@ -52,7 +53,6 @@ type dispatcher struct {
 	// reap: counters, as a clock read per activation cost more.
 	scheduled, seen, taken, takenSeen uint64
 	reaper                            *time.Timer // runs reap; armed while a worker is not told to end
-	armed                             bool
 }
 
 var _ actor.Dispatcher = (*dispatcher)(nil)

@@ -98,5 +98,5 @@ func NotifyProgress(ctx context.Context, progress, total float64, message string
 	if message != "" {
 		params["message"] = message
 	}
-	return in.shared.notify(messages.MethodProgress, params)
+	return in.shared.rt.Notify(messages.MethodProgress, params)
 }

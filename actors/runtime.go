@@ -107,8 +107,9 @@ type shared struct {
 	taskWatch taskWatch // the pollers of tasks, woken by notifications/tasks/status
 	// elicitations are the URL elicitations awaiting their completion.
 	elicitations issuedElicitations
-	// notify sends a notification to the server (Runtime.Notify).
-	notify func(method string, params any) error
+	// rt is the runtime, whose Notify sends a notification to the server
+	// (a pointer into the same allocation: a method value cost an object).
+	rt *Runtime
 	// budget bounds the bytes the reader has handed over and the actors
 	// have not finished with.
 	budget inboundBudget
@@ -196,9 +197,9 @@ type lifecycle struct {
 	once    sync.Once
 	stopped atomic.Bool // set by stop
 	err     error       // why; read once stopped is set
-	// teardown is started by the first stop, in a goroutine of its own: no
-	// goroutine is parked waiting for the end of a connection.
-	teardown func()
+	// rt's teardown is started by the first stop, in a goroutine of its
+	// own: no goroutine is parked waiting for the end of a connection.
+	rt *Runtime
 	// notifications is the mailbox's queue, nil until a notification
 	// needs it: set by the connection actor, read by the teardown after
 	// that actor stopped.
@@ -209,7 +210,7 @@ func (l *lifecycle) stop(err error) {
 	l.once.Do(func() {
 		l.err = err
 		l.stopped.Store(true)
-		go l.teardown()
+		go l.rt.teardown()
 	})
 }
 
@@ -308,28 +309,29 @@ func Start(cfg Config) *Runtime {
 		done: make(chan struct{}),
 	}
 	sh.handlers = &rt.cfg.Handlers
-	rt.m.life.teardown = rt.teardown
-	sh.notify = rt.Notify
+	rt.m.life.rt = rt
+	sh.rt = rt
 	// Until negotiation says otherwise, a server request is legacy.
 	rt.m.sh.session.Store(unnegotiated)
 	conn := &m.conn
 	*conn = connection{cfg: &rt.cfg, shared: sh, life: &m.life, slots: supervisor.Cap{Max: cfg.MaxServerRequests}}
 	// The writer needs the PID for its error report, the actor needs the
-	// writer: the error path goes through a variable set before any write.
-	var pid *actor.PID
-	m.w = writer{conn: cfg.Conn, limit: cfg.MaxWriteQueueBytes, onErr: func(err error) { system.Root.Send(pid, &writerFailed{err: err}) }}
+	// writer: the error path reads rt.pid, set before any write.
+	m.w = writer{conn: cfg.Conn, limit: cfg.MaxWriteQueueBytes, onErr: rt.writerFailed}
 	conn.writer = &m.w
 	conn.dispatch = newDispatcher()
 	spawnMu.Lock()
 	spawning = conn
-	pid = system.Root.Spawn(connProps)
+	rt.pid = system.Root.Spawn(connProps)
 	spawning = nil
 	spawnMu.Unlock()
-	rt.pid = pid
 	rt.reading.Add(1)
 	go rt.read()
 	return rt
 }
+
+// writerFailed is the writer's error report to the connection actor.
+func (rt *Runtime) writerFailed(err error) { rt.system.Root.Send(rt.pid, &writerFailed{err: err}) }
 
 // runtimeMem is what one connection's runtime holds for its life, in one
 // allocation (decision 60): five objects cost their size classes' rounding,
