@@ -168,7 +168,7 @@ func (c *Client) dialConfig(opts *Options, h Handlers) dialConfig {
 			MaxInboundBytes: opts.MaxInboundBytes, MaxWaitingNotificationBytes: opts.MaxWaitingNotificationBytes,
 			Logger: opts.Logger, Audit: opts.Audit,
 			System: opts.System, MaxWriteQueueBytes: opts.MaxWriteQueueBytes,
-			OnChange: c.changes.cache.changed, Tracer: c.tracer,
+			OnChange: c.listChanged, Tracer: c.tracer,
 		},
 	}
 }

@@ -2,8 +2,13 @@ package conduit
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
+	"unsafe"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -11,6 +16,7 @@ import (
 
 	"github.com/conduitmcp/conduit/actors"
 	"github.com/conduitmcp/conduit/guards"
+	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -54,4 +60,51 @@ func TestRenewalDialsWithTheFirstSessionsSettings(t *testing.T) {
 	assert.True(t, again.guards.Sampling.AllowIdle)
 	assert.Equal(t, 4, again.guards.Sampling.MaxToolIterations)
 	assert.Equal(t, -2, again.guards.Sampling.RejectionCode)
+}
+
+// The Client struct fits the 416-byte size class (decision 74): a field
+// more moves every client to 448. What it does not need at rest lives
+// behind a pointer made on first use (its change state, its rare part).
+func TestClientFitsItsSizeClass(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(Client{}), uintptr(416))
+}
+
+// An idle client holds no change state; the first subscription makes it,
+// once, however many callers race for it, and a list change before it
+// exists is nothing to drop (decision 74).
+func TestIdleClientHoldsNoChangeState(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "idle", Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	server.AddResource(&mcp.Resource{URI: "test://notes", Name: "notes"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, Text: "hello"}}}, nil
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(ts.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := Connect(ctx, &transport.HTTP{URL: ts.URL}, Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	assert.Nil(t, c.ch.Load(), "an idle client's change state")
+	c.listChanged(messages.MethodToolsListChanged)
+	assert.Nil(t, c.ch.Load(), "a list change makes none")
+	assert.Zero(t, c.Stats().CacheHits)
+
+	require.NoError(t, c.Subscribe(ctx, "test://notes"))
+	ch := c.ch.Load()
+	require.NotNil(t, ch)
+	assert.Equal(t, []string{"test://notes"}, ch.resources)
+	assert.Equal(t, []string{"test://notes"}, c.wanted(c.sess()).ResourceSubscriptions)
+
+	fresh := &Client{}
+	got := make(chan *changes, 8)
+	for range 8 {
+		go func() { got <- fresh.changes() }()
+	}
+	first := <-got
+	for range 7 {
+		assert.Same(t, first, <-got)
+	}
 }

@@ -461,7 +461,9 @@ type Client struct {
 	// needs, made by the first of them (clientidle.go).
 	rare *rare
 
-	changes changes // change notifications (listen.go)
+	// ch is the change state (subscriptions, awaited tasks, refreshers,
+	// the list cache): nil until the first that needs it (changes).
+	ch atomic.Pointer[changes]
 }
 
 // session is one connection to the server: a transport connection, the
@@ -732,7 +734,9 @@ func (c *Client) Stats() Stats {
 			st.AbandonedHandlers += rt.Stats().AbandonedHandlers
 		}
 	}
-	st.CacheHits = c.changes.cache.hits.Load()
+	if ch := c.ch.Load(); ch != nil {
+		st.CacheHits = ch.cache.hits.Load()
+	}
 	return st
 }
 

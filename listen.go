@@ -102,6 +102,26 @@ type changes struct {
 	cache     listCache // the cacheable list results (cache.go)
 }
 
+// changes returns the client's change state, made by the first caller
+// that needs it: an idle client without hooks, subscriptions, awaited
+// tasks or a cacheable list holds none (decision 74).
+func (c *Client) changes() *changes {
+	if ch := c.ch.Load(); ch != nil {
+		return ch
+	}
+	c.ch.CompareAndSwap(nil, new(changes))
+	return c.ch.Load()
+}
+
+// listChanged is the runtime's OnChange: a list change drops the cached
+// results it makes stale. Without change state no list call has begun, so
+// there is nothing to drop and no generation to move.
+func (c *Client) listChanged(method string) {
+	if ch := c.ch.Load(); ch != nil {
+		ch.cache.changed(method)
+	}
+}
+
 // refresher debounces one kind's list-changed notifications: each arms
 // (or re-arms) its timer; when it fires the client lists the kind on the
 // notification mailbox and calls the hook once with the list.
@@ -164,7 +184,8 @@ func (c *Client) withRefresh(h Handlers) Handlers {
 	}
 	newRefresher := func(run func(ctx context.Context, nc NotificationContext, n int)) *refresher {
 		r := &refresher{c: c, delay: delay, run: run}
-		c.changes.refresh = append(c.changes.refresh, r)
+		ch := c.changes()
+		ch.refresh = append(ch.refresh, r)
 		return r
 	}
 	if hook := h.ToolsChanged; hook != nil {
@@ -200,8 +221,10 @@ func refreshed[T any](items []T, err error, n int) *messages.ListChange[T] {
 
 // stopRefresh stops the refresh timers (Close).
 func (c *Client) stopRefresh() {
-	for _, r := range c.changes.refresh {
-		r.stop()
+	if ch := c.ch.Load(); ch != nil {
+		for _, r := range ch.refresh {
+			r.stop()
+		}
 	}
 }
 
@@ -236,10 +259,12 @@ func offered(caps json.RawMessage) messages.Subscriptions {
 // wanted is what the client's hooks and subscriptions ask for.
 func (c *Client) wanted(s *session) messages.Subscriptions {
 	w := s.rt.Handlers().Changes()
-	c.changes.mu.Lock()
-	w.ResourceSubscriptions = slices.Clone(c.changes.resources)
-	w.TaskIDs = slices.Clone(c.changes.tasks)
-	c.changes.mu.Unlock()
+	if ch := c.ch.Load(); ch != nil {
+		ch.mu.Lock()
+		w.ResourceSubscriptions = slices.Clone(ch.resources)
+		w.TaskIDs = slices.Clone(ch.tasks)
+		ch.mu.Unlock()
+	}
 	return w
 }
 
@@ -304,20 +329,21 @@ func (c *Client) subscription(ctx context.Context, method, uri string, opts []Ca
 	}
 	subscribe := method == messages.MethodSubscribe
 	change := func() (undo func()) {
-		c.changes.mu.Lock()
-		defer c.changes.mu.Unlock()
-		before := slices.Clone(c.changes.resources)
-		i := slices.Index(c.changes.resources, uri)
+		ch := c.changes()
+		ch.mu.Lock()
+		defer ch.mu.Unlock()
+		before := slices.Clone(ch.resources)
+		i := slices.Index(ch.resources, uri)
 		switch {
 		case subscribe && i < 0:
-			c.changes.resources = append(c.changes.resources, uri)
+			ch.resources = append(ch.resources, uri)
 		case !subscribe && i >= 0:
-			c.changes.resources = slices.Delete(c.changes.resources, i, i+1)
+			ch.resources = slices.Delete(ch.resources, i, i+1)
 		}
 		return func() {
-			c.changes.mu.Lock()
-			c.changes.resources = before
-			c.changes.mu.Unlock()
+			ch.mu.Lock()
+			ch.resources = before
+			ch.mu.Unlock()
 		}
 	}
 	s := c.sess()
@@ -355,9 +381,12 @@ func (c *Client) subscription(ctx context.Context, method, uri string, opts []Ca
 // restoreSubscriptions subscribes a renewed legacy session to the
 // resources the lost one was subscribed to. A failure is logged.
 func (c *Client) restoreSubscriptions(ctx context.Context, s *session) {
-	c.changes.mu.Lock()
-	uris := slices.Clone(c.changes.resources)
-	c.changes.mu.Unlock()
+	var uris []string
+	if ch := c.ch.Load(); ch != nil {
+		ch.mu.Lock()
+		uris = slices.Clone(ch.resources)
+		ch.mu.Unlock()
+	}
 	for _, uri := range uris {
 		p, err := encodeParams(messages.MethodSubscribe, messages.SubscribeParams{URI: uri})
 		if err == nil {

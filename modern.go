@@ -190,9 +190,14 @@ func (c *Client) call(ctx context.Context, method string, params any, o callOpti
 		return nil, err
 	}
 	key, cacheable := cacheKey(method, raw)
-	gen := c.changes.cache.gen.Load()
+	var (
+		cache *listCache
+		gen   int64
+	)
 	if cacheable {
-		if hit, ok := c.changes.cache.get(key); ok {
+		cache = &c.changes().cache
+		gen = cache.gen.Load()
+		if hit, ok := cache.get(key); ok {
 			return hit, nil // not sent: no middleware sees it
 		}
 	}
@@ -207,7 +212,7 @@ func (c *Client) call(ctx context.Context, method string, params any, o callOpti
 	}
 	endCall(span, err)
 	if err == nil && cacheable && c.Era() == EraModern {
-		c.changes.cache.put(key, res, gen)
+		cache.put(key, res, gen)
 	}
 	return res, err
 }

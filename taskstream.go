@@ -29,16 +29,17 @@ func (c *Client) streamTask(s *session, taskID string) func() {
 	if !pushesTaskStatus(s.init.Capabilities) {
 		return func() {}
 	}
-	c.changes.mu.Lock()
-	c.changes.tasks = append(c.changes.tasks, taskID)
-	c.changes.mu.Unlock()
+	ch := c.changes()
+	ch.mu.Lock()
+	ch.tasks = append(ch.tasks, taskID)
+	ch.mu.Unlock()
 	c.listen(s)
 	return func() {
-		c.changes.mu.Lock()
-		if i := slices.Index(c.changes.tasks, taskID); i >= 0 {
-			c.changes.tasks = slices.Delete(c.changes.tasks, i, i+1)
+		ch.mu.Lock()
+		if i := slices.Index(ch.tasks, taskID); i >= 0 {
+			ch.tasks = slices.Delete(ch.tasks, i, i+1)
 		}
-		c.changes.mu.Unlock()
+		ch.mu.Unlock()
 		c.listen(s)
 	}
 }
