@@ -469,8 +469,7 @@ type Client struct {
 // session is one connection to the server: a transport connection, the
 // runtime on it, and what was negotiated.
 type session struct {
-	rt   *actors.Runtime
-	conn transport.Conn
+	rt   *actors.Runtime // its Conn is the session's transport connection
 	init messages.InitializeResult
 	// tools is what the session's last tools/list said of each tool
 	// (task support, output schema), nil before one.
@@ -542,7 +541,7 @@ func (c *Client) dial(ctx context.Context, dc dialConfig) (*session, error) {
 	dc.guards.Elicitation.Origin = origin
 	dc.rt.Conn, dc.rt.Guards, dc.rt.Origin = conn, guards.New(dc.guards), origin
 	rt := actors.Start(dc.rt)
-	s := &session{rt: rt, conn: conn}
+	s := &session{rt: rt}
 	if err := c.negotiate(ctx, s); err != nil {
 		_ = rt.Close()
 		return nil, err

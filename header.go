@@ -52,8 +52,8 @@ func checkHeader(s *session, method string, o callOptions) error {
 	if o.header == nil {
 		return nil
 	}
-	if _, ok := s.conn.(transport.RequestHeaders); !ok {
-		return &Error{Kind: KindUsage, Method: method, Message: fmt.Sprintf("WithHeader: the transport (%T) sends no HTTP headers", s.conn)}
+	if _, ok := s.rt.Conn().(transport.RequestHeaders); !ok {
+		return &Error{Kind: KindUsage, Method: method, Message: fmt.Sprintf("WithHeader: the transport (%T) sends no HTTP headers", s.rt.Conn())}
 	}
 	return nil
 }

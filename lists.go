@@ -201,7 +201,7 @@ func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]Tool, err
 		return tools, nil
 	}
 	tools, headers := c.validTools(tools) // the pages dropped the invalid ones
-	if th, ok := s.conn.(transport.ToolHeaders); ok {
+	if th, ok := s.rt.Conn().(transport.ToolHeaders); ok {
 		th.SetToolHeaders(headers)
 	}
 	rememberTools(s, tools)

@@ -44,7 +44,7 @@ func (c *Client) negotiate(ctx context.Context, s *session) error {
 	} else if c.opts.ProtocolVersion != "" {
 		return &Error{Kind: KindUsage, Message: fmt.Sprintf("Conduit does not speak protocol version %q", c.opts.ProtocolVersion)}
 	}
-	if lo, ok := s.conn.(transport.LegacyOnly); ok && lo.LegacyOnly() && pinned == "" {
+	if lo, ok := s.rt.Conn().(transport.LegacyOnly); ok && lo.LegacyOnly() && pinned == "" {
 		pinned = EraLegacy // HTTP+SSE: no probe
 	}
 	if pinned == EraLegacy {

@@ -622,6 +622,9 @@ func (rt *Runtime) SetSession(version string, e messages.Era) {
 // Config is the runtime's Config, its defaults filled in.
 func (rt *Runtime) Config() Config { return rt.cfg }
 
+// Conn is the transport connection the runtime reads and writes.
+func (rt *Runtime) Conn() transport.Conn { return rt.cfg.Conn }
+
 // Handlers are the runtime's handlers (Config.Handlers): read them here
 // rather than keep a copy.
 func (rt *Runtime) Handlers() *messages.Handlers { return &rt.cfg.Handlers }
