@@ -115,9 +115,10 @@ type shared struct {
 	budget inboundBudget
 	// tracer is Config.Tracer; calls maps the id of each call in flight
 	// with a valid span context to it, while tracing (trace.go): made by
-	// Start with a tracer, nil without.
+	// the first call traced, nil before (decision 74: the global provider
+	// gives every connection a tracer, most never trace a call).
 	tracer trace.Tracer
-	calls  *sync.Map
+	calls  atomic.Pointer[sync.Map]
 }
 
 // session is a negotiated protocol version and its era. negotiated is
@@ -300,9 +301,6 @@ func Start(cfg Config) *Runtime {
 	*sh = shared{ctx: ctx, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit,
 		tracer: cfg.Tracer}
 	sh.budget.init(cfg.MaxInboundBytes)
-	if cfg.Tracer != nil {
-		sh.calls = new(sync.Map)
-	}
 	rt := &m.rt
 	*rt = Runtime{
 		cfg: cfg, system: system, cancel: cancel, m: m,

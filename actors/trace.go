@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -32,21 +33,27 @@ func (s *shared) traceCall(ctx context.Context, id messages.ID) bool {
 	if !sc.IsValid() {
 		return false
 	}
-	s.calls.Store(id, sc)
+	calls := s.calls.Load()
+	if calls == nil {
+		s.calls.CompareAndSwap(nil, new(sync.Map))
+		calls = s.calls.Load()
+	}
+	calls.Store(id, sc)
 	return true
 }
 
-func (s *shared) untraceCall(id messages.ID) { s.calls.Delete(id) } // only after traceCall's true
+func (s *shared) untraceCall(id messages.ID) { s.calls.Load().Delete(id) } // only after traceCall's true
 
 var internalKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 
 // callSpan returns the span context of call id, the zero one when it is
 // not traced.
 func (s *shared) callSpan(id messages.ID) trace.SpanContext {
-	if s.calls == nil {
+	calls := s.calls.Load()
+	if calls == nil {
 		return trace.SpanContext{}
 	}
-	if sc, ok := s.calls.Load(id); ok {
+	if sc, ok := calls.Load(id); ok {
 		return sc.(trace.SpanContext)
 	}
 	return trace.SpanContext{}
