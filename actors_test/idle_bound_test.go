@@ -16,15 +16,16 @@ import (
 // stacks: one reader's 2 KB, and the share of the stack spans the
 // handshake's goroutines left. Decision 60 brought the heap from
 // 7.05–7.3 KB to 5.5–5.6 KB a connection (400 connections), its second pass
-// to 5.32–5.66 KB (5.64–5.67 KB under -race); the bound leaves room for the
-// measure's noise, not for a kept timer or a struct of a few hundred bytes
-// more. Under the race detector objects and stacks are larger: its bounds
-// are its own.
+// to 5.32–5.66 KB (5.64–5.67 KB under -race), decision 74's to 4.96–5.21
+// KB (5.01–5.24 KB under -race); the bound leaves room for the measure's
+// noise, not for a kept timer or a struct of a few hundred bytes more.
+// Under the race detector objects and stacks are larger: its bounds are
+// its own.
 func idleBounds() (heap, stack int64) {
 	if raceEnabled {
-		return 6 << 10, 8 << 10
+		return 5888, 8 << 10
 	}
-	return 5888, 3584
+	return 5632, 3584
 }
 
 // An idle connection costs no more than idleBounds: n clients connected in
