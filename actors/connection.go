@@ -24,11 +24,15 @@ import (
 // -32603; children are stopped, never restarted. The notification mailbox
 // is spawned with the first notification that has a handler to reach.
 type connection struct {
-	cfg     *Config
-	shared  *shared
-	life    *lifecycle
-	writer  *writer
-	tracker tracker
+	cfg    *Config
+	shared *shared
+	life   *lifecycle
+	writer *writer
+	// tracker is nil while no call, input, task binding or deadline is
+	// tracked: trk takes one from trackers, and settleTracker (after every
+	// message) gives it back once it tracks nothing (decision 75). Both
+	// run on this actor's goroutine only, as the tracker does.
+	tracker *tracker
 	mailbox *actor.PID // nil until a notification needs it
 	// rootsInvited: the client sent notifications/roots/list_changed and
 	// the server has not asked roots/list since; that roots/list spends no
@@ -37,22 +41,21 @@ type connection struct {
 	// mailboxGone: its Terminated has come; mailboxDone is the teardown
 	// waiting for that (stopMailbox).
 	mailboxGone bool
-	mailboxDone chan struct{}
-	// notified is closed once the notifications handed to the mailbox so
-	// far are handled; nil when one was handed over since (see notified).
-	notified chan struct{}
-
-	closed bool
+	closed      bool
 	// initialized: an initialize result has been delivered. With
 	// session.negotiated it ends the handshake, before which a server may
 	// send no request but ping (opening). It is set in the activation that
 	// delivers the result, so a request the server sends right after its
 	// result is never taken for one sent before it.
 	initialized bool
+	mailboxDone chan struct{}
+	// notified is closed once the notifications handed to the mailbox so
+	// far are handled; nil when one was handed over since (see notified).
+	notified chan struct{}
 
 	pending  map[messages.ID]*callRequest
 	stream   *stream                      // the subscriptions/listen stream in flight (listen.go)
-	retired  []messages.ID                // the last streams ended (listen.go)
+	retired  *[]messages.ID               // the last streams ended, nil before the first (listen.go)
 	logicals map[messages.ID]*logicalCall // MRTR calls by their logical id
 	// running maps a server request's id to its child; a child's reply
 	// names its id, so one map serves both ways (a burst paid for a
@@ -88,10 +91,8 @@ type logicalCall struct {
 var _ actor.SupervisorStrategy = (*connection)(nil)
 
 func (c *connection) Receive(ctx actor.Context) {
+	defer c.settleTracker()
 	switch m := ctx.Message().(type) {
-	case *actor.Started:
-		self, root := ctx.Self(), ctx.ActorSystem().Root
-		c.tracker.fire = func() { root.Send(self, &deadlineTick{}) }
 	case *inbound:
 		if !c.inbound(ctx, m.msg, m.size) {
 			c.shared.budget.release(m.size)
@@ -115,6 +116,9 @@ func (c *connection) Receive(ctx actor.Context) {
 			}
 		}
 	case *deadlineTick:
+		if c.tracker == nil {
+			return // a timer of a busy period that has ended fired as it was stopped
+		}
 		c.tracker.tick(c.expired, func(k inputKey) {
 			if child, ok := c.running[k.request]; ok {
 				ctx.Send(child, &handlerTimedOut{})
@@ -132,24 +136,24 @@ func (c *connection) Receive(ctx actor.Context) {
 			c.logicals = map[messages.ID]*logicalCall{}
 		}
 		c.logicals[m.id] = &logicalCall{method: m.method, expired: m.expired}
-		c.tracker.start(m.id, m.timeout, m.maxTotal, m.assigns)
+		c.trk().start(m.id, m.timeout, m.maxTotal, m.assigns)
 	case *logicalEnd:
 		if _, ok := c.logicals[m.id]; ok {
 			delete(c.logicals, m.id)
-			c.tracker.end(m.id)
+			c.trk().end(m.id)
 		}
 	case *inputStarted:
 		if c.closed {
 			m.reply <- nil
 			return
 		}
-		grant := c.tracker.inputOf(m.key, m.call)
+		grant := c.trk().inputOf(m.key, m.call)
 		grant.related = messages.ID{} // modern input is keyed, never related
 		m.reply <- grant
 	case *inputEnded:
-		c.expired(c.tracker.inputEnded(m.key))
+		c.expired(c.trk().inputEnded(m.key))
 	case *taskBound:
-		c.tracker.bindTask(m.task, m.id)
+		c.trk().bindTask(m.task, m.id)
 	case *notifyRequest:
 		if c.closed {
 			m.done <- &messages.Error{Kind: messages.KindClosed, Method: m.method, Message: "connection closed"}
@@ -227,6 +231,7 @@ func (c *connection) settled() {
 // Receive. A request child is answered -32603 and stopped; the mailbox
 // failing is a bug, and ends the connection.
 func (c *connection) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, _ *actor.RestartStatistics, reason any, _ any) {
+	defer c.settleTracker()
 	if id, ok := c.childID(child); ok {
 		c.shared.logger.Error("request child failed", "id", id.String(), "reason", fmt.Sprint(reason))
 		e := &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: input request failed"}
@@ -344,7 +349,7 @@ func (c *connection) response(ctx actor.Context, f *messages.Frame) {
 		// the task's input right after this result, before the caller has
 		// even seen it.
 		if task := createdTask(f.Result); task != "" {
-			c.tracker.bindTask(task, p.logical)
+			c.trk().bindTask(task, p.logical)
 		}
 	}
 	p.reply <- callOutcome{result: f.Result, notified: c.flushNotifications(ctx)}
@@ -535,7 +540,7 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	// child starts with its grant.
 	timeout := c.cfg.handlerTimeout(f.Method)
 	r := &request{}
-	r.grant = c.tracker.inputStartedIn(&r.tracked, inputKey{request: f.ID}, hint, relatedTask(f.Params), timeout)
+	r.grant = c.trk().inputStartedIn(&r.tracked, inputKey{request: f.ID}, hint, relatedTask(f.Params), timeout)
 	invited := f.Method == messages.MethodListRoots && c.rootsInvited
 	if invited {
 		c.rootsInvited = false
@@ -584,7 +589,7 @@ func (c *connection) childDone(ctx actor.Context, child *actor.PID, id messages.
 func (c *connection) release(id messages.ID) {
 	delete(c.running, id)
 	c.slots.Release()
-	c.expired(c.tracker.inputEnded(inputKey{request: id}))
+	c.expired(c.trk().inputEnded(inputKey{request: id}))
 }
 
 func (c *connection) call(ctx actor.Context, m *callRequest) {
@@ -604,7 +609,7 @@ func (c *connection) call(ctx actor.Context, m *callRequest) {
 	if isRound {
 		l.round = m.id // the logical call's deadline already runs
 	} else {
-		c.tracker.start(m.id, m.timeout, m.maxTotal, m.assigns)
+		c.trk().start(m.id, m.timeout, m.maxTotal, m.assigns)
 	}
 	c.writer.send(m.data)
 }
@@ -628,7 +633,7 @@ func (c *connection) ended(p *callRequest) {
 		}
 		return
 	}
-	c.tracker.end(p.id)
+	c.trk().end(p.id)
 }
 
 func (c *connection) notify(method string, params any) error {
@@ -665,7 +670,10 @@ func (c *connection) shutdown(ctx actor.Context, err error) {
 	}
 	c.closed = true
 	c.life.stop(err)
-	c.tracker.stop()
+	if c.tracker != nil {
+		c.tracker.stop()
+		c.tracker = nil // its stopped timer stays with it, out of trackers
+	}
 	if c.stream != nil {
 		// Ended cleanly: HTTP closes its stream, stdio tells the server.
 		c.notify(messages.MethodCancelled, messages.CancelledParams{RequestID: c.stream.id, Reason: "client closing"})

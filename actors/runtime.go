@@ -335,10 +335,11 @@ func (rt *Runtime) writerFailed(err error) { rt.system.Root.Send(rt.pid, &writer
 // allocation (decision 60): five objects cost their size classes' rounding,
 // and each shared its spans with the handshake's garbage, so that after a
 // collection the heap in use per idle connection was a fifth above the
-// bytes live. Its 1 400 bytes and the 8-byte header the allocator gives an
-// object over 512 bytes with pointers fit a size class (1 408) with nothing
-// to spare: a field more in any of the five moves it to the next (1 536;
-// TestRuntimeMemFitsItsSizeClass). The Runtime reaches the other four
+// bytes live. Its 1 264 bytes and the 8-byte header the allocator gives an
+// object over 512 bytes with pointers fit a size class (1 280) with one
+// word to spare: two more in any of the five move it to the next (1 408;
+// TestRuntimeMemFitsItsSizeClass). The call tracker is not part of it: a
+// busy connection takes one from trackers (decision 75). The Runtime reaches the other four
 // through m, one pointer rather than one each.
 type runtimeMem struct {
 	rt   Runtime

@@ -122,7 +122,7 @@ func (s *shared) inputSpan(started time.Time, parent trace.SpanContext, hasCall 
 // a child of the call it would have belonged to.
 func (c *connection) refusalSpan(f *messages.Frame, hint string, sess *session, outcome string, e *messages.RPCError) {
 	var parent trace.SpanContext
-	call := c.tracker.relate(hint, relatedTask(f.Params))
+	call := c.trk().relate(hint, relatedTask(f.Params))
 	if call != nil {
 		parent = c.shared.callSpan(call.id)
 	}

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/conduitmcp/conduit/messages"
@@ -36,6 +37,48 @@ type tracker struct {
 	timer  *time.Timer                  // made with the first deadline
 	armed  time.Time                    // when timer fires; zero when it is not armed
 	lanes  []*lane                      // one per handler timeout length seen
+}
+
+// trackers holds the trackers of connections at rest (decision 75): a
+// tracker's 120 bytes were part of every connection's runtime, and only a
+// busy one uses them. A connection takes one with its first call, input,
+// task binding or deadline (trk) and gives it back once it tracks nothing
+// and has no timer (settleTracker); both on the connection actor's
+// goroutine, the only one that touches its tracker. A pooled tracker keeps
+// its empty maps and lanes' slice for the next busy period; it never
+// keeps a timer, whose callback is the connection's that made it, so a
+// timer stopped too late ticks that connection, which ignores a tick while
+// it has no tracker and re-arms or drops a timer otherwise (tick).
+var trackers = sync.Pool{New: func() any { return new(tracker) }}
+
+// trk is the connection's tracker, taken from trackers if it has none.
+func (c *connection) trk() *tracker {
+	if c.tracker == nil {
+		c.tracker = trackers.Get().(*tracker)
+		c.tracker.fire = c.fireTick
+	}
+	return c.tracker
+}
+
+// settleTracker gives the tracker back to trackers once it tracks nothing:
+// no call (calls goes back to trackedMaps with the last), no input, no
+// task binding, no deadline on the clock (so no lane holds one) and no
+// timer. It runs after every message of the connection actor.
+func (c *connection) settleTracker() {
+	t := c.tracker
+	if t == nil || t.calls != nil || len(t.inputs) > 0 || len(t.tasks) > 0 || len(t.due) > 0 || t.timer != nil {
+		return
+	}
+	clear(t.lanes)
+	*t = tracker{inputs: t.inputs, tasks: t.tasks, due: t.due[:0], lanes: t.lanes[:0]}
+	trackers.Put(t)
+	c.tracker = nil
+}
+
+// fireTick is the tracker's timer callback: a deadlineTick to the connection.
+func (c *connection) fireTick() {
+	rt := c.life.rt
+	rt.system.Root.Send(rt.pid, &deadlineTick{})
 }
 
 type trackedCall struct {
