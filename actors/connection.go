@@ -173,7 +173,7 @@ func (c *connection) Receive(ctx actor.Context) {
 		var overflow *messages.WriteQueueOverflowError
 		if errors.As(m.err, &overflow) {
 			// Its own words say what happened: no write failed.
-			c.shared.counters.writeQueueOverflows.Add(1)
+			c.shared.count().writeQueueOverflows.Add(1)
 			c.shutdown(ctx, &messages.Error{Kind: messages.KindTransport, Err: m.err})
 			return
 		}
@@ -304,7 +304,7 @@ func (c *connection) inbound(ctx actor.Context, msg transport.Message, size int6
 	var frame messages.Frame
 	f := &frame
 	if derr := messages.DecodeInto(msg.Data, f); derr != nil {
-		c.shared.counters.malformed.Add(1)
+		c.shared.count().malformed.Add(1)
 		c.shared.logger.Warn("malformed message from server", "code", derr.Err.Code, "err", derr.Err.Message)
 		c.send(messages.NewErrorResponse(derr.ID, derr.Err))
 		c.malformedResponse(derr)
@@ -327,7 +327,7 @@ func (c *connection) response(ctx actor.Context, f *messages.Frame) {
 		return // the late answer to a listen stream the client ended
 	}
 	if !ok {
-		c.shared.counters.unknownResponses.Add(1)
+		c.shared.count().unknownResponses.Add(1)
 		// Counted (Stats.UnknownResponses) and so shown, not warned of: it
 		// is most often a late answer, to a call that timed out (a probe
 		// on a loaded machine), which the caller has already heard of.
@@ -443,7 +443,9 @@ func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame, si
 		c.cfg.OnChange(f.Method) // before the mailbox: a hook that lists again gets the fresh list
 	}
 	if f.Method == messages.MethodTaskStatus || f.Method == messages.MethodTasks {
-		c.shared.taskWatch.notified(f.Params) // wakes the task's poller; the host gets it too
+		if a := c.shared.activity.Load(); a != nil { // else no poller waits
+			a.taskWatch.notified(f.Params) // wakes the task's poller; the host gets it too
+		}
 	}
 	if !c.shared.handlers.Listens(f.Method) {
 		return false // nobody listens
@@ -464,7 +466,7 @@ func (c *connection) ensureMailbox(ctx actor.Context) bool {
 		return true
 	}
 	if c.closed {
-		c.shared.counters.notificationsDiscarded.Add(1)
+		c.shared.count().notificationsDiscarded.Add(1)
 		return false
 	}
 	mb := newMailbox(c.shared, messages.NotificationContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID}, c.cfg.LogRate, c.cfg.LogBurst, int64(c.cfg.MaxWaitingNotificationBytes))
@@ -501,20 +503,20 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 		refuse(messages.CodeMethodNotFound, "", "Method not found: %s", f.Method)
 		return
 	}
-	c.shared.counters.serverRequests.Add(1)
+	c.shared.count().serverRequests.Add(1)
 	if c.opening(sess) {
 		// Before the handshake ends a server may send ping and logging,
 		// nothing else (it does not know the client's capabilities yet);
 		// refused before the tracker relates it (to initialize, the one
 		// call in flight) and before any guard or callback.
 		c.shared.logger.Warn("server request before the handshake ended; refused", "method", f.Method)
-		c.shared.counters.refused.Add(1)
+		c.shared.count().refused.Add(1)
 		refuse(messages.CodeInvalidRequest, guards.OutcomeRefused, "Invalid Request: %s sent before the handshake ended (until then a server may send only ping and logging)", f.Method)
 		return
 	}
 	if sess.era == messages.EraModern {
 		c.shared.logger.Warn("modern server sent a request; refused", "method", f.Method)
-		c.shared.counters.refused.Add(1)
+		c.shared.count().refused.Add(1)
 		refuse(messages.CodeMethodNotFound, guards.OutcomeRefused, "Method not found: %s (there are no server requests in %s)", f.Method, sess.version)
 		return
 	}
@@ -531,7 +533,7 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 		return
 	}
 	if !c.slots.Acquire() {
-		c.shared.counters.busy.Add(1)
+		c.shared.count().busy.Add(1)
 		refuse(messages.CodeBusy, guards.OutcomeBusy, "Server busy: %d requests already running", c.slots.Max)
 		return
 	}

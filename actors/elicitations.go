@@ -59,7 +59,7 @@ func (s *issuedElicitations) complete(id string) (*messages.ElicitationRequest, 
 func (s *shared) issueURL(req any) {
 	r, ok := req.(*messages.ElicitationRequest)
 	if ok && s.handlers.ElicitationComplete != nil && r.Mode == messages.ModeURL && r.Params.ElicitationID != "" {
-		s.elicitations.issue(r)
+		s.active().elicitations.issue(r)
 	}
 }
 
@@ -90,7 +90,7 @@ func (rt *Runtime) URLElicitations(data json.RawMessage, rc messages.RequestCont
 		Elicitations []json.RawMessage `json:"elicitations"`
 	}
 	if err := json.Unmarshal(data, &d); err != nil || d.Elicitations == nil {
-		rt.m.sh.counters.refused.Add(1)
+		rt.m.sh.count().refused.Add(1)
 		out.Refused = append(out.Refused, errors.New("data.elicitations is not a list of URL elicitations"))
 		return out
 	}
@@ -98,7 +98,7 @@ func (rt *Runtime) URLElicitations(data json.RawMessage, rc messages.RequestCont
 	for i, raw := range d.Elicitations {
 		req, refusal := rt.m.sh.guards.URLElicitation(&guards.Input{Method: messages.MethodElicit, Params: raw, Context: rc, Version: version, Origin: rt.cfg.Origin})
 		if refusal != nil {
-			rt.m.sh.counters.refused.Add(1)
+			rt.m.sh.count().refused.Add(1)
 			out.Refused = append(out.Refused, fmt.Errorf("elicitation %d: %w", i, refusal.Err))
 			continue
 		}

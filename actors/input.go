@@ -312,7 +312,7 @@ func (in *input) logAttrs(kv ...any) []any {
 func (s *shared) undeclared(rec messages.AuditRecord) *messages.RPCError {
 	e := &messages.RPCError{Code: messages.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %s (the client did not declare this capability)", rec.Method)}
 	rec.Time, rec.Outcome = time.Now(), guards.OutcomeRefused
-	s.counters.refused.Add(1)
+	s.count().refused.Add(1)
 	s.audit(rec, e)
 	return e
 }

@@ -200,7 +200,7 @@ func (c *connection) subscribed(method string, params json.RawMessage) bool {
 }
 
 func (c *connection) unsubscribed(method, why string) {
-	c.shared.counters.unsubscribed.Add(1)
+	c.shared.count().unsubscribed.Add(1)
 	c.shared.logger.Debug("change notification dropped: "+why, "method", method)
 }
 

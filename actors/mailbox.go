@@ -89,7 +89,7 @@ func (m *mailbox) Receive(ctx actor.Context) {
 // released once admitted: the reader may read on.
 func (m *mailbox) admit(msg *enqueue) {
 	defer m.shared.budget.release(msg.size)
-	c := &m.shared.counters
+	c := m.shared.count()
 	isLog := msg.method == messages.MethodLog
 	switch {
 	case isLog && !m.limiter.Allow():
@@ -130,7 +130,7 @@ func (m *mailbox) admit(msg *enqueue) {
 			m.shared.logger.Warn("malformed elicitation completion dropped", "err", err)
 			return
 		}
-		req, ok := m.shared.elicitations.complete(id)
+		req, ok := m.shared.active().elicitations.complete(id)
 		if !ok {
 			// Never issued, forgotten, or completed already: the
 			// specification says to ignore it.
@@ -307,7 +307,7 @@ func (q *notifQueue) full(size int64) bool {
 // Only the mailbox actor admits, so full-then-push cannot overshoot.
 func (q *notifQueue) admit(it item) {
 	if q.full(it.size) || it.change != "" && q.changeWaiting(it.change) {
-		q.shared.counters.notificationsDropped.Add(1)
+		q.shared.count().notificationsDropped.Add(1)
 		return
 	}
 	q.push(it)
@@ -327,7 +327,7 @@ func (q *notifQueue) push(it item) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
-		q.shared.counters.notificationsDiscarded.Add(1)
+		q.shared.count().notificationsDiscarded.Add(1)
 		return
 	}
 	q.items = append(q.items, it)
@@ -358,7 +358,7 @@ func (q *notifQueue) close() {
 		return
 	}
 	q.closed = true
-	q.shared.counters.notificationsDiscarded.Add(int64(len(q.items)) + q.taken.Swap(takenClosed))
+	q.shared.count().notificationsDiscarded.Add(int64(len(q.items)) + q.taken.Swap(takenClosed))
 	q.items, q.changes = nil, nil
 	q.release(math.MaxInt64)
 	if !q.running {
@@ -467,7 +467,7 @@ func (q *notifQueue) run() {
 			if !q.gate.Enter() {
 				// The queue closed after the claim, and then its gate:
 				// close did not count this entry, which is not run.
-				q.shared.counters.notificationsDiscarded.Add(1)
+				q.shared.count().notificationsDiscarded.Add(1)
 				q.stop()
 				return
 			}
@@ -512,7 +512,7 @@ func (q *notifQueue) stop() {
 func (q *notifQueue) deliver(ctx context.Context, it item) {
 	defer func() {
 		if v := recover(); v != nil {
-			q.shared.counters.notificationPanics.Add(1)
+			q.shared.count().notificationPanics.Add(1)
 			q.shared.logger.Error("notification handler panicked; skipped", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		}
 	}()

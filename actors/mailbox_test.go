@@ -22,12 +22,12 @@ func TestLogEntriesBeyondTheCapAreDroppedUnsanitised(t *testing.T) {
 	malformed := &enqueue{method: messages.MethodLog, params: []byte(`{"level":`)}
 
 	m.admit(malformed)
-	assert.EqualValues(t, 1, sh.counters.malformed.Load(), "malformed, with room in the queue")
+	assert.EqualValues(t, 1, sh.count().malformed.Load(), "malformed, with room in the queue")
 
 	m.queue.items = make([]item, MaxWaitingNotifications)
 	m.admit(malformed)
-	assert.EqualValues(t, 1, sh.counters.notificationsDropped.Load(), "dropped")
-	assert.EqualValues(t, 1, sh.counters.malformed.Load(), "malformed: the full queue's entry was not sanitised")
+	assert.EqualValues(t, 1, sh.count().notificationsDropped.Load(), "dropped")
+	assert.EqualValues(t, 1, sh.count().malformed.Load(), "malformed: the full queue's entry was not sanitised")
 	assert.Len(t, m.queue.items, MaxWaitingNotifications)
 }
 
@@ -47,5 +47,5 @@ func TestAnEntryClaimedAsTheQueueClosesIsCountedDiscarded(t *testing.T) {
 	m.admit(&enqueue{method: messages.MethodLog, params: []byte(`{"level":"info","data":"one"}`)})
 	<-q.exited
 	assert.Zero(t, delivered)
-	assert.EqualValues(t, 1, sh.counters.notificationsDiscarded.Load(), "neither delivered nor counted")
+	assert.EqualValues(t, 1, sh.count().notificationsDiscarded.Load(), "neither delivered nor counted")
 }

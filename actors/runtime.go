@@ -103,10 +103,11 @@ type shared struct {
 	auditFn   func(messages.AuditRecord)
 	auditMu   sync.Mutex // the hook is called from several actors: one at a time
 	abandoned supervisor.Gauge
-	counters  counters
-	taskWatch taskWatch // the pollers of tasks, woken by notifications/tasks/status
-	// elicitations are the URL elicitations awaiting their completion.
-	elicitations issuedElicitations
+	// activity is the counters, the task pollers and the issued URL
+	// elicitations: nil until the first count, watch or elicitation needs
+	// them (decision 75; their 152 bytes were in every connection's
+	// runtime, and a connection at rest has counted nothing).
+	activity atomic.Pointer[activity]
 	// rt is the runtime, whose Notify sends a notification to the server
 	// (a pointer into the same allocation: a method value cost an object).
 	rt *Runtime
@@ -159,6 +160,29 @@ func negotiated(version string, e messages.Era) *session {
 	return &session{version: version, era: e, negotiated: true}
 }
 
+// activity is what a connection keeps once something has happened on it
+// beyond the handshake (shared.activity).
+type activity struct {
+	counters  counters
+	taskWatch taskWatch // the pollers of tasks, woken by notifications/tasks/status
+	// elicitations are the URL elicitations awaiting their completion.
+	elicitations issuedElicitations
+}
+
+// active is the connection's activity, made by the first caller that
+// needs it: any goroutine may call it, and a compare-and-swap gives every
+// caller the same one.
+func (s *shared) active() *activity {
+	if a := s.activity.Load(); a != nil {
+		return a
+	}
+	s.activity.CompareAndSwap(nil, new(activity))
+	return s.activity.Load()
+}
+
+// count is the connection's counters (active).
+func (s *shared) count() *counters { return &s.active().counters }
+
 type counters struct {
 	serverRequests, busy, rateLimited, refused, notificationsDropped, notificationsDiscarded, logsDropped, malformed, unknownResponses, notificationPanics, writeQueueOverflows, unsubscribed atomic.Int64
 }
@@ -167,9 +191,9 @@ type counters struct {
 // the budget (RateLimited) or by another rule (Refused).
 func (s *shared) refusedBy(r *guards.Refusal) {
 	if r.Outcome == guards.OutcomeRateLimited {
-		s.counters.rateLimited.Add(1)
+		s.count().rateLimited.Add(1)
 	} else {
-		s.counters.refused.Add(1)
+		s.count().refused.Add(1)
 	}
 }
 
@@ -335,11 +359,12 @@ func (rt *Runtime) writerFailed(err error) { rt.system.Root.Send(rt.pid, &writer
 // allocation (decision 60): five objects cost their size classes' rounding,
 // and each shared its spans with the handshake's garbage, so that after a
 // collection the heap in use per idle connection was a fifth above the
-// bytes live. Its 1 264 bytes and the 8-byte header the allocator gives an
-// object over 512 bytes with pointers fit a size class (1 280) with one
-// word to spare: two more in any of the five move it to the next (1 408;
-// TestRuntimeMemFitsItsSizeClass). The call tracker is not part of it: a
-// busy connection takes one from trackers (decision 75). The Runtime reaches the other four
+// bytes live. Its 1 120 bytes and the 8-byte header the allocator gives an
+// object over 512 bytes with pointers fit a size class (1 152) with three
+// words to spare: four more in any of the five move it to the next (1 280;
+// TestRuntimeMemFitsItsSizeClass). The call tracker and shared's activity
+// are not part of it: a busy connection takes one from trackers, and makes
+// the other with its first count (decision 75). The Runtime reaches the other four
 // through m, one pointer rather than one each.
 type runtimeMem struct {
 	rt   Runtime
@@ -636,7 +661,10 @@ func (rt *Runtime) Era() messages.Era { return rt.m.sh.session.Load().era }
 
 // Stats returns a snapshot of the counters.
 func (rt *Runtime) Stats() messages.Stats {
-	c := &rt.m.sh.counters
+	c := &counters{} // nothing counted yet
+	if a := rt.m.sh.activity.Load(); a != nil {
+		c = &a.counters
+	}
 	return messages.Stats{
 		ServerRequests:            c.serverRequests.Load(),
 		Busy:                      c.busy.Load(),

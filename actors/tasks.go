@@ -113,7 +113,7 @@ func (l *Logical) End() {
 // the function that stops watching. Notifications only wake a poller: the
 // status itself is always read with tasks/get.
 func (rt *Runtime) WatchTask(taskID string) (<-chan struct{}, func()) {
-	return rt.m.sh.taskWatch.watch(taskID)
+	return rt.m.sh.active().taskWatch.watch(taskID)
 }
 
 // taskWatch maps a task id to the channel of the poller that awaits it.

@@ -89,3 +89,30 @@ func TestConnectionHoldsATrackerOnlyWhileBusy(t *testing.T) {
 		assert.Nil(t, tracked(t, rt), "after a late tick")
 	})
 }
+
+// A connection at rest has no activity (counters, task pollers, issued
+// elicitations; decision 75): its Stats are zero without it, and the
+// first count makes it.
+func TestActivityIsMadeByTheFirstCount(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, server := transport.NewMemoryPair()
+		defer server.Close()
+		rt := Start(Config{Conn: client, System: NewSystem(nil)})
+		defer rt.Close()
+		go func() {
+			for {
+				if _, err := server.Read(context.Background()); err != nil {
+					return
+				}
+			}
+		}()
+		synctest.Wait()
+		assert.Nil(t, rt.m.sh.activity.Load(), "a connection at rest")
+		assert.Equal(t, messages.Stats{}, rt.Stats())
+
+		require.NoError(t, server.Write(context.Background(), []byte(`{"jsonrpc":"2.0","id":99,"result":{}}`)))
+		synctest.Wait()
+		require.NotNil(t, rt.m.sh.activity.Load(), "after a count")
+		assert.Equal(t, messages.Stats{UnknownResponses: 1}, rt.Stats())
+	})
+}
