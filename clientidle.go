@@ -124,7 +124,8 @@ type settings struct {
 	SendingMiddleware                        []Middleware
 	TracerProvider                           trace.TracerProvider
 	Era                                      Era
-	Tasks                                    bool
+	// Options.Tasks is the Client's declared.Tasks (decision 75: a copy
+	// here padded the Client into the 416-byte class).
 }
 
 func settingsOf(o *Options) settings {
@@ -135,7 +136,7 @@ func settingsOf(o *Options) settings {
 		DiscoverTimeout: o.DiscoverTimeout, KeepAlive: o.KeepAlive,
 		MaxRounds: o.MaxRounds, KeepAliveFailures: o.KeepAliveFailures,
 		Logger: o.Logger, SendingMiddleware: o.SendingMiddleware, TracerProvider: o.TracerProvider,
-		Era: o.Era, Tasks: o.Tasks,
+		Era: o.Era,
 	}
 }
 

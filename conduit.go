@@ -435,7 +435,6 @@ type Client struct {
 	declared era.Declared
 	tracer   trace.Tracer                 // nil when tracing is off for good (a no-op provider)
 	global   atomic.Pointer[globalTracer] // callTracer's, with the global provider
-	aborted  atomic.Bool                  // set by Close: a renewal's dial is aborted (closing); the watchers then do nothing
 
 	logLevel  atomic.Pointer[string]   // SetLogLevel's: in every modern request's _meta, sent again to a renewed legacy session
 	fixedMeta atomic.Pointer[era.Meta] // the _meta members fixed for the version last asked of sessionMeta
@@ -457,6 +456,10 @@ type Client struct {
 	// (finished): made by Done or finish, whichever is first.
 	done     chan struct{}
 	finished bool
+	// aborted is set by Close: a renewal's dial is aborted (closing); the
+	// watchers then do nothing. Atomic, not under mu: it sits beside
+	// finished so that the two share a word (decision 75).
+	aborted atomic.Bool
 	// rare is what only a renewal, the keep-alive or a renewal's dial
 	// needs, made by the first of them (clientidle.go).
 	rare *rare

@@ -255,7 +255,7 @@ func (c *Client) callOn(ctx context.Context, s *session, method string, raw json
 	}
 	version := s.rt.Version()
 	m := actors.Modern{
-		Method: method, Params: raw, Version: version, Declared: c.declared, Tasks: c.opts.Tasks,
+		Method: method, Params: raw, Version: version, Declared: c.declared, Tasks: c.declared.Tasks,
 		MaxRounds: c.opts.MaxRounds,
 		Meta:      c.requestMeta(ctx, version, o.progressToken),
 	}

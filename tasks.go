@@ -83,7 +83,7 @@ func (t legacyTask) task() *Task {
 // client declared tasks, the session speaks 2025-11-25 and the server
 // offers task-augmented tools/call (tasks.requests.tools.call).
 func (c *Client) legacyTasks(s *session) bool {
-	if !c.opts.Tasks || s.rt.Era() != EraLegacy || s.rt.Version() != messages.Version20251125 {
+	if !c.declared.Tasks || s.rt.Era() != EraLegacy || s.rt.Version() != messages.Version20251125 {
 		return false
 	}
 	caps := serverTasks(s)
@@ -225,7 +225,7 @@ func (c *Client) createTask(ctx context.Context, s *session, p messages.CallTool
 // toolResult decodes a tools/call answer; a task is awaited when asked.
 func (c *Client) toolResult(ctx context.Context, raw json.RawMessage, o callOptions) (*CallToolResult, error) {
 	s := c.sess()
-	if s.rt.Era() == EraModern && c.opts.Tasks {
+	if s.rt.Era() == EraModern && c.declared.Tasks {
 		if kind, _ := era.ResultType(raw, messages.MethodCallTool, true); kind == era.ResultTask {
 			var t Task
 			if err := json.Unmarshal(raw, &t); err != nil || t.TaskID == "" {
@@ -313,7 +313,7 @@ func fastToolResult(raw []byte) (CallToolResult, bool) {
 // given up before it ends (the deadline, ctx, input that could not be
 // given), tasks/cancel is sent.
 func (c *Client) AwaitTask(ctx context.Context, t *Task, opts ...CallOption) (*CallToolResult, error) {
-	if !c.opts.Tasks {
+	if !c.declared.Tasks {
 		return nil, &Error{Kind: KindUsage, Method: messages.MethodGetTask, Message: "tasks need Options.Tasks"}
 	}
 	return c.awaitNew(ctx, c.sess(), t, c.callOptions(opts))
