@@ -17,16 +17,17 @@ import (
 // handshake's goroutines left. Decision 60 brought the heap from
 // 7.05–7.3 KB to 5.5–5.6 KB a connection (400 connections), its second pass
 // to 5.32–5.66 KB (5.64–5.67 KB under -race), decision 74's to 4.96–5.21
-// KB (5.01–5.24 KB under -race), decision 75's (the call tracker out of
-// every connection's runtime) to 4.88–5.22 KB (5.26 KB under -race); the bound leaves room for the measure's
+// KB (5.01–5.24 KB under -race), decision 75's (the call tracker and the
+// counters out of every connection's runtime, the Client a size class
+// smaller) to 4.94–5.02 KB (4.75–5.26 KB under -race); the bound leaves room for the measure's
 // noise, not for a kept timer or a struct of a few hundred bytes more.
 // Under the race detector objects and stacks are larger: its bounds are
 // its own.
 func idleBounds() (heap, stack int64) {
 	if raceEnabled {
-		return 5760, 8 << 10
+		return 5632, 8 << 10
 	}
-	return 5504, 3584
+	return 5376, 3584
 }
 
 // An idle connection costs no more than idleBounds: n clients connected in
