@@ -238,7 +238,9 @@ func TestGatewayClusterLegacySessionHolderKilled(t *testing.T) {
 		assert.Equal(t, http.StatusNotFound, resp.StatusCode, "via %s", m.remote)
 		assert.Equal(t, fmt.Sprintf("session not found: the cluster member %s that held it is not in the cluster\n", members[0].remote), string(body))
 	}
-	fresh := connectMCP(t, ctx, members[1].url)
+	fresh, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: members[1].url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	defer fresh.Close()
 	assert.Equal(t, members[1].remote, holderOf(t, fresh.ID()))
 	res, err := fresh.CallTool(ctx, &mcp.CallToolParams{Name: "s__work", Arguments: map[string]any{}})
 	require.NoError(t, err)
