@@ -117,6 +117,9 @@ type TunnelStats struct {
 type tunnels struct {
 	m       *Member
 	handler atomic.Pointer[http.Handler] // the gateway's session handler
+	// send sends one message to another member's actor (the member's
+	// system; tests replace it).
+	send func(*actor.PID, *pcluster.GrainRequest)
 
 	mu  sync.Mutex
 	out map[string]*exchange               // through this member, by id
@@ -140,7 +143,8 @@ type framed struct {
 }
 
 func newTunnels(m *Member) *tunnels {
-	return &tunnels{m: m, out: map[string]*exchange{}, in: map[string]context.CancelCauseFunc{}}
+	return &tunnels{m: m, out: map[string]*exchange{}, in: map[string]context.CancelCauseFunc{},
+		send: func(pid *actor.PID, msg *pcluster.GrainRequest) { m.system.Root.Send(pid, msg) }}
 }
 
 // Tunnels are the counters of the legacy session exchanges through and on
@@ -173,24 +177,35 @@ func (a *streamsActor) Receive(ctx actor.Context) {
 	case typeSessionRequest:
 		go a.t.serve(m, body)
 	case typeSessionCancel:
-		a.t.mu.Lock()
-		cancel := a.t.in[m.ID]
-		a.t.mu.Unlock()
-		if cancel != nil {
-			cancel(errClientGone)
-		}
+		a.t.cancel(m.ID)
 	case typeSessionHead, typeSessionChunk, typeSessionEnd:
-		a.t.mu.Lock()
-		ex := a.t.out[m.ID]
-		a.t.mu.Unlock()
-		if ex == nil {
-			return // its exchange ended (its client went, or it overflowed)
-		}
-		select {
-		case ex.ch <- framed{msg.MessageTypeName, m, body}:
-		default:
-			ex.once.Do(func() { close(ex.overflow) })
-		}
+		a.t.deliver(framed{msg.MessageTypeName, m, body})
+	}
+}
+
+// cancel ends the exchange id served here: its downstream client went.
+func (t *tunnels) cancel(id string) {
+	t.mu.Lock()
+	cancel := t.in[id]
+	t.mu.Unlock()
+	if cancel != nil {
+		cancel(errClientGone)
+	}
+}
+
+// deliver queues f for its exchange's handler; past tunnelQueue the
+// exchange overflows.
+func (t *tunnels) deliver(f framed) {
+	t.mu.Lock()
+	ex := t.out[f.msg.ID]
+	t.mu.Unlock()
+	if ex == nil {
+		return // its exchange ended (its client went, or it overflowed)
+	}
+	select {
+	case ex.ch <- f:
+	default:
+		ex.once.Do(func() { close(ex.overflow) })
 	}
 }
 
@@ -301,10 +316,9 @@ func (s *Servers) Tunnel(w http.ResponseWriter, r *http.Request, member string) 
 		t.mu.Unlock()
 	}()
 	t.started.Add(1)
-	root := s.m.system.Root
 	to := actor.NewPID(member, streamsName)
-	root.Send(to, frame(typeSessionRequest, exchangeMsg{ID: id, ReplyTo: s.m.Address(), Method: r.Method, Host: r.Host, Header: carried(r.Header)}, body))
-	cancelThere := func() { root.Send(to, frame(typeSessionCancel, exchangeMsg{ID: id}, nil)) }
+	t.send(to, frame(typeSessionRequest, exchangeMsg{ID: id, ReplyTo: s.m.Address(), Method: r.Method, Host: r.Host, Header: carried(r.Header)}, body))
+	cancelThere := func() { t.send(to, frame(typeSessionCancel, exchangeMsg{ID: id}, nil)) }
 	rc := http.NewResponseController(w)
 	var head http.Header // the holder's, once it came
 	var next int64
@@ -384,7 +398,8 @@ func failLost(w http.ResponseWriter, head http.Header, body []byte, why string) 
 // serve serves here an exchange another member handed over, with the
 // gateway's session handler, streaming its answer back.
 func (t *tunnels) serve(m exchangeMsg, body []byte) {
-	sw := &streamWriter{root: t.m.system.Root, to: actor.NewPID(m.ReplyTo, streamsName), id: m.ID, header: http.Header{}}
+	to := actor.NewPID(m.ReplyTo, streamsName)
+	sw := &streamWriter{send: func(msg *pcluster.GrainRequest) { t.send(to, msg) }, id: m.ID, header: http.Header{}}
 	hp := t.handler.Load()
 	s := t.m.servers.Load()
 	if hp == nil || s == nil {
@@ -402,6 +417,7 @@ func (t *tunnels) serve(m exchangeMsg, body []byte) {
 	if len(t.in) >= MaxTunnels {
 		t.mu.Unlock()
 		t.refused.Add(1)
+		sw.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		sw.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = fmt.Fprintf(sw, "Service unavailable: %d session requests from the other members in flight on member %s, its limit\n", MaxTunnels, t.m.Address())
 		sw.end("")
@@ -444,8 +460,7 @@ func (t *tunnels) serve(m exchangeMsg, body []byte) {
 // the handler writes goes back to the receiving member, one chunk per
 // flush.
 type streamWriter struct {
-	root   *actor.RootContext
-	to     *actor.PID
+	send   func(*pcluster.GrainRequest) // to the receiving member
 	id     string
 	header http.Header
 
@@ -469,7 +484,7 @@ func (w *streamWriter) writeHeader(status int) {
 		return
 	}
 	w.wrote = true
-	w.send(typeSessionHead, exchangeMsg{Status: status, Header: carried(w.header)}, nil)
+	w.message(typeSessionHead, exchangeMsg{Status: status, Header: carried(w.header)}, nil)
 }
 
 func (w *streamWriter) Write(p []byte) (int, error) {
@@ -481,7 +496,7 @@ func (w *streamWriter) Write(p []byte) (int, error) {
 	w.writeHeader(http.StatusOK)
 	w.buf = append(w.buf, p...)
 	for len(w.buf) >= tunnelChunk {
-		w.send(typeSessionChunk, exchangeMsg{}, w.buf[:tunnelChunk:tunnelChunk])
+		w.message(typeSessionChunk, exchangeMsg{}, w.buf[:tunnelChunk:tunnelChunk])
 		w.buf = w.buf[tunnelChunk:]
 	}
 	return len(p), nil
@@ -501,7 +516,7 @@ func (w *streamWriter) flush() {
 	}
 	w.writeHeader(http.StatusOK)
 	if len(w.buf) > 0 {
-		w.send(typeSessionChunk, exchangeMsg{}, w.buf)
+		w.message(typeSessionChunk, exchangeMsg{}, w.buf)
 		w.buf = nil
 	}
 }
@@ -517,16 +532,16 @@ func (w *streamWriter) end(errText string) {
 		return
 	}
 	w.ended = true
-	w.send(typeSessionEnd, exchangeMsg{Error: errText}, nil)
+	w.message(typeSessionEnd, exchangeMsg{Error: errText}, nil)
 }
 
 // fail ends the exchange with an error, said to the client as a 502 when
 // nothing was written yet.
 func (w *streamWriter) fail(why string) { w.end(why) }
 
-// send sends one message of the answer, in order. Called with mu held.
-func (w *streamWriter) send(typeName string, m exchangeMsg, body []byte) {
+// message sends one message of the answer, in order. Called with mu held.
+func (w *streamWriter) message(typeName string, m exchangeMsg, body []byte) {
 	m.ID, m.Seq = w.id, w.seq
 	w.seq++
-	w.root.Send(w.to, frame(typeName, m, body))
+	w.send(frame(typeName, m, body))
 }
