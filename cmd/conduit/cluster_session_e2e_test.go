@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,11 +30,10 @@ import (
 // (the client's answer to a server→client request), or anything else
 // (notifications, GET, DELETE); it counts where each went.
 type spread struct {
-	mu    sync.Mutex
-	to    map[string]string // kind → member URL; "" the default
-	sent  map[string]int    // "kind → URL"
-	ids   []string          // the Mcp-Session-Id of each request that had one
-	other string
+	mu   sync.Mutex
+	to   map[string]string // kind → member URL; "" the default
+	sent map[string]int    // "kind → URL"
+	ids  []string          // the Mcp-Session-Id of each request that had one
 }
 
 func (s *spread) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -168,6 +168,26 @@ func TestGatewayClusterLegacySessionThroughOtherMembers(t *testing.T) {
 	require.ErrorIs(t, <-failed, context.Canceled)
 	require.True(t, marks.Scan())
 	assert.Equal(t, "cancelled", marks.Text(), "the server got notifications/cancelled")
+
+	// The cost of the hop: the same session's calls sent to the member
+	// holding it, then through another (docs/cluster.md's figure).
+	direct, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: members[0].url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	defer direct.Close()
+	for _, c := range []struct {
+		path string
+		cs   *mcp.ClientSession
+	}{{"direct", direct}, {"through another member", cs}} {
+		var took []time.Duration
+		for range 200 {
+			start := time.Now()
+			_, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "s__work", Arguments: map[string]any{}})
+			require.NoError(t, err)
+			took = append(took, time.Since(start))
+		}
+		slices.Sort(took)
+		t.Logf("legacy call %s: p50 %v, p90 %v (200 calls)", c.path, took[100].Round(10*time.Microsecond), took[180].Round(10*time.Microsecond))
+	}
 
 	// DELETE through member 3 ends the session where it lives.
 	require.NoError(t, cs.Close())
