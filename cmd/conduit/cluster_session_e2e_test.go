@@ -193,10 +193,7 @@ func TestGatewayClusterLegacySessionThroughOtherMembers(t *testing.T) {
 	require.NoError(t, cs.Close())
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, members[1].url, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
 	require.NoError(t, err)
-	req.Header.Set("Mcp-Session-Id", id)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	legacyHeaders(req, id)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	_ = resp.Body.Close()
@@ -248,9 +245,7 @@ func TestGatewayClusterLegacySessionHolderKilled(t *testing.T) {
 	for _, m := range members[1:] {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.url, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
 		require.NoError(t, err)
-		req.Header.Set("Mcp-Session-Id", id)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		legacyHeaders(req, id)
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		body, _ := io.ReadAll(resp.Body)
@@ -265,4 +260,12 @@ func TestGatewayClusterLegacySessionHolderKilled(t *testing.T) {
 	res, err := fresh.CallTool(ctx, &mcp.CallToolParams{Name: "s__work", Arguments: map[string]any{}})
 	require.NoError(t, err)
 	assert.Regexp(t, `^pid \d+$`, res.Content[0].(*mcp.TextContent).Text)
+}
+
+// legacyHeaders are those of a legacy session's POST.
+func legacyHeaders(req *http.Request, id string) {
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 }
