@@ -29,6 +29,7 @@ import (
 	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
 	"github.com/asynkron/protoactor-go/remote"
 	"github.com/labstack/echo"
+	"google.golang.org/grpc"
 
 	"github.com/conduitmcp/conduit/host"
 )
@@ -79,6 +80,7 @@ type Member struct {
 	c      *pcluster.Cluster
 
 	servers  atomic.Pointer[Servers] // its gateway's view, once made
+	tunnels  *tunnels                // the legacy session exchanges through and on it (sessions.go)
 	draining atomic.Bool             // Drain began: the health endpoint answers 503
 	busy     atomic.Int64            // grain requests in flight on this member
 	// Cut counts requests in flight on a grain that stopped here which
@@ -128,6 +130,7 @@ func Join(cfg host.Config, opts Options) (m *Member, err error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	m = &Member{cfg: cfg, opts: opts, logger: logger, hosts: map[string]*host.Host{}}
+	m.tunnels = newTunnels(m)
 	protoLogs := slog.New(slog.DiscardHandler)
 	if logger.Enabled(context.Background(), slog.LevelDebug) {
 		protoLogs = logger.With("lib", "protoactor")
@@ -150,7 +153,9 @@ func Join(cfg host.Config, opts Options) (m *Member, err error) {
 		return c.JSON(http.StatusOK, node)
 	})
 	provider := automanaged.NewWithTesting(opts.Refresh, opts.HealthPort, health, opts.Seeds...)
-	rc := remote.Configure(hostName, port)
+	// A session exchange's request carries its body (MaxTunnelBody) whole;
+	// gRPC's default bound of a received message is that size.
+	rc := remote.Configure(hostName, port, remote.WithServerOptions(grpc.MaxRecvMsgSize(4*MaxTunnelBody)))
 	cc := pcluster.Configure(opts.Name, provider, disthash.New(), rc, pcluster.WithKinds(kind))
 	m.c = pcluster.New(m.system, cc)
 	defer func() {
@@ -163,6 +168,10 @@ func Join(cfg host.Config, opts Options) (m *Member, err error) {
 	if _, err := m.system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return &relayActor{m: m} }), relayName); err != nil {
 		m.c.Shutdown(false)
 		return nil, fmt.Errorf("cluster: relay actor: %w", err)
+	}
+	if _, err := m.system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return &streamsActor{t: m.tunnels} }), streamsName); err != nil {
+		m.c.Shutdown(false)
+		return nil, fmt.Errorf("cluster: session streams actor: %w", err)
 	}
 	return m, nil
 }

@@ -154,6 +154,7 @@ func New(cfg host.Config, opts Options) (*Gateway, error) {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	}
 	g.serverOptions(so)
+	g.sessionIDs(so)
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: cmp.Or(opts.Name, "conduit-gateway"), Version: cmp.Or(opts.Version, "dev")}, so)
 	g.srv.AddReceivingMiddleware(g.setLevel, g.noteSessions)
 	go g.follow()

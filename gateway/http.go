@@ -35,6 +35,17 @@ func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 	// handler's: the go-sdk's Close waits for the session's requests.
 	sessions := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: g.logger})
 	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: g.logger, Stateless: true, PropagateRequestCancellation: true})
+	local := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+			// The session's calls are cancelled upstream first: the
+			// go-sdk's DELETE waits for them to return.
+			g.sessions.end(id, errSessionDeleted)
+		}
+		sessions.ServeHTTP(w, r)
+	})
+	if sm := g.sessionMembers(); sm != nil {
+		sm.ServeSessions(local) // the other members' tunnels to the sessions held here
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if o.Token != "" && !bearer(r, o.Token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="conduit-gateway"`)
@@ -49,12 +60,10 @@ func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 			stateless.ServeHTTP(w, r)
 			return
 		}
-		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
-			// The session's calls are cancelled upstream first: the
-			// go-sdk's DELETE waits for them to return.
-			g.sessions.end(id, errSessionDeleted)
+		if g.tunnelled(w, r) { // a session another member holds (tunnel.go)
+			return
 		}
-		sessions.ServeHTTP(w, r)
+		local.ServeHTTP(w, r)
 	})
 }
 
