@@ -138,7 +138,7 @@ func TestGatewayHostileLegacyRounds(t *testing.T) {
 	require.ErrorAs(t, err, &ce)
 	require.NotNil(t, ce.RPC)
 	assert.Equal(t, -32603, ce.RPC.Code)
-	assert.Equal(t, `conduit: tools/call: input request "k" is malformed`, ce.RPC.Message)
+	assert.Equal(t, `conduit: tools/call: protocol: input request "k" is malformed`, ce.RPC.Message)
 	assert.Equal(t, int64(0), asked.Load(), "nothing relayed")
 	assert.Equal(t, int64(1), calls.Load())
 
