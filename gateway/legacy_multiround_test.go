@@ -45,6 +45,11 @@ func TestGatewayLegacyUpstreamMultiRound(t *testing.T) {
 		require.Contains(t, res.InputRequests, "step2", "the server's key")
 		assert.Equal(t, "Step 2: What is your favorite color?", res.InputRequests["step2"].(*mcp.ElicitParams).Message)
 		assert.NotEqual(t, first, res.RequestState)
+		// The first round's state, replayed, does not resume the second.
+		_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}, RequestState: first,
+			InputResponses: mcp.InputResponseMap{"step2": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"color": "red"}}}})
+		assert.Equal(t, int64(-32602), rpcCode(err))
+		assert.ErrorContains(t, err, "requestState is not pending: already answered, or its call ended")
 		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}, RequestState: res.RequestState,
 			InputResponses: mcp.InputResponseMap{"step2": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"color": "blue"}}}})
 		require.NoError(t, err)

@@ -255,7 +255,7 @@ type relays struct {
 	stray func(server string)
 
 	mu      sync.Mutex
-	pending map[string]*pendingCall // parked, by id
+	pending map[string]*pendingCall // parked, by the key of their round (pendingCall.parked)
 	live    map[*pendingCall]struct{}
 }
 
@@ -284,6 +284,12 @@ type pendingCall struct {
 	// progress is its route's key (progressRoutes), "" when the client
 	// asked for no progress.
 	progress string
+
+	// parked is the key it is parked under, ID-ROUND (relays.mu): each
+	// round's requestState names its round, so that the state of an
+	// earlier round never resumes a later one. rounds counts its parks.
+	parked string
+	rounds int
 
 	mu      sync.Mutex
 	unpark  func()          // while parked on a gate
@@ -319,8 +325,8 @@ func (r *relays) start(what string) *pendingCall {
 		pc.setUnpark(nil)
 		r.mu.Lock()
 		delete(r.live, pc)
-		if r.pending[pc.id] == pc {
-			delete(r.pending, pc.id)
+		if r.pending[pc.parked] == pc {
+			delete(r.pending, pc.parked)
 		}
 		r.mu.Unlock()
 	})
@@ -370,7 +376,7 @@ func (pc *pendingCall) withdraw(a *ask) {
 	}
 	last := found && len(pc.held) == 0
 	pc.mu.Unlock()
-	if last && pc.relays.take(pc.id) == pc {
+	if last && pc.relays.unparked(pc) {
 		pc.cancel()
 	}
 }
@@ -402,19 +408,22 @@ func (pc *pendingCall) hold(a *ask) string {
 func (r *relays) park(pc *pendingCall, ttl time.Duration) string {
 	deadline := time.Now().Add(ttl)
 	r.mu.Lock()
-	r.pending[pc.id] = pc
+	pc.rounds++
+	key := pc.id + "-" + strconv.Itoa(pc.rounds)
+	pc.parked = key
+	r.pending[key] = pc
 	r.mu.Unlock()
 	pc.mu.Lock()
 	if pc.expires != nil {
 		pc.expires.Stop()
 	}
 	pc.expires = time.AfterFunc(ttl, func() {
-		if r.take(pc.id) == pc {
+		if r.take(key) == pc {
 			pc.cancel()
 		}
 	})
 	pc.mu.Unlock()
-	return r.seal(pc.id, deadline)
+	return r.seal(key, deadline)
 }
 
 // setUnpark forgets pc's parking on its gate, if any, and keeps unpark as
@@ -429,7 +438,19 @@ func (pc *pendingCall) setUnpark(unpark func()) {
 	}
 }
 
-// take removes the parked call id; nil when none is parked under it.
+// unparked removes pc from the parked calls and reports whether it was
+// parked.
+func (r *relays) unparked(pc *pendingCall) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending[pc.parked] != pc {
+		return false
+	}
+	delete(r.pending, pc.parked)
+	return true
+}
+
+// take removes the call parked under key; nil when none is parked under it.
 func (r *relays) take(id string) *pendingCall {
 	r.mu.Lock()
 	defer r.mu.Unlock()
