@@ -108,7 +108,7 @@ func inputRequest(a *ask) (mcp.InputRequest, error) {
 // The relay's callbacks: the host's handlers for every upstream server.
 
 func (r *relays) sampling(ctx context.Context, req *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) {
-	d, err := r.route(ctx, req.RequestContext, messages.MethodCreateMessage, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
+	d, err := r.route(ctx, req.RequestContext, messages.MethodCreateMessage, "", func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +147,7 @@ func (r *relays) sampling(ctx context.Context, req *conduit.SamplingRequest) (*c
 }
 
 func (r *relays) elicitation(ctx context.Context, req *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
-	d, err := r.route(ctx, req.RequestContext, messages.MethodElicit, func(c *mcp.ClientCapabilities) bool {
+	d, err := r.route(ctx, req.RequestContext, messages.MethodElicit, req.Mode, func(c *mcp.ClientCapabilities) bool {
 		if c.Elicitation == nil {
 			return false
 		}
@@ -182,7 +182,7 @@ func (r *relays) elicitation(ctx context.Context, req *conduit.ElicitationReques
 }
 
 func (r *relays) roots(ctx context.Context, req *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
-	d, err := r.route(ctx, req.RequestContext, messages.MethodListRoots, func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil })
+	d, err := r.route(ctx, req.RequestContext, messages.MethodListRoots, "", func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil })
 	if err != nil {
 		return nil, err
 	}
@@ -204,8 +204,9 @@ func (r *relays) roots(ctx context.Context, req *conduit.RootsRequest) (*conduit
 // route finds the downstream client of the call an input request belongs
 // to, from the call's assigns; it never guesses. An input that belongs to
 // no gateway call, or whose client did not declare the capability
-// (declared), is refused as an undeclared capability is.
-func (r *relays) route(ctx context.Context, rc conduit.RequestContext, method string, declared func(*mcp.ClientCapabilities) bool) (*downstream, error) {
+// (declared), is refused as an undeclared capability is; a modern client's
+// call then ends with -32021 (missingcap.go). mode is an elicitation's.
+func (r *relays) route(ctx context.Context, rc conduit.RequestContext, method, mode string, declared func(*mcp.ClientCapabilities) bool) (*downstream, error) {
 	d, _ := rc.Assigns[relayKey].(*downstream)
 	if d != nil {
 		d.asked.Store(true)
@@ -217,6 +218,9 @@ func (r *relays) route(ctx context.Context, rc conduit.RequestContext, method st
 		return nil, &messages.RPCError{Code: messages.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %s (it belongs to no call of a client of the gateway)", method)}
 	}
 	if d.caps == nil || !declared(d.caps) {
+		if d.call != nil {
+			d.call.lacks(method, neededCapability(method, mode))
+		}
 		return nil, &messages.RPCError{Code: messages.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %s (the client did not declare this capability)", method)}
 	}
 	// The session's actor admits it (its input budget) and keeps it
@@ -291,9 +295,13 @@ type pendingCall struct {
 	parked string
 	rounds int
 
-	mu      sync.Mutex
-	unpark  func()          // while parked on a gate
-	held    map[string]*ask // with the client, by input key
+	mu     sync.Mutex
+	unpark func()          // while parked on a gate
+	held   map[string]*ask // with the client, by input key
+	// missing is what the upstream asked for that the client did not
+	// declare (a ClientCapabilities), asked its methods (missingcap.go).
+	missing map[string]any
+	asked   []string
 	n       int
 	expires *time.Timer // while parked
 }
@@ -325,7 +333,9 @@ func (r *relays) start(what string) *pendingCall {
 		pc.setUnpark(nil)
 		r.mu.Lock()
 		delete(r.live, pc)
-		if r.pending[pc.parked] == pc {
+		// A parked round whose upstream asked for a capability the client
+		// lacks stays until it expires: its retry gets the -32021.
+		if r.pending[pc.parked] == pc && pc.missingErr() == nil {
 			delete(r.pending, pc.parked)
 		}
 		r.mu.Unlock()
@@ -478,6 +488,9 @@ func (r *relays) resume(state, what string, responses mcp.InputResponseMap) (*pe
 	pc := r.take(id)
 	if pc == nil {
 		return nil, errStateUsed
+	}
+	if err := pc.missingErr(); err != nil {
+		return nil, err
 	}
 	pc.setUnpark(nil)
 	pc.mu.Lock()
