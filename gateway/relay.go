@@ -182,6 +182,11 @@ func (r *relays) elicitation(ctx context.Context, req *conduit.ElicitationReques
 }
 
 func (r *relays) roots(ctx context.Context, req *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
+	if d, _ := req.Assigns[relayKey].(*downstream); d == nil && req.Invited {
+		// The server answers the list_changed a legacy session sent
+		// (roots_changed.go): it gets that session's roots.
+		return r.invitedRoots(ctx)
+	}
 	d, err := r.route(ctx, req.RequestContext, messages.MethodListRoots, "", func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil })
 	if err != nil {
 		return nil, err
@@ -258,9 +263,12 @@ type relays struct {
 	// stray is told the server of an input that belongs to no call.
 	stray func(server string)
 
-	mu      sync.Mutex
-	pending map[string]*pendingCall // parked, by the key of their round (pendingCall.parked)
-	live    map[*pendingCall]struct{}
+	mu sync.Mutex
+	// rootsFrom is the legacy session whose roots/list_changed the
+	// upstreams were told last (roots_changed.go).
+	rootsFrom *mcp.ServerSession
+	pending   map[string]*pendingCall // parked, by the key of their round (pendingCall.parked)
+	live      map[*pendingCall]struct{}
 }
 
 // newRelays makes a gateway's relays; key nil is a random one.
