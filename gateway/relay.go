@@ -183,9 +183,11 @@ func (r *relays) elicitation(ctx context.Context, req *conduit.ElicitationReques
 
 func (r *relays) roots(ctx context.Context, req *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
 	if d, _ := req.Assigns[relayKey].(*downstream); d == nil && req.Invited {
-		// The server answers the list_changed a legacy session sent
-		// (roots_changed.go): it gets that session's roots.
-		return r.invitedRoots(ctx)
+		if ss := r.invitedBy(); ss != nil {
+			// The server answers the list_changed a legacy session sent
+			// (roots_changed.go): it gets that session's roots.
+			return sessionRoots(ctx, ss)
+		}
 	}
 	d, err := r.route(ctx, req.RequestContext, messages.MethodListRoots, "", func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil })
 	if err != nil {

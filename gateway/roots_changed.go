@@ -4,12 +4,10 @@ package gateway
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/conduitmcp/conduit"
-	"github.com/conduitmcp/conduit/messages"
 )
 
 // rootsNotifier is an Upstream that can tell its servers the roots
@@ -40,17 +38,18 @@ func (g *Gateway) rootsChanged(ctx context.Context, req *mcp.RootsListChangedReq
 	}
 }
 
-// invitedRoots answers a server's roots/list that follows a forwarded
-// roots/list_changed (RequestContext.Invited) with the roots of the
-// session that sent it, when it declared roots and is still open; the
-// roots filter runs on the answer as on any other.
-func (r *relays) invitedRoots(ctx context.Context) (*conduit.ListRootsResult, error) {
+// invitedBy is the session whose roots a server's roots/list that follows
+// a forwarded roots/list_changed (RequestContext.Invited) gets: the last
+// legacy session that sent one, or nil.
+func (r *relays) invitedBy() *mcp.ServerSession {
 	r.mu.Lock()
-	ss := r.rootsFrom
-	r.mu.Unlock()
-	if ss == nil {
-		return nil, &messages.RPCError{Code: messages.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %s (it belongs to no call of a client of the gateway)", messages.MethodListRoots)}
-	}
+	defer r.mu.Unlock()
+	return r.rootsFrom
+}
+
+// sessionRoots asks a legacy session for its roots; the roots filter runs
+// on the answer as on any other.
+func sessionRoots(ctx context.Context, ss *mcp.ServerSession) (*conduit.ListRootsResult, error) {
 	res, err := ss.ListRoots(ctx, &mcp.ListRootsParams{})
 	if err != nil {
 		return nil, upstreamError(err)
