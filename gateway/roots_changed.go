@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/messages"
 )
 
 // rootsNotifier is an Upstream that can tell its servers the roots
@@ -23,17 +24,43 @@ type rootsNotifier interface {
 // server that asks during a call gets that call's session's roots, as
 // always.
 func (g *Gateway) rootsChanged(ctx context.Context, req *mcp.RootsListChangedRequest) {
-	if req.Session == nil || modern(req.Session) {
+	ss := req.Session
+	if ss == nil || modern(ss) {
 		return
+	}
+	if p := ss.InitializeParams(); p == nil || p.Capabilities == nil || p.Capabilities.RootsV2 == nil {
+		return // it declared no roots: it has none to tell
 	}
 	n, ok := g.h.(rootsNotifier)
 	if !ok {
 		return // a cluster's servers: not forwarded (docs/gateway.md)
 	}
-	g.relay.mu.Lock()
-	g.relay.rootsFrom = req.Session
-	g.relay.mu.Unlock()
-	if err := n.RootsChanged(context.WithoutCancel(ctx), ""); err != nil {
+	s := g.sessions.of(ss)
+	if s == nil {
+		return
+	}
+	// Each forward is one of the session's inputs: a session that floods
+	// list_changed is held to its input budget, as its inputs are.
+	fctx, done := context.WithCancel(context.WithoutCancel(ctx))
+	defer done()
+	if err := s.input(fctx, "", messages.MethodRootsListChanged); err != nil {
+		g.logger.Warn("gateway: a session's roots/list_changed was not forwarded", "session", s.id, "err", err, "refused", g.sessions.stats().InputsRefused)
+		return
+	}
+	r := g.relay
+	r.mu.Lock()
+	r.rootsFrom = ss
+	r.mu.Unlock()
+	s.rootsNoted.Do(func() {
+		context.AfterFunc(s.ctx, func() {
+			r.mu.Lock()
+			if r.rootsFrom == ss {
+				r.rootsFrom = nil
+			}
+			r.mu.Unlock()
+		})
+	})
+	if err := n.RootsChanged(fctx, ""); err != nil {
 		g.logger.Warn("gateway: a session's roots/list_changed did not reach every server", "err", err)
 	}
 }

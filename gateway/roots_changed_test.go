@@ -4,14 +4,18 @@ package gateway
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/time/rate"
 
 	"github.com/conduitmcp/conduit"
 	"github.com/conduitmcp/conduit/host"
@@ -68,4 +72,49 @@ func TestGatewayForwardsRootsListChanged(t *testing.T) {
 		t.Fatalf("a second roots/list: %s", got)
 	case <-time.After(100 * time.Millisecond):
 	}
+}
+
+// A session that floods roots/list_changed is held to its input budget:
+// past it a notification is not forwarded, and is counted.
+func TestGatewayRootsListChangedBudgeted(t *testing.T) {
+	var told atomic.Int64
+	s := mcp.NewServer(&mcp.Implementation{Name: "roots", Version: "1"}, &mcp.ServerOptions{
+		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { told.Add(1) },
+	})
+	s.AddTool(&mcp.Tool{Name: "noop", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	g, url := serveWith(t, host.Config{Servers: map[string]host.Server{
+		"r": {URL: srv.URL, Conduit: host.Settings{Era: conduit.EraLegacy, Ping: host.PingPolicy{Interval: -1}}},
+	}}, Options{Sessions: SessionLimits{InputRateLimit: rate.Limit(1e-6), InputBurst: 2}})
+
+	post := func(sid, body string) *http.Response {
+		req, err := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, res.Body)
+		_ = res.Body.Close()
+		return res
+	}
+	res := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"flood","version":"1"}}}`)
+	sid := res.Header.Get("Mcp-Session-Id")
+	require.NotEmpty(t, sid)
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for range 10 {
+		assert.Equal(t, http.StatusAccepted, post(sid, `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`).StatusCode)
+	}
+	assert.Eventually(t, func() bool { return g.SessionStats().InputsRefused == 8 }, 10*time.Second, 10*time.Millisecond, "8 of 10 over the budget")
+	assert.Eventually(t, func() bool { return told.Load() == 2 }, 10*time.Second, 10*time.Millisecond, "2 of 10 forwarded")
 }
