@@ -182,8 +182,8 @@ func (r *relays) elicitation(ctx context.Context, req *conduit.ElicitationReques
 }
 
 func (r *relays) roots(ctx context.Context, req *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
-	if d, _ := req.Assigns[relayKey].(*downstream); d == nil && req.Invited {
-		if ss := r.invitedBy(); ss != nil {
+	if d, _ := req.Assigns[relayKey].(*downstream); d == nil {
+		if ss := r.invitedBy(req.ServerID); ss != nil {
 			// The server answers the list_changed a legacy session sent
 			// (roots_changed.go): it gets that session's roots.
 			return sessionRoots(ctx, ss)
@@ -267,8 +267,10 @@ type relays struct {
 
 	mu sync.Mutex
 	// rootsFrom is the legacy session whose roots/list_changed the
-	// upstreams were told last (roots_changed.go).
+	// upstreams were told last, invited the servers told since whose
+	// roots/list has not come (roots_changed.go).
 	rootsFrom *mcp.ServerSession
+	invited   map[string]bool
 	pending   map[string]*pendingCall // parked, by the key of their round (pendingCall.parked)
 	live      map[*pendingCall]struct{}
 }

@@ -20,7 +20,7 @@ type rootsNotifier interface {
 // rootsChanged forwards a legacy session's notifications/roots/list_changed
 // to every upstream server (Client.RootsChanged: legacy servers get the
 // notification, modern ones need none), and keeps the session as the one
-// whose roots the servers' answering roots/list gets (invitedRoots). A
+// whose roots the servers' answering roots/list gets (invitedBy). A
 // server that asks during a call gets that call's session's roots, as
 // always.
 func (g *Gateway) rootsChanged(ctx context.Context, req *mcp.RootsListChangedRequest) {
@@ -50,6 +50,12 @@ func (g *Gateway) rootsChanged(ctx context.Context, req *mcp.RootsListChangedReq
 	r := g.relay
 	r.mu.Lock()
 	r.rootsFrom = ss
+	if r.invited == nil {
+		r.invited = map[string]bool{}
+	}
+	for name := range g.cfg.Servers {
+		r.invited[name] = true
+	}
 	r.mu.Unlock()
 	s.rootsNoted.Do(func() {
 		context.AfterFunc(s.ctx, func() {
@@ -65,12 +71,19 @@ func (g *Gateway) rootsChanged(ctx context.Context, req *mcp.RootsListChangedReq
 	}
 }
 
-// invitedBy is the session whose roots a server's roots/list that follows
-// a forwarded roots/list_changed (RequestContext.Invited) gets: the last
-// legacy session that sent one, or nil.
-func (r *relays) invitedBy() *mcp.ServerSession {
+// invitedBy is the session whose roots server's roots/list gets when it
+// comes outside any call as the first since the server was told of a
+// legacy session's roots/list_changed (the server answering it): the last
+// such session. Nil otherwise (the request is refused as belonging to no
+// call). Conduit's client marks the same roots/list as invited for its
+// input budget (guards.Input.Invited).
+func (r *relays) invitedBy(server string) *mcp.ServerSession {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if !r.invited[server] {
+		return nil
+	}
+	delete(r.invited, server)
 	return r.rootsFrom
 }
 

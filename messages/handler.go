@@ -27,10 +27,6 @@ type RequestContext struct {
 	// InputsInRound is how many input requests the modern server's round
 	// holds, this one among them (0 for legacy requests).
 	InputsInRound int
-	// Invited marks a legacy roots/list that is the first after the
-	// client's notifications/roots/list_changed (Client.RootsChanged): the
-	// server answering the notification.
-	Invited bool
 }
 
 // SamplingRequest is a sampling/createMessage request after the guards.
