@@ -251,7 +251,19 @@ func (c *Client) callOn(ctx context.Context, s *session, method string, raw json
 				return nil, &Error{Kind: KindUsage, Method: method, Err: err}
 			}
 		}
-		return s.rt.Call(ctx, method, raw, opts)
+		res, err := s.rt.Call(ctx, method, raw, opts)
+		if err != nil || !asksForInput(method, res) {
+			return res, err
+		}
+		// A legacy result that asks for input (a go-sdk server's second
+		// round for a legacy client): the rounds go on as a modern call's,
+		// through the same pipeline, under the same cap (legacyrounds.go).
+		m := actors.Modern{
+			Method: method, Params: raw, Version: s.rt.Version(), Declared: c.declared,
+			MaxRounds: c.opts.MaxRounds, Legacy: true, Received: res,
+			Meta: func() ([]era.Member, error) { return nil, nil }, // raw has its _meta
+		}
+		return s.rt.CallModern(ctx, m, opts)
 	}
 	version := s.rt.Version()
 	m := actors.Modern{

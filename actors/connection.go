@@ -475,6 +475,24 @@ func (c *connection) ensureMailbox(ctx actor.Context) bool {
 	return true
 }
 
+// logicalHint is hint (the raw id of the request whose stream carried a
+// server request), or, when that request is a round of a logical call (a
+// legacy call's rounds, Modern.Legacy), the logical call's id: the tracker
+// knows the call by it.
+func (c *connection) logicalHint(hint string) string {
+	var id messages.ID
+	if hint == "" || id.UnmarshalJSON([]byte(hint)) != nil {
+		return hint
+	}
+	if p, ok := c.pending[id]; ok && !p.logical.IsZero() {
+		if _, ok := c.logicals[p.logical]; ok {
+			b, _ := p.logical.MarshalJSON()
+			return string(b)
+		}
+	}
+	return hint
+}
+
 func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint string) {
 	sess := c.shared.session.Load()
 	refuse := func(code int, outcome, format string, args ...any) {
@@ -542,7 +560,7 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	// child starts with its grant.
 	timeout := c.cfg.handlerTimeout(f.Method)
 	r := &request{}
-	r.grant = c.trk().inputStartedIn(&r.tracked, inputKey{request: f.ID}, hint, relatedTask(f.Params), timeout)
+	r.grant = c.trk().inputStartedIn(&r.tracked, inputKey{request: f.ID}, c.logicalHint(hint), relatedTask(f.Params), timeout)
 	invited := f.Method == messages.MethodListRoots && c.rootsInvited
 	if invited {
 		c.rootsInvited = false

@@ -45,6 +45,25 @@ type Modern struct {
 	// round.
 	Responses map[string]any
 	State     json.RawMessage
+	// Legacy runs the rounds on a legacy session: a result that asks for
+	// input (era.AsksForInput: inputRequests, with or without requestState,
+	// no resultType) is a round, answered through the same pipeline and
+	// retried with inputResponses and requestState as a modern round is;
+	// any other result ends the call. Meta gives only what a legacy
+	// request's _meta carries (the progress token, the trace context).
+	// Received is the result of the call's first request when it was
+	// already received (a legacy call that turned out to ask for input):
+	// the loop starts from it instead of sending.
+	Legacy   bool
+	Received json.RawMessage
+}
+
+// era is the era of m's session, as its inputs' records name it.
+func (m Modern) era() messages.Era {
+	if m.Legacy {
+		return messages.EraLegacy
+	}
+	return messages.EraModern
 }
 
 // CallModern runs a modern call with multi round-trip requests, in the
@@ -65,6 +84,10 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 	expired := make(chan error, 1)
 	rt.system.Root.Send(rt.pid, &logicalStart{id: logical, method: m.Method, timeout: opts.Timeout, maxTotal: opts.MaxTotalTimeout, assigns: opts.Assigns, expired: expired})
 	defer rt.system.Root.Send(rt.pid, &logicalEnd{id: logical})
+	if m.Legacy && rt.m.sh.traceCall(ctx, logical) {
+		// The spans of the server→client requests of its rounds.
+		defer rt.m.sh.untraceCall(logical)
+	}
 
 	protocolErr := func(format string, args ...any) error {
 		return &messages.Error{Kind: messages.KindProtocol, Method: m.Method, Message: fmt.Sprintf(format, args...)}
@@ -96,16 +119,19 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 		if err != nil {
 			return nil, &messages.Error{Kind: messages.KindUsage, Method: m.Method, Err: err} // the caller's progress token
 		}
-		params := own.With(extra, meta)
-		raw, err := rt.round(ctx, logical, m.Method, params, expired, opts.Header)
-		if err != nil {
+		var raw json.RawMessage
+		if round == 1 && m.Received != nil {
+			raw = m.Received
+		} else if raw, err = rt.round(ctx, logical, m.Method, own.With(extra, meta), expired, opts.Header); err != nil {
 			return nil, err
 		}
-		kind, err := era.ResultType(raw, m.Method, m.Tasks)
-		if err != nil {
+		if m.Legacy {
+			if !era.AsksForInput(raw) {
+				return raw, nil
+			}
+		} else if kind, err := era.ResultType(raw, m.Method, m.Tasks); err != nil {
 			return nil, protocolErr("%v", err)
-		}
-		if kind != era.ResultInputRequired {
+		} else if kind != era.ResultInputRequired {
 			return raw, nil
 		}
 		ir, err := era.ReadInputRequired(raw)
@@ -123,6 +149,7 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 			return nil, manualInput(m.Method, ir)
 		}
 		if err := m.capRounds(round, ir.InputRequests); err != nil {
+			rt.m.sh.active().counters.roundsCapped.Add(1)
 			return nil, err
 		}
 		state = ir.RequestState
@@ -329,7 +356,7 @@ func (rt *Runtime) refuseUndeclared(m Modern, reqs []inputRequest) error {
 	}
 	var first error
 	for _, r := range reqs {
-		rec := messages.AuditRecord{ServerID: rt.cfg.ServerID, Era: messages.EraModern, Method: r.method, Key: r.key}
+		rec := messages.AuditRecord{ServerID: rt.cfg.ServerID, Era: m.era(), Method: r.method, Key: r.key}
 		if allowed(r) {
 			rec.Time, rec.Outcome = time.Now(), guards.OutcomeCancelled
 			rt.m.sh.audit(rec, nil)
@@ -398,7 +425,7 @@ func (rt *Runtime) inputStarted(method string, logical messages.ID) (*inputGrant
 // outcome onto the error that ends the call, if any: an error on abort
 // (the call's deadline, or the connection's end) ends it with that error.
 func (rt *Runtime) answerInput(ctx context.Context, m Modern, r inputRequest, g *inputGrant, abort <-chan error) (any, error) {
-	rc := messages.RequestContext{Client: rt.cfg.Name, ServerID: rt.cfg.ServerID, Era: messages.EraModern, Assigns: rt.cfg.Assigns, InputKey: r.key, InputsInRound: r.round}
+	rc := messages.RequestContext{Client: rt.cfg.Name, ServerID: rt.cfg.ServerID, Era: m.era(), Assigns: rt.cfg.Assigns, InputKey: r.key, InputsInRound: r.round}
 	in := new(input).init(&rt.m.sh, guards.Input{Method: r.method, Params: r.params, Context: rc, Version: m.Version, Origin: rt.cfg.Origin}, r.key, rt.cfg.handlerTimeout(r.method))
 	o, aborted := in.run(ctx, g, abort)
 	switch o.ending {

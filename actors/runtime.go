@@ -184,7 +184,7 @@ func (s *shared) active() *activity {
 func (s *shared) count() *counters { return &s.active().counters }
 
 type counters struct {
-	serverRequests, busy, rateLimited, refused, notificationsDropped, notificationsDiscarded, logsDropped, malformed, unknownResponses, notificationPanics, writeQueueOverflows, unsubscribed atomic.Int64
+	serverRequests, busy, rateLimited, refused, notificationsDropped, notificationsDiscarded, logsDropped, malformed, unknownResponses, notificationPanics, writeQueueOverflows, unsubscribed, roundsCapped atomic.Int64
 }
 
 // refusedBy counts a guard's refusal of an input request in Stats: over
@@ -680,5 +680,6 @@ func (rt *Runtime) Stats() messages.Stats {
 		RootsWithheld:             rt.cfg.Guards.RootsWithheld(),
 		WriteQueueOverflows:       c.writeQueueOverflows.Load(),
 		Unsubscribed:              c.unsubscribed.Load(),
+		RoundsCapped:              c.roundsCapped.Load(),
 	}
 }

@@ -4,6 +4,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -82,6 +83,10 @@ func (g *Gateway) forward(ctx, traced context.Context, f forwarded, do upstreamR
 	}
 	if f.state != "" {
 		pc, err := g.relay.resume(f.state, f.what, f.responses)
+		var je *jsonrpc.Error
+		if errors.As(err, &je) {
+			return outcome{err: je} // -32021 (missingcap.go)
+		}
 		if err != nil {
 			return outcome{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}}
 		}
@@ -155,6 +160,14 @@ func (g *Gateway) await(ctx context.Context, pc *pendingCall) outcome {
 	select {
 	case a := <-pc.asks:
 		batch := pc.collect(a)
+		if err := pc.missingErr(); err != nil {
+			// Its upstream asked for a capability the client lacks
+			// meanwhile: the call is over (cancelled upstream).
+			for _, a := range batch {
+				a.fail(errCallEnded)
+			}
+			return outcome{err: err}
+		}
 		irs := mcp.InputRequestMap{}
 		ttl := time.Duration(0)
 		for _, a := range batch {
@@ -176,6 +189,9 @@ func (g *Gateway) await(ctx context.Context, pc *pendingCall) outcome {
 		}
 		return outcome{inputs: irs, state: state}
 	case <-pc.done:
+		if err := pc.missingErr(); err != nil {
+			return outcome{err: err}
+		}
 		return outcome{res: pc.res, err: pc.err}
 	case <-ctx.Done():
 		pc.cancel()

@@ -108,7 +108,7 @@ func inputRequest(a *ask) (mcp.InputRequest, error) {
 // The relay's callbacks: the host's handlers for every upstream server.
 
 func (r *relays) sampling(ctx context.Context, req *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) {
-	d, err := r.route(ctx, req.RequestContext, messages.MethodCreateMessage, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
+	d, err := r.route(ctx, req.RequestContext, messages.MethodCreateMessage, "", func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +147,7 @@ func (r *relays) sampling(ctx context.Context, req *conduit.SamplingRequest) (*c
 }
 
 func (r *relays) elicitation(ctx context.Context, req *conduit.ElicitationRequest) (*conduit.ElicitResult, error) {
-	d, err := r.route(ctx, req.RequestContext, messages.MethodElicit, func(c *mcp.ClientCapabilities) bool {
+	d, err := r.route(ctx, req.RequestContext, messages.MethodElicit, req.Mode, func(c *mcp.ClientCapabilities) bool {
 		if c.Elicitation == nil {
 			return false
 		}
@@ -182,7 +182,14 @@ func (r *relays) elicitation(ctx context.Context, req *conduit.ElicitationReques
 }
 
 func (r *relays) roots(ctx context.Context, req *conduit.RootsRequest) (*conduit.ListRootsResult, error) {
-	d, err := r.route(ctx, req.RequestContext, messages.MethodListRoots, func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil })
+	if d, _ := req.Assigns[relayKey].(*downstream); d == nil {
+		if ss := r.invitedBy(req.ServerID); ss != nil {
+			// The server answers the list_changed a legacy session sent
+			// (roots_changed.go): it gets that session's roots.
+			return sessionRoots(ctx, ss)
+		}
+	}
+	d, err := r.route(ctx, req.RequestContext, messages.MethodListRoots, "", func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil })
 	if err != nil {
 		return nil, err
 	}
@@ -204,8 +211,9 @@ func (r *relays) roots(ctx context.Context, req *conduit.RootsRequest) (*conduit
 // route finds the downstream client of the call an input request belongs
 // to, from the call's assigns; it never guesses. An input that belongs to
 // no gateway call, or whose client did not declare the capability
-// (declared), is refused as an undeclared capability is.
-func (r *relays) route(ctx context.Context, rc conduit.RequestContext, method string, declared func(*mcp.ClientCapabilities) bool) (*downstream, error) {
+// (declared), is refused as an undeclared capability is; a modern client's
+// call then ends with -32021 (missingcap.go). mode is an elicitation's.
+func (r *relays) route(ctx context.Context, rc conduit.RequestContext, method, mode string, declared func(*mcp.ClientCapabilities) bool) (*downstream, error) {
 	d, _ := rc.Assigns[relayKey].(*downstream)
 	if d != nil {
 		d.asked.Store(true)
@@ -217,6 +225,9 @@ func (r *relays) route(ctx context.Context, rc conduit.RequestContext, method st
 		return nil, &messages.RPCError{Code: messages.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %s (it belongs to no call of a client of the gateway)", method)}
 	}
 	if d.caps == nil || !declared(d.caps) {
+		if d.call != nil {
+			d.call.lacks(method, neededCapability(method, mode))
+		}
 		return nil, &messages.RPCError{Code: messages.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %s (the client did not declare this capability)", method)}
 	}
 	// The session's actor admits it (its input budget) and keeps it
@@ -254,9 +265,14 @@ type relays struct {
 	// stray is told the server of an input that belongs to no call.
 	stray func(server string)
 
-	mu      sync.Mutex
-	pending map[string]*pendingCall // parked, by id
-	live    map[*pendingCall]struct{}
+	mu sync.Mutex
+	// rootsFrom is the legacy session whose roots/list_changed the
+	// upstreams were told last, invited the servers told since whose
+	// roots/list has not come (roots_changed.go).
+	rootsFrom *mcp.ServerSession
+	invited   map[string]bool
+	pending   map[string]*pendingCall // parked, by the key of their round (pendingCall.parked)
+	live      map[*pendingCall]struct{}
 }
 
 // newRelays makes a gateway's relays; key nil is a random one.
@@ -285,9 +301,19 @@ type pendingCall struct {
 	// asked for no progress.
 	progress string
 
-	mu      sync.Mutex
-	unpark  func()          // while parked on a gate
-	held    map[string]*ask // with the client, by input key
+	// parked is the key it is parked under, ID-ROUND (relays.mu): each
+	// round's requestState names its round, so that the state of an
+	// earlier round never resumes a later one. rounds counts its parks.
+	parked string
+	rounds int
+
+	mu     sync.Mutex
+	unpark func()          // while parked on a gate
+	held   map[string]*ask // with the client, by input key
+	// missing is what the upstream asked for that the client did not
+	// declare (a ClientCapabilities), asked its methods (missingcap.go).
+	missing map[string]any
+	asked   []string
 	n       int
 	expires *time.Timer // while parked
 }
@@ -319,8 +345,10 @@ func (r *relays) start(what string) *pendingCall {
 		pc.setUnpark(nil)
 		r.mu.Lock()
 		delete(r.live, pc)
-		if r.pending[pc.id] == pc {
-			delete(r.pending, pc.id)
+		// A parked round whose upstream asked for a capability the client
+		// lacks stays until it expires: its retry gets the -32021.
+		if r.pending[pc.parked] == pc && pc.missingErr() == nil {
+			delete(r.pending, pc.parked)
 		}
 		r.mu.Unlock()
 	})
@@ -370,7 +398,7 @@ func (pc *pendingCall) withdraw(a *ask) {
 	}
 	last := found && len(pc.held) == 0
 	pc.mu.Unlock()
-	if last && pc.relays.take(pc.id) == pc {
+	if last && pc.relays.unparked(pc) {
 		pc.cancel()
 	}
 }
@@ -402,19 +430,22 @@ func (pc *pendingCall) hold(a *ask) string {
 func (r *relays) park(pc *pendingCall, ttl time.Duration) string {
 	deadline := time.Now().Add(ttl)
 	r.mu.Lock()
-	r.pending[pc.id] = pc
+	pc.rounds++
+	key := pc.id + "-" + strconv.Itoa(pc.rounds)
+	pc.parked = key
+	r.pending[key] = pc
 	r.mu.Unlock()
 	pc.mu.Lock()
 	if pc.expires != nil {
 		pc.expires.Stop()
 	}
 	pc.expires = time.AfterFunc(ttl, func() {
-		if r.take(pc.id) == pc {
+		if r.take(key) == pc {
 			pc.cancel()
 		}
 	})
 	pc.mu.Unlock()
-	return r.seal(pc.id, deadline)
+	return r.seal(key, deadline)
 }
 
 // setUnpark forgets pc's parking on its gate, if any, and keeps unpark as
@@ -429,7 +460,19 @@ func (pc *pendingCall) setUnpark(unpark func()) {
 	}
 }
 
-// take removes the parked call id; nil when none is parked under it.
+// unparked removes pc from the parked calls and reports whether it was
+// parked.
+func (r *relays) unparked(pc *pendingCall) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending[pc.parked] != pc {
+		return false
+	}
+	delete(r.pending, pc.parked)
+	return true
+}
+
+// take removes the call parked under key; nil when none is parked under it.
 func (r *relays) take(id string) *pendingCall {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -457,6 +500,9 @@ func (r *relays) resume(state, what string, responses mcp.InputResponseMap) (*pe
 	pc := r.take(id)
 	if pc == nil {
 		return nil, errStateUsed
+	}
+	if err := pc.missingErr(); err != nil {
+		return nil, err
 	}
 	pc.setUnpark(nil)
 	pc.mu.Lock()

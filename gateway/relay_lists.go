@@ -54,6 +54,7 @@ func (g *Gateway) serverOptions(o *mcp.ServerOptions) {
 	o.CompletionHandler = g.complete
 	o.SubscribeHandler = g.subscribe
 	o.UnsubscribeHandler = g.unsubscribe
+	o.RootsListChangedHandler = g.rootsChanged
 }
 
 // relayHandlers set the upstream clients' hooks for what is relayed down.

@@ -138,6 +138,9 @@ type session struct {
 	cancel context.CancelCauseFunc
 	ready  chan struct{} // closed once pid is set
 	ended  atomic.Bool
+	// rootsNoted: the gateway forgets the session's roots when it ends
+	// (roots_changed.go), registered once.
+	rootsNoted sync.Once
 }
 
 func newSessions(logger *slog.Logger, limits SessionLimits) *sessions {

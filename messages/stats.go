@@ -74,6 +74,11 @@ type Stats struct {
 	// server's list result kept for its ttlMs, until a list change of
 	// its kind.
 	CacheHits int64
+	// RoundsCapped counts calls failed at the cap on their input rounds
+	// (Options.MaxRounds): a server still asking for input, in a modern
+	// call's input_required results, a modern task's input_required
+	// statuses, or a legacy call's results that carry inputRequests.
+	RoundsCapped int64
 }
 
 // AssignSession is the assign (WithAssigns) that names, as a string, the
