@@ -149,7 +149,7 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 			return nil, manualInput(m.Method, ir)
 		}
 		if err := m.capRounds(round, ir.InputRequests); err != nil {
-			rt.m.sh.active().counters.roundsCapped.Add(1)
+			rt.m.sh.count().roundsCapped.Add(1)
 			return nil, err
 		}
 		state = ir.RequestState

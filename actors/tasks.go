@@ -76,7 +76,7 @@ func (l *Logical) BindTask(taskID string) {
 func (l *Logical) Answer(ctx context.Context, m Modern, reqs map[string]json.RawMessage) (map[string]any, error) {
 	l.rounds++
 	if err := m.capRounds(l.rounds, reqs); err != nil {
-		l.rt.m.sh.active().counters.roundsCapped.Add(1)
+		l.rt.m.sh.count().roundsCapped.Add(1)
 		return nil, err
 	}
 	return l.rt.gather(ctx, l.id, m, reqs, l.expired)
