@@ -32,8 +32,8 @@ var samplingNames = []string{"messages", "modelPreferences", "systemPrompt", "in
 
 // decodeSampling decodes sampling params, refusing params that are not an
 // object, lack "messages" (an array) or "maxTokens", or do not decode.
-func decodeSampling(raw json.RawMessage) (decodedSampling, *Refusal) {
-	if s, ok := fastSampling(raw); ok {
+func decodeSampling(raw json.RawMessage, mem *samplingMem) (decodedSampling, *Refusal) {
+	if s, ok := fastSampling(raw, mem); ok {
 		return s, nil
 	}
 	return decodeSamplingJSON(raw)
@@ -64,18 +64,41 @@ func decodeSamplingJSON(raw json.RawMessage) (decodedSampling, *Refusal) {
 	return s, nil
 }
 
-// fastSampling is decodeSampling's fast decoder.
-func fastSampling(raw json.RawMessage) (decodedSampling, bool) {
+// samplingMem is one allocation for what a sampling request of one
+// message with one content block (the common shape) is made of: the
+// request the handler receives, its message and its content block. The
+// fast decoder fills msg and block in place of slices of their own; a
+// request of more messages or blocks grows them as before (both slices
+// have capacity 1, so a handler's append copies).
+type samplingMem struct {
+	req   messages.SamplingRequest
+	msg   [1]messages.SamplingMessage
+	block [1]messages.ContentBlock
+}
+
+// fastSampling is decodeSampling's fast decoder. mem, if not nil, lends
+// the first message and its single content block their storage.
+func fastSampling(raw json.RawMessage, mem *samplingMem) (decodedSampling, bool) {
 	var s decodedSampling
 	if !jsonscan.Valid(raw) {
 		return s, false
 	}
 	p := &s.CreateMessageParams
+	var msgs []messages.SamplingMessage
+	var block []messages.ContentBlock
+	if mem != nil {
+		msgs, block = mem.msg[:0], mem.block[:0]
+	}
+	message := func(raw []byte) (messages.SamplingMessage, bool) {
+		m, ok := samplingMessage(raw, block)
+		block = nil // lent once, to the first message
+		return m, ok
+	}
 	ok := jsonscan.Struct(raw, samplingNames, func(name string, v []byte) bool {
 		ok := true
 		switch name {
 		case "messages":
-			p.Messages, ok = jsonscan.Slice(v, samplingMessage)
+			p.Messages, ok = jsonscan.SliceInto(msgs, v, message)
 		case "systemPrompt":
 			p.SystemPrompt, ok = jsonscan.String(v)
 		case "includeContext":
@@ -112,8 +135,9 @@ func fastSampling(raw json.RawMessage) (decodedSampling, bool) {
 // elicitation modes, includeContext), decoded without an allocation.
 var wireStrings = jsonscan.NewInterner("user", "assistant", messages.ModeForm, messages.ModeURL, "none", "thisServer", "allServers")
 
-// samplingMessage decodes one element of "messages".
-func samplingMessage(raw []byte) (messages.SamplingMessage, bool) {
+// samplingMessage decodes one element of "messages"; a single content
+// block (not an array) goes in block's storage when it has room.
+func samplingMessage(raw []byte, block []messages.ContentBlock) (messages.SamplingMessage, bool) {
 	var m messages.SamplingMessage
 	ok := jsonscan.Struct(raw, []string{"role", "content", "_meta"}, func(name string, v []byte) bool {
 		ok := true
@@ -121,7 +145,7 @@ func samplingMessage(raw []byte) (messages.SamplingMessage, bool) {
 		case "role":
 			m.Role, ok = wireStrings.String(v)
 		case "content":
-			m.Content, ok = contents(v)
+			m.Content, ok = contents(v, block)
 		case "_meta":
 			m.Meta = jsonscan.Raw(v)
 		}
@@ -132,11 +156,11 @@ func samplingMessage(raw []byte) (messages.SamplingMessage, bool) {
 
 // contents decodes what messages.Contents.UnmarshalJSON accepts: one block
 // or an array of blocks.
-func contents(raw []byte) (messages.Contents, bool) {
+func contents(raw []byte, block []messages.ContentBlock) (messages.Contents, bool) {
 	switch messages.FirstByte(raw) {
 	case '{':
 		b, ok := messages.FastContentBlock(raw)
-		return messages.Contents{Blocks: []messages.ContentBlock{b}}, ok
+		return messages.Contents{Blocks: append(block[:0], b)}, ok
 	case '[':
 		blocks, ok := jsonscan.Slice(raw, messages.FastContentBlock)
 		return messages.Contents{Blocks: blocks, Array: true}, ok

@@ -95,7 +95,7 @@ func TestFastDecodersAreJSON(t *testing.T) {
 		checkFastDecoders(t, in)
 	}
 	for _, in := range fastSamplingInputs {
-		if _, ok := fastSampling(json.RawMessage(in)); !ok {
+		if _, ok := fastSampling(json.RawMessage(in), nil); !ok {
 			t.Errorf("fastSampling(%s) did not answer", in)
 		}
 	}
@@ -134,7 +134,7 @@ func checkFastDecoders(t *testing.T, in string) {
 	if _, r := rawFields(raw); !reflect.DeepEqual(checkObject(raw), r) {
 		t.Fatalf("checkObject(%q) = %v, splitting says %v", in, checkObject(raw), r)
 	}
-	if got, ok := fastSampling(raw); ok {
+	if got, ok := fastSampling(raw, &samplingMem{}); ok {
 		want, r := decodeSamplingJSON(raw)
 		if r != nil {
 			t.Fatalf("fastSampling(%q) answered, encoding/json refuses: %s", in, r.Err.Message)

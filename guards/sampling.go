@@ -24,7 +24,8 @@ func (p *Pipeline) beforeSampling(in *Input) (any, *Refusal) {
 	if in.Context.Era == messages.EraLegacy && in.CallsInFlight <= 0 && !cfg.AllowIdle {
 		return nil, refuse(cfg.RejectionCode, "Sampling rejected: no call in flight")
 	}
-	w, r := decodeSampling(in.Params)
+	mem := &samplingMem{}
+	w, r := decodeSampling(in.Params, mem)
 	if r != nil {
 		return nil, r
 	}
@@ -68,7 +69,8 @@ func (p *Pipeline) beforeSampling(in *Input) (any, *Refusal) {
 	default:
 		params.IncludeContext = "none"
 	}
-	return &messages.SamplingRequest{RequestContext: in.Context, Params: params, Raw: in.Params}, nil
+	mem.req = messages.SamplingRequest{RequestContext: in.Context, Params: params, Raw: in.Params}
+	return &mem.req, nil
 }
 
 // positiveInt reads maxTokens: a JSON integer literal greater than zero,

@@ -57,6 +57,21 @@ func Slice[T any](raw []byte, elem func(raw []byte) (T, bool)) ([]T, bool) {
 	return out, ok
 }
 
+// SliceInto is Slice appending to buf[:0]: a caller that lends storage
+// for the common length saves the slice's allocation.
+func SliceInto[T any](buf []T, raw []byte, elem func(raw []byte) (T, bool)) ([]T, bool) {
+	out := buf[:0]
+	if out == nil {
+		out = []T{}
+	}
+	ok := Array(raw, func(e []byte) bool {
+		v, ok := elem(e)
+		out = append(out, v)
+		return ok
+	})
+	return out, ok
+}
+
 // Raw is value as a json.RawMessage field decodes it: a copy (null
 // included).
 func Raw(value []byte) json.RawMessage { return append(json.RawMessage(nil), value...) }
