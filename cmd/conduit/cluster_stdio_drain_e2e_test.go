@@ -48,7 +48,6 @@ func TestGatewayClusterDrainsAStdioMember(t *testing.T) {
 	require.NoError(t, err)
 	var stdioLog strings.Builder
 	stdio.Stderr = &stdioLog
-	defer func() { t.Logf("the stdio member's stderr:\n%s", stdioLog.String()) }()
 	require.NoError(t, stdio.Start())
 	web := member(1, "--listen", "127.0.0.1:0")
 	stderr, err := web.StderrPipe()
@@ -101,7 +100,7 @@ func TestGatewayClusterDrainsAStdioMember(t *testing.T) {
 	go func() { exited <- stdio.Wait() }()
 	select {
 	case err := <-exited:
-		assert.NoError(t, err, "the drained member exits 0")
+		assert.NoError(t, err, "the drained member exits 0; its stderr:\n%s", stdioLog.String())
 		t.Logf("the stdio member (holding the server: %v) exited %v after SIGTERM", heldByStdio, time.Since(term).Round(time.Millisecond))
 	case <-time.After(30 * time.Second):
 		t.Fatal("the stdio member did not exit")
