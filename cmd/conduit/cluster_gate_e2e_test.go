@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -352,4 +354,55 @@ func TestGatewayClusterProgressAndLogsReachTheCallingMember(t *testing.T) {
 		assert.Equal(t, "answer: ok", <-out)
 		assert.Equal(t, "done "+tag, next(t, marks))
 	}
+}
+
+// A modern client's round parked on the gate of the server's grain (its
+// call asked for input through one member, and the client has not come
+// back) is cancelled once a call through another member has waited 5 s
+// for the gate, as on one machine (docs/decisions.md #38): the waiting
+// call runs, and the late retry is refused as not pending.
+func TestGatewayClusterParkedRoundYieldsTheGate(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	members, marks, holder := askCluster(t, ctx, 2)
+	other := 1 - holder
+	client := mcp.NewClient(&mcp.Implementation{Name: "cluster-modern", Version: "1"}, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, errors.New("not called: rounds are answered by the test")
+		},
+	})
+	modern, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: members[other].url, DisableStandaloneSSE: true}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = modern.Close() })
+	res, err := modern.CallTool(ctx, &mcp.CallToolParams{Name: "s__ask", Arguments: map[string]any{"tag": "parked"}})
+	require.NoError(t, err)
+	require.True(t, res.NeedsInput(), "an input_required round")
+	require.Equal(t, "ask parked", next(t, marks))
+
+	near := newAsker(t, ctx, members[holder].url)
+	start := time.Now()
+	waiting := near.call(ctx, "b", false, nil)
+	waitLine(t, ctx, members[holder], 1, "a call waits for its server's gate", "server=s")
+	require.Equal(t, "b", <-near.asked)
+	t.Logf("the waiting call ran %v after it was sent", time.Since(start).Round(time.Millisecond))
+	assert.GreaterOrEqual(t, time.Since(start), 5*time.Second, "after the parked round's grace")
+	got := []string{next(t, marks), next(t, marks), next(t, marks)}
+	slices.Sort(got)
+	assert.Equal(t, []string{"ask b", "cancelled", "done parked"}, got)
+	lines := waitLine(t, ctx, members[holder], 1, "a modern client's parked round held a gated server while another call waited; cancelled upstream")
+	assert.Contains(t, lines[0], "server=s cancelled=1 total=1")
+	near.answers <- "for b"
+	assert.Equal(t, "answer: for b", <-waiting)
+
+	// The late retry: its call has ended.
+	var key string
+	for k := range res.InputRequests {
+		key = k
+	}
+	_, err = modern.CallTool(ctx, &mcp.CallToolParams{Name: "s__ask", Arguments: map[string]any{"tag": "parked"}, RequestState: res.RequestState,
+		InputResponses: mcp.InputResponseMap{key: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "late"}}}})
+	var je *jsonrpc.Error
+	require.ErrorAs(t, err, &je)
+	assert.Equal(t, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState is not pending: already answered, or its call ended"}, je)
 }
