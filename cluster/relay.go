@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -322,7 +321,12 @@ func (m *Member) sendLog(_ context.Context, nc conduit.NotificationContext, entr
 		return
 	}
 	s.mu.Lock()
-	members := slices.Collect(maps.Keys(s.members))
+	var members []string
+	for addr := range s.members {
+		if !s.lost[addr] { // nobody there: the remote would retry a dead address
+			members = append(members, addr)
+		}
+	}
 	s.mu.Unlock()
 	if !slices.Contains(members, m.Address()) {
 		members = append(members, m.Address())
