@@ -15,3 +15,12 @@ func ExampleAssignsOf() {
 	// acme
 	// true
 }
+
+// A layer that forwards calls reads the progress token a caller gave.
+func ExampleProgressTokenOf() {
+	fmt.Println(conduit.ProgressTokenOf(conduit.WithProgressToken("job-7")))
+	fmt.Println(conduit.ProgressTokenOf() == nil)
+	// Output:
+	// job-7
+	// true
+}

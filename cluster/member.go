@@ -89,9 +89,13 @@ type Member struct {
 	// Unattributed counts input requests of the servers it holds that
 	// belonged to no call it could name (refused -32601).
 	Unattributed atomic.Int64
+	// Orphaned counts calls on the servers it holds that were cancelled
+	// because the member that made them was lost.
+	Orphaned atomic.Int64
 
 	mu       sync.Mutex
-	hosts    map[string]*host.Host // the servers this member holds, by name
+	hosts    map[string]*host.Host   // the servers this member holds, by name
+	grains   map[string]*serverGrain // their activations, by name (register)
 	closed   bool
 	retiring sync.WaitGroup // hosts of stopped grains, until closed (Add under mu, before closed)
 }

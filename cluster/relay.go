@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
+	"strings"
 
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
@@ -31,6 +33,14 @@ const relayName = "conduit-relay"
 // originKey is the assign under which a call on the holding member carries
 // its origin to the input callbacks.
 const originKey = "conduit.cluster.origin"
+
+// callKey is the assign under which a call on the holding member carries
+// its *grainCall (its gate, whether it asked, whether it parks).
+const callKey = "conduit.cluster.call"
+
+// progressPrefix begins the progress token a holding member gives the
+// server for a call made elsewhere; the origin's call id follows.
+const progressPrefix = "conduit.cluster/"
 
 // MinSecret is the shortest shared secret a cluster takes.
 const MinSecret = 16
@@ -54,9 +64,17 @@ func (r *relayActor) Receive(ctx actor.Context) {
 	if !ok {
 		return
 	}
-	if msg.MessageTypeName == typeCancelResume {
+	switch msg.MessageTypeName {
+	case typeCancelResume:
 		if s := r.m.servers.Load(); s != nil {
 			s.cancelResume(msg.MessageData)
+		}
+		return
+	case typeProgress, typeLog:
+		// In arrival order, beside the actor: a slow downstream client
+		// holds up no other request.
+		if s := r.m.servers.Load(); s != nil {
+			s.note(msg)
 		}
 		return
 	}
@@ -96,8 +114,9 @@ func (r *relayActor) Receive(ctx actor.Context) {
 // assigns (what the gateway's input callbacks route by) and its ctx, which
 // ends with it.
 type call struct {
-	ctx     context.Context
-	assigns map[string]any
+	ctx      context.Context
+	assigns  map[string]any
+	progress any // the gateway's progress token, or nil
 }
 
 // open registers a call for its input requests and returns its origin and
@@ -108,7 +127,7 @@ func (s *Servers) open(ctx context.Context, opts []conduit.CallOption) (*origin,
 	id := hex.EncodeToString(b)
 	cctx, cancel := context.WithCancel(ctx)
 	s.mu.Lock()
-	s.calls[id] = &call{ctx: cctx, assigns: conduit.AssignsOf(opts...)}
+	s.calls[id] = &call{ctx: cctx, assigns: conduit.AssignsOf(opts...), progress: conduit.ProgressTokenOf(opts...)}
 	s.mu.Unlock()
 	return &origin{Member: s.m.Address(), Call: id}, func() {
 		cancel()
@@ -193,6 +212,9 @@ func (m *Member) forward(ctx context.Context, rc conduit.RequestContext, method,
 	o, _ := rc.Assigns[originKey].(*origin)
 	s := m.servers.Load()
 	if o == nil || s == nil {
+		if g := m.grain(rc.ServerID); g != nil {
+			g.gate.Stray() // what its gate learnt does not hold
+		}
 		m.Unattributed.Add(1)
 		m.logger.Warn("cluster: an input request belongs to no call this member can name; refused", "server", rc.ServerID, "method", method, "total", m.Unattributed.Load())
 		return &conduit.RPCError{Code: messages.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %s (it belongs to no call of a client of the gateway)", method)}
@@ -205,6 +227,14 @@ func (m *Member) forward(ctx context.Context, rc conduit.RequestContext, method,
 		InputKey: rc.InputKey, InputsInRound: rc.InputsInRound, Mode: mode, Params: p, Raw: raw})
 	if err != nil {
 		return err
+	}
+	if gc, _ := rc.Assigns[callKey].(*grainCall); gc != nil {
+		gc.asked.Store(true)
+		if gc.parks {
+			// Its modern client has the round: the call holds the gate
+			// parked until the retry answers it.
+			defer gc.gate.Park(func() { gc.cancel(context.Canceled) })()
+		}
 	}
 	resp, err := s.send(ctx, actor.NewPID(o.Member, relayName), typeInput, data, method, func(lost lostMember) error {
 		return &conduit.Error{Kind: conduit.KindTransport, Method: method, ConnectionEnded: true,
@@ -247,6 +277,118 @@ func (m *Member) inputHandlers(h *conduit.Handlers) {
 			return nil, err
 		}
 		return &out, nil
+	}
+	h.Progress = m.sendProgress
+	h.Log = m.sendLog
+}
+
+// sendProgress is the Progress hook of the servers this member holds: a
+// call's progress (its token names the call's origin) goes to the member
+// whose gateway made it.
+func (m *Member) sendProgress(_ context.Context, nc conduit.NotificationContext, p *conduit.Progress) {
+	token, _ := p.Token.(string)
+	id, ok := strings.CutPrefix(token, progressPrefix)
+	g := m.grain(nc.ServerID)
+	if !ok || g == nil {
+		return
+	}
+	gc := g.call(id)
+	if gc == nil {
+		return // its call has ended: as on one machine, it is dropped
+	}
+	data, err := json.Marshal(progressNote{Call: id, Server: nc.ServerID, Progress: p.Progress, Total: p.Total, Message: p.Message})
+	if err != nil {
+		return
+	}
+	m.system.Root.Send(actor.NewPID(gc.origin.Member, relayName), &pcluster.GrainRequest{MessageTypeName: typeProgress, MessageData: data})
+}
+
+// sendLog is the Log hook of the servers this member holds: an entry,
+// sanitised and rate-limited by the server's client here, goes to every
+// member (this one too), whose gateway relays it as it would a local
+// server's.
+func (m *Member) sendLog(_ context.Context, nc conduit.NotificationContext, entry *conduit.LoggingMessage) {
+	s := m.servers.Load()
+	if s == nil {
+		return
+	}
+	raw, err := json.Marshal(entry.Data)
+	if err != nil {
+		return
+	}
+	data, err := json.Marshal(logNote{Server: nc.ServerID, Level: entry.Level, Logger: entry.Logger, Data: raw})
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	var members []string
+	for addr := range s.members {
+		if !s.lost[addr] { // nobody there: the remote would retry a dead address
+			members = append(members, addr)
+		}
+	}
+	s.mu.Unlock()
+	if !slices.Contains(members, m.Address()) {
+		members = append(members, m.Address())
+	}
+	for _, addr := range members {
+		m.system.Root.Send(actor.NewPID(addr, relayName), &pcluster.GrainRequest{MessageTypeName: typeLog, MessageData: data})
+	}
+}
+
+// maxNotes bounds the progress notifications and log entries a member
+// has received from the others and not yet given its gateway; past it,
+// they are dropped and counted (Servers.NotesDropped).
+const maxNotes = 1024
+
+// note queues a progress notification or log entry for the gateway.
+func (s *Servers) note(msg *pcluster.GrainRequest) {
+	select {
+	case s.notes <- msg:
+	default:
+		if n := s.NotesDropped.Add(1); n&(n-1) == 0 { // 1, 2, 4, ...: said, not flooded
+			s.m.logger.Warn("cluster: progress or log entries from the servers' members came faster than the gateway relayed them; dropped", "total", n)
+		}
+	}
+}
+
+// relayNotes gives the gateway's hooks the notes of the queue, in arrival
+// order, until stop.
+func (s *Servers) relayNotes() {
+	defer close(s.notesDone)
+	for {
+		select {
+		case <-s.stop:
+			return
+		case msg := <-s.notes:
+			s.relayNote(msg)
+		}
+	}
+}
+
+func (s *Servers) relayNote(msg *pcluster.GrainRequest) {
+	s.mu.Lock()
+	h := s.handlers
+	s.mu.Unlock()
+	switch msg.MessageTypeName {
+	case typeProgress:
+		var n progressNote
+		if json.Unmarshal(msg.MessageData, &n) != nil || h.Progress == nil {
+			return
+		}
+		s.mu.Lock()
+		c := s.calls[n.Call]
+		s.mu.Unlock()
+		if c == nil || c.progress == nil {
+			return // its call has ended, or asked for none
+		}
+		h.Progress(c.ctx, conduit.NotificationContext{ServerID: n.Server}, &conduit.Progress{Token: c.progress, Progress: n.Progress, Total: n.Total, Message: n.Message})
+	case typeLog:
+		var n logNote
+		if json.Unmarshal(msg.MessageData, &n) != nil || h.Log == nil {
+			return
+		}
+		h.Log(context.Background(), conduit.NotificationContext{ServerID: n.Server}, &conduit.LoggingMessage{Level: n.Level, Logger: n.Logger, Data: n.Data})
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/gateway"
 	"github.com/conduitmcp/conduit/host"
 )
 
@@ -58,6 +59,13 @@ type Servers struct {
 	Resent atomic.Int64
 	// EventsDropped counts status events a slow subscriber lost.
 	EventsDropped atomic.Int64
+	// NotesDropped counts progress notifications and log entries from
+	// the servers' members that the gateway did not relay in time
+	// (maxNotes queued).
+	NotesDropped atomic.Int64
+
+	notes     chan *pcluster.GrainRequest // progress and log entries for the gateway, in arrival order
+	notesDone chan struct{}
 }
 
 // pending is a request in flight to the member at its address.
@@ -75,6 +83,7 @@ func (m *Member) Servers() *Servers {
 		lost: map[string]bool{}, topology: make(chan struct{}), rounds: make(chan struct{}), inflight: map[string]map[*pending]struct{}{},
 		calls: map[string]*call{}, draining: map[string]time.Time{}, subs: map[chan host.Event]struct{}{},
 		resumes: map[string]context.CancelFunc{},
+		notes:   make(chan *pcluster.GrainRequest, maxNotes), notesDone: make(chan struct{}),
 	}
 	m.servers.Store(s)
 	s.sub = m.system.EventStream.Subscribe(s.event)
@@ -82,8 +91,14 @@ func (m *Member) Servers() *Servers {
 		s.onTopology(&pcluster.ClusterTopology{Members: ms.Members(), Joined: ms.Members()}) // those that joined before
 	}
 	go s.keepAlive()
+	go s.relayNotes()
 	return s
 }
+
+// GatesServers says that the gate of each legacy stdio server (gateway.Gated)
+// runs in the server's grain, on the member holding it: the calls through
+// every member queue at that one gate (gateway.Gating).
+func (s *Servers) GatesServers() bool { return true }
 
 // event follows the cluster's topology and the remote's connections.
 func (s *Servers) event(ev any) {
@@ -136,7 +151,7 @@ func (s *Servers) onLost(addr, why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	until, drains := s.draining[addr]
-	if wait := time.Until(until); drains && wait > 0 && len(s.inflight[addr]) > 0 {
+	if wait := time.Until(until); drains && wait > 0 && (len(s.inflight[addr]) > 0 || s.m.madeCalls(addr)) {
 		time.AfterFunc(wait, func() { s.onLost(addr, why+", and its drain ended") })
 		return
 	}
@@ -158,6 +173,9 @@ func (s *Servers) onLost(addr, why string) {
 	}
 	delete(s.inflight, addr)
 	s.wake()
+	// The calls it made to the grains here end too: a call holding a
+	// server's gate releases it now, not at its deadline.
+	go s.m.orphan(addr, name, why)
 }
 
 // wake tells the requests waiting for a topology that it changed. Called
@@ -501,6 +519,7 @@ func (s *Servers) Close() error {
 		s.m.system.EventStream.Unsubscribe(s.sub)
 	}
 	<-s.done
+	<-s.notesDone
 	s.mu.Lock()
 	for ch := range s.subs {
 		close(ch)
@@ -551,20 +570,32 @@ func (s *Servers) Holder(server string) string {
 
 // CallTool calls tool on server's grain. The server's input requests come
 // back to this member, to the callbacks of HandleInput with the call's
-// assigns (conduit.WithAssigns); the other options (progress, input
-// responses) do not cross members.
+// assigns (conduit.WithAssigns), and so does its progress when opts ask
+// for it (conduit.WithProgressToken: to the Progress callback, under that
+// token); input responses given in advance do not cross members.
 func (s *Servers) CallTool(ctx context.Context, server, tool string, args any, opts ...conduit.CallOption) (*conduit.CallToolResult, error) {
 	raw, err := rawArgs(args)
 	if err != nil {
 		return nil, err
 	}
-	o, done := s.open(ctx, opts)
+	req, done := s.called(ctx, opts)
 	defer done()
+	req.Tool, req.Arguments = tool, raw
 	var out conduit.CallToolResult
-	if err := s.request(ctx, server, typeCallTool, request{Tool: tool, Arguments: raw, Origin: o}, &out); err != nil {
+	if err := s.request(ctx, server, typeCallTool, req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// called is the request of a call that may ask for input or report
+// progress: its origin (this member, the call's id here), whether its
+// client asked for progress, and whether its rounds park on a modern
+// client (gateway.AssignParks).
+func (s *Servers) called(ctx context.Context, opts []conduit.CallOption) (request, func()) {
+	o, done := s.open(ctx, opts)
+	parks, _ := conduit.AssignsOf(opts...)[gateway.AssignParks].(bool)
+	return request{Origin: o, Progress: conduit.ProgressTokenOf(opts...) != nil, Parks: parks}, done
 }
 
 func rawArgs(args any) (json.RawMessage, error) {
@@ -580,18 +611,24 @@ func rawArgs(args any) (json.RawMessage, error) {
 }
 
 // GetPrompt gets prompt name of server.
-func (s *Servers) GetPrompt(ctx context.Context, server, name string, args map[string]string, _ ...conduit.CallOption) (*conduit.GetPromptResult, error) {
+func (s *Servers) GetPrompt(ctx context.Context, server, name string, args map[string]string, opts ...conduit.CallOption) (*conduit.GetPromptResult, error) {
+	req, done := s.called(ctx, opts)
+	defer done()
+	req.Name, req.PromptArguments = name, args
 	var out conduit.GetPromptResult
-	if err := s.request(ctx, server, typeGetPrompt, request{Name: name, PromptArguments: args}, &out); err != nil {
+	if err := s.request(ctx, server, typeGetPrompt, req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
 // ReadResource reads uri of server.
-func (s *Servers) ReadResource(ctx context.Context, server, uri string, _ ...conduit.CallOption) (*conduit.ReadResourceResult, error) {
+func (s *Servers) ReadResource(ctx context.Context, server, uri string, opts ...conduit.CallOption) (*conduit.ReadResourceResult, error) {
+	req, done := s.called(ctx, opts)
+	defer done()
+	req.URI = uri
 	var out conduit.ReadResourceResult
-	if err := s.request(ctx, server, typeReadResource, request{URI: uri}, &out); err != nil {
+	if err := s.request(ctx, server, typeReadResource, req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

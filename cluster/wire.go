@@ -40,6 +40,12 @@ const (
 	// To a member's relay, without an answer: the downstream request of a
 	// Resume it serves ended on the member that sent it.
 	typeCancelResume = "conduit.cluster.v1.CancelResume" // {"id"}
+	// To a member's relay, without an answer, from the member holding a
+	// server: a progress notification of a call made there, and a log
+	// entry of the server (to every member), each after the holding
+	// member's client sanitised it (and rate-limited the entries).
+	typeProgress = "conduit.cluster.v1.Progress" // progressNote
+	typeLog      = "conduit.cluster.v1.Log"      // logNote
 
 	typeResult = "conduit.cluster.v1.Result"
 	typeError  = "conduit.cluster.v1.Error"
@@ -60,6 +66,33 @@ type request struct {
 	// Origin is where a CallTool's input requests go: the member whose
 	// gateway made the call, and the call's id there.
 	Origin *origin `json:"origin,omitempty"`
+	// Progress says that the call's client asked for progress: the
+	// holding member asks the server and sends each notification back
+	// to the origin (typeProgress).
+	Progress bool `json:"progress,omitempty"`
+	// Parks says that the call's client is modern: its input rounds park
+	// until the client's retry, and the server's gate may cancel it once
+	// another call has waited for it (docs/decisions.md #38).
+	Parks bool `json:"parks,omitempty"`
+}
+
+// progressNote is a progress notification of the call Call (an origin's
+// id), already sanitised by the holding member's client.
+type progressNote struct {
+	Call     string   `json:"call"`
+	Server   string   `json:"server"`
+	Progress float64  `json:"progress"`
+	Total    *float64 `json:"total,omitempty"`
+	Message  string   `json:"message,omitempty"`
+}
+
+// logNote is a log entry of Server, already sanitised and rate-limited by
+// the holding member's client.
+type logNote struct {
+	Server string          `json:"server"`
+	Level  string          `json:"level"`
+	Logger string          `json:"logger,omitempty"`
+	Data   json.RawMessage `json:"data,omitempty"`
 }
 
 // origin names a call on the member that made it.

@@ -150,7 +150,11 @@ func (g *Gateway) run(ctx context.Context, server, turn string, d *downstream, d
 		return nil, err
 	}
 	defer func() { release(d.asked.Load()) }()
-	return do(ctx, append(opts, conduit.WithAssigns(map[string]any{relayKey: d, conduit.AssignSession: d.sess.id}), declaredAs(d.caps))...)
+	assigns := map[string]any{relayKey: d, conduit.AssignSession: d.sess.id}
+	if d.call != nil {
+		assigns[AssignParks] = true
+	}
+	return do(ctx, append(opts, conduit.WithAssigns(assigns), declaredAs(d.caps))...)
 }
 
 // await waits for pc's next input round (returned with a requestState that

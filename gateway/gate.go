@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"golang.org/x/sync/semaphore"
+
+	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/host"
 )
 
 // exclusive is the weight of a call that runs alone on its server.
@@ -44,6 +47,10 @@ type gate struct {
 	preempted atomic.Int64
 	// onPreempt is told how many parked calls one wait cancelled.
 	onPreempt func(n int)
+	// waiting counts the calls waiting for their turn now; onWait, when
+	// set, is told of each call that has to wait, and how many wait.
+	waiting atomic.Int64
+	onWait  func(turn string, waiting int64)
 }
 
 type parkedCall struct {
@@ -105,6 +112,14 @@ func (gt *gate) acquire(ctx context.Context, tool string) (release func(asked bo
 		w = 1
 	}
 	gt.mu.Unlock()
+	if gt.sem.TryAcquire(w) {
+		return gt.releaser(tool, w), nil
+	}
+	n := gt.waiting.Add(1)
+	defer gt.waiting.Add(-1)
+	if gt.onWait != nil {
+		gt.onWait(tool, n)
+	}
 	for {
 		// Wait at most parkGrace at a time: a round parked that long while
 		// this call waits is cancelled, so no client that walked away
@@ -122,6 +137,11 @@ func (gt *gate) acquire(ctx context.Context, tool string) (release func(asked bo
 			gt.onPreempt(n)
 		}
 	}
+	return gt.releaser(tool, w), nil
+}
+
+// releaser ends a turn of weight w taken for tool.
+func (gt *gate) releaser(tool string, w int64) func(asked bool) {
 	return func(asked bool) {
 		gt.mu.Lock()
 		if asked {
@@ -131,19 +151,96 @@ func (gt *gate) acquire(ctx context.Context, tool string) (release func(asked bo
 		}
 		gt.mu.Unlock()
 		gt.sem.Release(w)
-	}, nil
+	}
 }
 
 // stray forgets what the gate of server learnt: an input of it belonged
 // to no call.
-func (g *Gateway) stray(server string) {
-	gt := g.serial[server]
+func (g *Gateway) stray(server string) { g.serial[server].stray() }
+
+// stray forgets what gt learnt: an input belonged to no call. A nil gate
+// learns nothing.
+func (gt *gate) stray() {
 	if gt == nil {
 		return
 	}
 	gt.mu.Lock()
 	clear(gt.plain)
 	gt.mu.Unlock()
+}
+
+// plainTurn takes a plain call's turn on gt (nil: none to take).
+func (gt *gate) plainTurn(ctx context.Context) (release func(), err error) {
+	if gt == nil {
+		return func() {}, nil
+	}
+	if err := gt.sem.Acquire(ctx, 1); err != nil {
+		return nil, err
+	}
+	return func() { gt.sem.Release(1) }, nil
+}
+
+// Gated reports whether the calls of s go through a gate (decision 37):
+// a stdio server not pinned to the modern era, whose wire cannot say
+// which call an input request belongs to.
+func Gated(s host.Server) bool { return s.URL == "" && s.Conduit.Era != conduit.EraModern }
+
+// Gate is the gate of one gated server (Gated) for an Upstream that runs
+// it where the server runs (Gating: package cluster's grains, so that the
+// calls of every member queue at one gate): a call that may ask for input
+// runs alone, a tool that ran without asking becomes plain and runs beside
+// other plain calls, and a call parked on a modern client's round is
+// cancelled once another has waited ParkGrace (decisions #37, #38). Its
+// methods are safe for concurrent use; a nil Gate admits every call.
+type Gate struct{ gt *gate }
+
+// inner is g's gate; nil (admits every call) for a nil Gate.
+func (g *Gate) inner() *gate {
+	if g == nil {
+		return nil
+	}
+	return g.gt
+}
+
+// ParkGrace is how long a parked call may hold a Gate while another call
+// waits for it.
+const ParkGrace = parkGrace
+
+// NewGate returns an open gate; onPreempt, when set, is told how many
+// parked calls one wait cancelled, and onWait of each call that has to
+// wait for its turn (its turn's key, and how many wait now).
+func NewGate(onPreempt func(n int), onWait func(turn string, waiting int64)) *Gate {
+	gt := newGate()
+	gt.onPreempt, gt.onWait = onPreempt, onWait
+	return &Gate{gt}
+}
+
+// Acquire waits for turn's turn (a tool's name, "prompt NAME", "resource
+// URI") within ctx; release, told whether the call asked for input, learns
+// from it.
+func (g *Gate) Acquire(ctx context.Context, turn string) (release func(asked bool), err error) {
+	return g.inner().acquire(ctx, turn)
+}
+
+// Plain takes a plain call's turn, for a request that asks no input (a
+// listing, a subscription, a log level).
+func (g *Gate) Plain(ctx context.Context) (release func(), err error) {
+	return g.inner().plainTurn(ctx)
+}
+
+// Park records that a call holding the gate waits for its modern client's
+// next round; cancel ends it. unpark forgets it.
+func (g *Gate) Park(cancel func()) (unpark func()) { return g.inner().park(cancel) }
+
+// Stray forgets what the gate learnt: an input belonged to no call.
+func (g *Gate) Stray() { g.inner().stray() }
+
+// Preempted counts the parked calls it cancelled.
+func (g *Gate) Preempted() int64 {
+	if g == nil {
+		return 0
+	}
+	return g.gt.preempted.Load()
 }
 
 // listTurn takes a plain call's turn on every gated server, in the order

@@ -106,16 +106,6 @@ func New(cfg host.Config, opts Options) (*Gateway, error) {
 		tools: map[string]exposed{}, prompts: map[string]exposed{}, resources: map[string]exposed{}, refused: map[string]bool{},
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
-	for name, s := range cfg.Servers {
-		if s.URL == "" && s.Conduit.Era != conduit.EraModern {
-			gt := newGate()
-			gt.onPreempt = func(n int) {
-				logger.Warn("gateway: a modern client's parked round held a gated server while another call waited; cancelled upstream",
-					"server", name, "cancelled", n, "total", gt.preempted.Load())
-			}
-			g.serial[name] = gt
-		}
-	}
 	if g.members = opts.Members; g.members != nil {
 		g.relay = newRelays(g.members.StateKey(), g.members.Self())
 	} else {
@@ -149,6 +139,18 @@ func New(cfg host.Config, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.h = h
+	if gating, ok := h.(Gating); !ok || !gating.GatesServers() {
+		for name, s := range cfg.Servers {
+			if Gated(s) {
+				gt := newGate()
+				gt.onPreempt = func(n int) {
+					logger.Warn("gateway: a modern client's parked round held a gated server while another call waited; cancelled upstream",
+						"server", name, "cancelled", n, "total", gt.preempted.Load())
+				}
+				g.serial[name] = gt
+			}
+		}
+	}
 	so := &mcp.ServerOptions{
 		Logger:       logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},

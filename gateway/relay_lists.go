@@ -153,14 +153,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 // request of the gateway's own in flight must not make a call's input
 // unattributable.
 func (g *Gateway) plainTurn(ctx context.Context, server string) (func(), error) {
-	gt := g.serial[server]
-	if gt == nil {
-		return func() {}, nil
-	}
-	if err := gt.sem.Acquire(ctx, 1); err != nil {
-		return nil, err
-	}
-	return func() { gt.sem.Release(1) }, nil
+	return g.serial[server].plainTurn(ctx)
 }
 
 // subscribe relays resources/subscribe: the first downstream subscriber of

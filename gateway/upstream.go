@@ -29,3 +29,18 @@ type Upstream interface {
 }
 
 var _ Upstream = (*host.Host)(nil)
+
+// Gating is implemented by an Upstream that runs the gate of each gated
+// server (Gated, decision 37) itself, where the server runs, for the calls
+// of every gateway that reaches it (package cluster: the gate lives with
+// the server's grain, so that calls through every member queue at one).
+// A gateway on such an Upstream gates none itself; it says in its calls'
+// assigns which parks its input rounds on a modern client (AssignParks).
+type Gating interface {
+	GatesServers() bool
+}
+
+// AssignParks is the assign (true) of an upstream call whose downstream
+// client is modern: its input rounds park until the client's retry, and a
+// gate may cancel it once another call has waited ParkGrace (decision 38).
+const AssignParks = "conduit.gateway.parks"

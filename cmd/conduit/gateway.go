@@ -149,6 +149,9 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 	if listen == "" {
 		err := g.ServeStdio(ctx)
 		cl.startDrain()()
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			err = nil // SIGTERM or SIGINT: a clean stop, as over HTTP
+		}
 		return err
 	}
 	ln, err := net.Listen("tcp", listen)

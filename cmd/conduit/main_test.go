@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(clusterServerEnv) == "1" {
 		os.Exit(clusterServer(os.Stdin, os.Stdout)) // cluster_e2e_test.go
 	}
+	if os.Getenv(clusterAskServerEnv) == "1" {
+		os.Exit(clusterAskServer(os.Stdin, os.Stdout)) // cluster_gate_e2e_test.go
+	}
 	if os.Getenv(rawTextServerEnv) == "1" {
 		// Re-executed as the raw-text server (rawtext_e2e_test.go).
 		os.Exit(rawTextServer(os.Stdin, os.Stdout))
