@@ -47,6 +47,9 @@ type Options struct {
 	// conduit_gateway_sessions_closed_total by reason and
 	// conduit_gateway_session_refusals_total by limit.
 	SessionStats func() (closed, refused map[string]int64)
+	// ClusterStats, when set, reads a cluster member's counters
+	// (conduit gateway --cluster): conduit_cluster_*.
+	ClusterStats func() ClusterStats
 	// RecentEvents is how many events the page keeps
 	// (DefaultRecentEvents).
 	RecentEvents int
@@ -109,6 +112,9 @@ func New(h Source, m *Metrics, opts Options) *Server {
 	}
 	if opts.SessionStats != nil {
 		m.reg.MustRegister(sessionCollector(opts.SessionStats))
+	}
+	if opts.ClusterStats != nil {
+		m.reg.MustRegister(clusterCollector(opts.ClusterStats))
 	}
 	s := &Server{
 		h: h, m: m, opts: opts,

@@ -126,7 +126,7 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 	}, SessionStats: func() (map[string]int64, map[string]int64) {
 		st := g.SessionStats()
 		return st.ClosedBy(), st.RefusedBy()
-	}})
+	}, ClusterStats: cl.adminStats()})
 	if err != nil {
 		return err
 	}

@@ -76,6 +76,24 @@ func (cl *clusterFlags) adminSource(g *gateway.Gateway) admin.Source {
 	return g.Host()
 }
 
+// adminStats reads the member's counters for --admin's /metrics
+// (conduit_cluster_*), or nil without --cluster.
+func (cl *clusterFlags) adminStats() func() admin.ClusterStats {
+	if cl.st.member == nil {
+		return nil
+	}
+	return func() admin.ClusterStats {
+		t := cl.st.member.Tunnels()
+		st := admin.ClusterStats{TunnelsOpen: t.Open, TunnelsServing: t.Serving, Orphaned: cl.st.member.Orphaned.Load(),
+			Tunnels: map[string]int64{"started": t.Started, "completed": t.Completed, "lost": t.Lost, "cancelled": t.Cancelled,
+				"overflowed": t.Overflowed, "gone": t.Gone, "refused": t.Refused}}
+		if cl.st.servers != nil {
+			st.NotesDropped = cl.st.servers.NotesDropped.Load()
+		}
+		return st
+	}
+}
+
 // startDrain begins the member's drain (cluster.Member.Drain, bounded by
 // --cluster-drain) and returns what waits for its end.
 func (cl *clusterFlags) startDrain() func() {

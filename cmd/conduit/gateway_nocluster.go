@@ -54,5 +54,6 @@ func (cl *clusterFlags) serve(*gateway.Gateway) {}
 func (cl *clusterFlags) startDrain() func()     { return func() {} }
 
 func (cl *clusterFlags) adminSource(g *gateway.Gateway) admin.Source { return g.Host() }
+func (cl *clusterFlags) adminStats() func() admin.ClusterStats       { return nil }
 func (cl *clusterFlags) settle(any) error                            { return nil }
 func (cl *clusterFlags) describe() string                            { return "" }

@@ -1,0 +1,51 @@
+package admin
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// ClusterStats are a cluster member's counters, read at each scrape
+// (cluster.Member.Tunnels, Member.Orphaned, Servers.NotesDropped).
+type ClusterStats struct {
+	// TunnelsOpen and TunnelsServing are the legacy session exchanges
+	// open now through this member and served on it.
+	TunnelsOpen, TunnelsServing int64
+	// Tunnels counts the exchanges by outcome: started, completed,
+	// lost, cancelled, overflowed, gone, refused.
+	Tunnels map[string]int64
+	// Orphaned counts calls on this member's servers cancelled because
+	// the member that asked left or died.
+	Orphaned int64
+	// NotesDropped counts progress notifications and log entries
+	// dropped on their way to the calling member.
+	NotesDropped int64
+}
+
+type clusterCollector func() ClusterStats
+
+var (
+	tunnelsOpenDesc = prometheus.NewDesc("conduit_cluster_tunnels_open",
+		"Legacy session exchanges open now, by side: through (this member relays to the session's holder), serving (this member holds the session).", []string{"side"}, nil)
+	tunnelsDesc = prometheus.NewDesc("conduit_cluster_tunnels_total",
+		"Legacy session exchanges through this member, by outcome: started, completed, lost (the holder died), cancelled, overflowed, gone (the client left), refused.", []string{"outcome"}, nil)
+	orphanedDesc = prometheus.NewDesc("conduit_cluster_calls_orphaned_total",
+		"Calls on this member's servers cancelled because the member that asked left or died.", nil, nil)
+	notesDroppedDesc = prometheus.NewDesc("conduit_cluster_notes_dropped_total",
+		"Progress notifications and log entries dropped on their way to the calling member.", nil, nil)
+)
+
+func (c clusterCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- tunnelsOpenDesc
+	ch <- tunnelsDesc
+	ch <- orphanedDesc
+	ch <- notesDroppedDesc
+}
+
+func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c()
+	ch <- prometheus.MustNewConstMetric(tunnelsOpenDesc, prometheus.GaugeValue, float64(st.TunnelsOpen), "through")
+	ch <- prometheus.MustNewConstMetric(tunnelsOpenDesc, prometheus.GaugeValue, float64(st.TunnelsServing), "serving")
+	for outcome, n := range st.Tunnels {
+		ch <- prometheus.MustNewConstMetric(tunnelsDesc, prometheus.CounterValue, float64(n), outcome)
+	}
+	ch <- prometheus.MustNewConstMetric(orphanedDesc, prometheus.CounterValue, float64(st.Orphaned))
+	ch <- prometheus.MustNewConstMetric(notesDroppedDesc, prometheus.CounterValue, float64(st.NotesDropped))
+}
