@@ -25,7 +25,7 @@ var (
 	tunnelsOpenDesc = prometheus.NewDesc("conduit_cluster_tunnels_open",
 		"Legacy session exchanges open now, by side: through (this member relays to the session's holder), serving (this member holds the session).", []string{"side"}, nil)
 	tunnelsDesc = prometheus.NewDesc("conduit_cluster_tunnels_total",
-		"Legacy session exchanges through this member, by outcome: started, completed, lost (the holder died), cancelled, overflowed, gone (the client left), refused.", []string{"outcome"}, nil)
+		"Legacy session exchanges through this member, by outcome: started (handed to the holder), completed (the holder answered), lost (the holder was lost in flight), cancelled (the client went first), overflowed (the client read too slowly), gone (the session's member is not in the cluster: 404), refused (over the exchange bound: 503).", []string{"outcome"}, nil)
 	orphanedDesc = prometheus.NewDesc("conduit_cluster_calls_orphaned_total",
 		"Calls on this member's servers cancelled because the member that asked left or died.", nil, nil)
 	notesDroppedDesc = prometheus.NewDesc("conduit_cluster_notes_dropped_total",
