@@ -216,6 +216,7 @@ func TestGatewayClusterServesAdmin(t *testing.T) {
 		assert.JSONEq(t, `{"ready":true,"not_ready":[]}`, body)
 		_, metrics := get(admins[i] + "metrics")
 		assert.Contains(t, metrics, `conduit_server_state{server="s",state="ready"} 1`, m.remote)
+		assert.Contains(t, metrics, "\nconduit_cluster_calls_orphaned_total 0\n", "the member's own counters, no member lost")
 		if m.cmd.Process.Pid == holderPID {
 			assert.Contains(t, metrics, `conduit_tool_calls_total{outcome="ok",server="s",tool="work"} 6`, "the holder counts every call")
 		} else {
