@@ -156,7 +156,7 @@ func startCluster(t *testing.T, n int, cfg string, flags ...string) []*clusterMe
 	for i := range n {
 		seeds = append(seeds, fmt.Sprintf("127.0.0.1:%d", ports[n+i]))
 	}
-	ready := regexp.MustCompile(`^conduit gateway: \d+ servers at (http://127\.0\.0\.1:\d+/mcp), member (\S+) of cluster c \((\d+) members\)$`)
+	ready := regexp.MustCompile(`^conduit gateway: \d+ servers at (http://127\.0\.0\.1:\d+/mcp), member (\S+) of cluster c \((\d+) members?\)$`)
 	members := make([]*clusterMember, n)
 	var wg sync.WaitGroup
 	for i := range n {

@@ -138,7 +138,7 @@ func (cl *clusterFlags) printEvent(ev cluster.Event) {
 	if ev.Why != "" {
 		line += " (" + ev.Why + ")"
 	}
-	_, _ = fmt.Fprintf(cl.out, "%s: %d members\n", line, ev.Members)
+	_, _ = fmt.Fprintf(cl.out, "%s: %s\n", line, pluralize(ev.Members, "member"))
 }
 
 // leave stops the member, once its gateway is closed.
@@ -158,5 +158,5 @@ func (cl *clusterFlags) describe() string {
 	if cl.st.member == nil {
 		return ""
 	}
-	return fmt.Sprintf(", member %s of cluster %s (%d members)", cl.st.member.Address(), cl.name, cl.st.servers.Members())
+	return fmt.Sprintf(", member %s of cluster %s (%s)", cl.st.member.Address(), cl.name, pluralize(cl.st.servers.Members(), "member"))
 }
