@@ -67,7 +67,7 @@ func (g *Gateway) forward(ctx, traced context.Context, f forwarded, do upstreamR
 			return outcome{err: err}
 		}
 		defer end()
-		d := &downstream{caps: f.caps, session: f.session, sess: s}
+		d := &downstream{caps: f.caps, session: f.session, request: ctx, sess: s}
 		if f.progress != nil {
 			opt, _, done := g.prog.open(ctx, f.session, f.progress)
 			defer done()

@@ -36,8 +36,10 @@ const modernVersion = "2026-07-28"
 type downstream struct {
 	caps *mcp.ClientCapabilities
 	// session is a legacy client's session: input goes as server→client
-	// requests on it.
+	// requests on it, related to request (the downstream request's
+	// context, see onStream).
 	session *mcp.ServerSession
+	request context.Context
 	// call is a modern client's pending call: input goes as input_required
 	// rounds of it.
 	call *pendingCall
@@ -107,6 +109,21 @@ func inputRequest(a *ask) (mcp.InputRequest, error) {
 
 // The relay's callbacks: the host's handlers for every upstream server.
 
+// onStream is ctx (an input handler's) with the values of the downstream
+// request's context: the go-sdk sends a server→client request on the
+// stream of the request its context names, and on the session's
+// standalone GET stream without one, which a client may not have opened
+// yet (the request was then refused "rejected by transport"). It ends
+// with ctx or with the downstream request.
+func (d *downstream) onStream(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d.request == nil {
+		return ctx, func() {}
+	}
+	rctx, cancel := context.WithCancel(d.request)
+	stop := context.AfterFunc(ctx, cancel)
+	return rctx, func() { stop(); cancel() }
+}
+
 func (r *relays) sampling(ctx context.Context, req *conduit.SamplingRequest) (*conduit.CreateMessageResult, error) {
 	d, err := r.route(ctx, req.RequestContext, messages.MethodCreateMessage, "", func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
 	if err != nil {
@@ -114,6 +131,8 @@ func (r *relays) sampling(ctx context.Context, req *conduit.SamplingRequest) (*c
 	}
 	var out conduit.CreateMessageResult
 	if d.session != nil {
+		ctx, done := d.onStream(ctx)
+		defer done()
 		var res any
 		var p mcp.CreateMessageParams
 		if len(req.Params.Tools) == 0 && remarshal(req.Params, &p) == nil {
@@ -161,6 +180,8 @@ func (r *relays) elicitation(ctx context.Context, req *conduit.ElicitationReques
 	}
 	var out conduit.ElicitResult
 	if d.session != nil {
+		ctx, done := d.onStream(ctx)
+		defer done()
 		var p mcp.ElicitParams
 		if err := remarshal(req.Params, &p); err != nil {
 			return nil, err
@@ -195,6 +216,8 @@ func (r *relays) roots(ctx context.Context, req *conduit.RootsRequest) (*conduit
 	}
 	var out conduit.ListRootsResult
 	if d.session != nil {
+		ctx, done := d.onStream(ctx)
+		defer done()
 		res, err := d.session.ListRoots(ctx, &mcp.ListRootsParams{})
 		if err != nil {
 			return nil, upstreamError(err)
