@@ -31,6 +31,46 @@ const clusterServerEnv = "CONDUIT_CLUSTER_SERVER"
 // writes "sleep" there and answers N ms later. It writes "cancelled" there
 // for each notifications/cancelled.
 func clusterServer(r io.Reader, w io.Writer) int {
+	return serveMarked(r, func(mark io.Writer, line []byte, method string, id json.RawMessage) {
+		var m struct {
+			Params struct {
+				Arguments struct {
+					Hang    bool `json:"hang"`
+					SleepMS int  `json:"sleepMs"`
+				} `json:"arguments"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(line, &m)
+		switch method {
+		case "initialize":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"pid","version":"1"}}}`+"\n", id)
+		case "tools/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"work","inputSchema":{"type":"object","properties":{"hang":{"type":"boolean"}}}}]}}`+"\n", id)
+		case "tools/call":
+			if m.Params.Arguments.Hang {
+				fmt.Fprintln(mark, "hang")
+				return
+			}
+			if ms := m.Params.Arguments.SleepMS; ms > 0 {
+				fmt.Fprintln(mark, "sleep")
+				go func() {
+					time.Sleep(time.Duration(ms) * time.Millisecond)
+					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"pid %d"}]}}`+"\n", id, os.Getpid())
+				}()
+				return
+			}
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"pid %d"}]}}`+"\n", id, os.Getpid())
+		default:
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", id)
+		}
+	})
+}
+
+// serveMarked is the read loop of the scripted legacy stdio servers: it
+// writes "cancelled" to the FIFO $CONDUIT_CLUSTER_MARK for each
+// notifications/cancelled and hands each line with an id (a request, or
+// an answer to the server's own request) to handle, with the FIFO.
+func serveMarked(r io.Reader, handle func(mark io.Writer, line []byte, method string, id json.RawMessage)) int {
 	mark, err := os.OpenFile(os.Getenv("CONDUIT_CLUSTER_MARK"), os.O_WRONLY, 0)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -42,12 +82,6 @@ func clusterServer(r io.Reader, w io.Writer) int {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
-			Params struct {
-				Arguments struct {
-					Hang    bool `json:"hang"`
-					SleepMS int  `json:"sleepMs"`
-				} `json:"arguments"`
-			} `json:"params"`
 		}
 		if json.Unmarshal(sc.Bytes(), &m) != nil {
 			continue
@@ -55,30 +89,8 @@ func clusterServer(r io.Reader, w io.Writer) int {
 		if m.Method == "notifications/cancelled" {
 			fmt.Fprintln(mark, "cancelled")
 		}
-		if len(m.ID) == 0 {
-			continue
-		}
-		switch m.Method {
-		case "initialize":
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"pid","version":"1"}}}`+"\n", m.ID)
-		case "tools/list":
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"work","inputSchema":{"type":"object","properties":{"hang":{"type":"boolean"}}}}]}}`+"\n", m.ID)
-		case "tools/call":
-			if m.Params.Arguments.Hang {
-				fmt.Fprintln(mark, "hang")
-				continue
-			}
-			if ms := m.Params.Arguments.SleepMS; ms > 0 {
-				fmt.Fprintln(mark, "sleep")
-				go func(id json.RawMessage) {
-					time.Sleep(time.Duration(ms) * time.Millisecond)
-					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"pid %d"}]}}`+"\n", id, os.Getpid())
-				}(m.ID)
-				continue
-			}
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"pid %d"}]}}`+"\n", m.ID, os.Getpid())
-		default:
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", m.ID)
+		if len(m.ID) > 0 {
+			handle(mark, sc.Bytes(), m.Method, m.ID)
 		}
 	}
 	return 0

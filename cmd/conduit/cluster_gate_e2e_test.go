@@ -39,11 +39,6 @@ func askEntry(tag string) string { return "entry \x1b[31m" + tag }
 // notification (when the call carries a token) and a log entry
 // (askEntry). It writes "cancelled" for each notifications/cancelled.
 func clusterAskServer(r io.Reader, w io.Writer) int {
-	mark, err := os.OpenFile(os.Getenv("CONDUIT_CLUSTER_MARK"), os.O_WRONLY, 0)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
 	type asked struct {
 		id  json.RawMessage
 		tag string
@@ -54,12 +49,8 @@ func clusterAskServer(r io.Reader, w io.Writer) int {
 		b, _ := json.Marshal(v)
 		_, _ = w.Write(append(b, '\n'))
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
+	return serveMarked(r, func(mark io.Writer, line []byte, method string, id json.RawMessage) {
 		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
 			Params struct {
 				Meta      map[string]any `json:"_meta"`
 				Name      string         `json:"name"`
@@ -75,32 +66,24 @@ func clusterAskServer(r io.Reader, w io.Writer) int {
 				Message string `json:"message"`
 			} `json:"error"`
 		}
-		if json.Unmarshal(sc.Bytes(), &m) != nil {
-			continue
-		}
-		if m.Method == "notifications/cancelled" {
-			fmt.Fprintln(mark, "cancelled")
-		}
-		if len(m.ID) == 0 {
-			continue
-		}
-		reply := func(result any) { send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": result}) }
+		_ = json.Unmarshal(line, &m)
+		reply := func(result any) { send(map[string]any{"jsonrpc": "2.0", "id": id, "result": result}) }
 		text := func(id json.RawMessage, s string) {
 			send(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{"content": []any{map[string]any{"type": "text", "text": s}}}})
 		}
-		switch m.Method {
+		switch method {
 		case "": // the client's answer to an elicitation
 			var key string
-			_ = json.Unmarshal(m.ID, &key)
+			_ = json.Unmarshal(id, &key)
 			a, ok := pending[key]
 			if !ok {
-				continue
+				return
 			}
 			delete(pending, key)
 			fmt.Fprintln(mark, "done "+a.tag)
 			if m.Error != nil {
 				text(a.id, "error: "+m.Error.Message)
-				continue
+				return
 			}
 			text(a.id, fmt.Sprintf("answer: %v", m.Result.Content["answer"]))
 		case "initialize":
@@ -113,8 +96,8 @@ func clusterAskServer(r io.Reader, w io.Writer) int {
 			}})
 		case "tools/call":
 			if m.Params.Name == "work" {
-				text(m.ID, fmt.Sprintf("pid %d", os.Getpid()))
-				continue
+				text(id, fmt.Sprintf("pid %d", os.Getpid()))
+				return
 			}
 			tag := m.Params.Arguments.Tag
 			if m.Params.Arguments.Notify {
@@ -125,15 +108,14 @@ func clusterAskServer(r io.Reader, w io.Writer) int {
 			}
 			n++
 			key := fmt.Sprintf("ask-%d", n)
-			pending[key] = asked{m.ID, tag}
+			pending[key] = asked{id, tag}
 			fmt.Fprintln(mark, "ask "+tag)
 			send(map[string]any{"jsonrpc": "2.0", "id": key, "method": "elicitation/create", "params": map[string]any{"message": tag,
 				"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}}}}})
 		default:
 			reply(map[string]any{})
 		}
-	}
-	return 0
+	})
 }
 
 // askCluster starts n members serving the ask server as "s", with -v (the
