@@ -17,6 +17,14 @@ type ClusterStats struct {
 	// NotesDropped counts progress notifications and log entries
 	// dropped on their way to the calling member.
 	NotesDropped int64
+	// Requests counts the grain requests this member's gateway sent, by
+	// outcome: started, completed, lost, timed_out, resent
+	// (cluster.Servers).
+	Requests map[string]int64
+	// Cut counts requests still running on a grain here when a drain's
+	// bound passed; Unattributed, input requests of the servers held
+	// here that belonged to no call it could name (cluster.Member).
+	Cut, Unattributed int64
 }
 
 type clusterCollector func() ClusterStats
@@ -30,6 +38,12 @@ var (
 		"Calls on this member's servers cancelled because the member that asked left or died.", nil, nil)
 	notesDroppedDesc = prometheus.NewDesc("conduit_cluster_notes_dropped_total",
 		"Progress notifications and log entries dropped on their way to the calling member.", nil, nil)
+	requestsDesc = prometheus.NewDesc("conduit_cluster_requests_total",
+		"Requests this member's gateway sent to the members holding its servers, by outcome: started, completed (the server answered, a result or its error), lost (the holding member was lost in flight), timed_out, resent (sent again: the grain had stopped before the request reached it, so nothing ran).", []string{"outcome"}, nil)
+	cutDesc = prometheus.NewDesc("conduit_cluster_requests_cut_total",
+		"Requests still running on this member's servers when a drain's bound passed, stopped with their server.", nil, nil)
+	unattributedDesc = prometheus.NewDesc("conduit_cluster_inputs_unattributed_total",
+		"Input requests of this member's servers that belonged to no call it could name, refused -32601.", nil, nil)
 )
 
 func (c clusterCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -37,6 +51,9 @@ func (c clusterCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- tunnelsDesc
 	ch <- orphanedDesc
 	ch <- notesDroppedDesc
+	ch <- requestsDesc
+	ch <- cutDesc
+	ch <- unattributedDesc
 }
 
 func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
@@ -48,4 +65,9 @@ func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(orphanedDesc, prometheus.CounterValue, float64(st.Orphaned))
 	ch <- prometheus.MustNewConstMetric(notesDroppedDesc, prometheus.CounterValue, float64(st.NotesDropped))
+	for outcome, n := range st.Requests {
+		ch <- prometheus.MustNewConstMetric(requestsDesc, prometheus.CounterValue, float64(n), outcome)
+	}
+	ch <- prometheus.MustNewConstMetric(cutDesc, prometheus.CounterValue, float64(st.Cut))
+	ch <- prometheus.MustNewConstMetric(unattributedDesc, prometheus.CounterValue, float64(st.Unattributed))
 }

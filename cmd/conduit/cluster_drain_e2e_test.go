@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -171,6 +172,8 @@ func TestGatewayClusterPrintsMembershipEventsAsJSON(t *testing.T) {
 // /readyz and the servers' state from the cluster's view, so on every
 // member; the tool calls counted where the server runs, on its holder
 // only, whichever member took the calls; /readyz is 503 once it drains.
+var requestsRE = regexp.MustCompile(`(?m)^conduit_cluster_requests_total\{outcome="(\w+)"\} (\d+)$`)
+
 func TestGatewayClusterServesAdmin(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "mark")
@@ -217,6 +220,13 @@ func TestGatewayClusterServesAdmin(t *testing.T) {
 		_, metrics := get(admins[i] + "metrics")
 		assert.Contains(t, metrics, `conduit_server_state{server="s",state="ready"} 1`, m.remote)
 		assert.Contains(t, metrics, "\nconduit_cluster_calls_orphaned_total 0\n", "the member's own counters, no member lost")
+		sent := map[string]int{}
+		for _, g := range requestsRE.FindAllStringSubmatch(metrics, -1) {
+			sent[g[1]], _ = strconv.Atoi(g[2])
+		}
+		assert.GreaterOrEqual(t, sent["started"], 3, "its gateway's three calls at least went to the holder: %v", sent)
+		assert.Equal(t, sent["started"], sent["completed"], "each answered: %v", sent)
+		assert.Equal(t, 0, sent["lost"]+sent["timed_out"], "%v", sent)
 		if m.cmd.Process.Pid == holderPID {
 			assert.Contains(t, metrics, `conduit_tool_calls_total{outcome="ok",server="s",tool="work"} 6`, "the holder counts every call")
 		} else {

@@ -83,12 +83,16 @@ func (cl *clusterFlags) adminStats() func() admin.ClusterStats {
 		return nil
 	}
 	return func() admin.ClusterStats {
-		t := cl.st.member.Tunnels()
-		st := admin.ClusterStats{TunnelsOpen: t.Open, TunnelsServing: t.Serving, Orphaned: cl.st.member.Orphaned.Load(),
+		m := cl.st.member
+		t := m.Tunnels()
+		st := admin.ClusterStats{TunnelsOpen: t.Open, TunnelsServing: t.Serving, Orphaned: m.Orphaned.Load(),
 			Tunnels: map[string]int64{"started": t.Started, "completed": t.Completed, "lost": t.Lost, "cancelled": t.Cancelled,
-				"overflowed": t.Overflowed, "gone": t.Gone, "refused": t.Refused}}
-		if cl.st.servers != nil {
-			st.NotesDropped = cl.st.servers.NotesDropped.Load()
+				"overflowed": t.Overflowed, "gone": t.Gone, "refused": t.Refused},
+			Cut: m.Cut.Load(), Unattributed: m.Unattributed.Load()}
+		if s := cl.st.servers; s != nil {
+			st.NotesDropped = s.NotesDropped.Load()
+			st.Requests = map[string]int64{"started": s.Started.Load(), "completed": s.Completed.Load(), "lost": s.Lost.Load(),
+				"timed_out": s.TimedOut.Load(), "resent": s.Resent.Load()}
 		}
 		return st
 	}
