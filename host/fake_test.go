@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -150,6 +151,7 @@ func (s *fakeServer) serve() {
 			Params struct {
 				Name         string          `json:"name"`
 				Capabilities json.RawMessage `json:"capabilities"`
+				Level        string          `json:"level"`
 			} `json:"params"`
 			Result json.RawMessage `json:"result"`
 		}
@@ -227,6 +229,11 @@ func (s *fakeServer) serve() {
 			}
 			continue
 		case "ping":
+			result = map[string]any{}
+		case "logging/setLevel": // noted with the server's pid
+			s.t.mu.Lock()
+			s.t.notified = append(s.t.notified, fmt.Sprintf("%s %d %s", m.Method, s.pid, m.Params.Level))
+			s.t.mu.Unlock()
 			result = map[string]any{}
 		case "resources/list":
 			result = map[string]any{"resources": []any{map[string]any{"uri": "file:///a.txt", "name": "a"}}}

@@ -111,7 +111,8 @@ type Status struct {
 	ToolsErr error
 	// Calls counts the tool calls sent to it through the host.
 	Calls int64
-	// Stats are the counters of its current connection (ready only).
+	// Stats are the counters of its current connection (ready only), with
+	// those of its variants since it started.
 	Stats conduit.Stats
 	// Variants are its connections for other capability sets (a legacy
 	// server's, variants.go); VariantsRefused counts the calls refused
@@ -323,9 +324,7 @@ func (h *Host) update(s *server, change func(e *entry)) {
 		return
 	}
 	change(e)
-	if e.v == nil {
-		h.catalogChanged()
-	}
+	h.catalogChanged()
 	close(e.changed)
 	e.changed = make(chan struct{})
 }
@@ -366,6 +365,7 @@ func (h *Host) snapshot(e *entry) Status {
 	}
 	if e.vs != nil {
 		st.Variants, st.VariantsRefused = variantStatus(e), e.vs.refused
+		st.Stats = st.Stats.Add(variantStats(e))
 	}
 	return st
 }
@@ -381,7 +381,7 @@ func (h *Host) Tools() []Tool {
 		if e.client == nil {
 			continue
 		}
-		for _, t := range e.tools {
+		for _, t := range append(slices.Clip(e.tools), variantTools(e)...) {
 			nt := Tool{Tool: t, Server: name, ServerTool: t.Name}
 			nt.Name = name + h.opts.Separator + t.Name
 			out = append(out, nt)
@@ -914,6 +914,7 @@ func (s *server) Connect(ctx context.Context) (restart.ServerSession, error) {
 	if err != nil {
 		return nil, startErr(ctx, err)
 	}
+	s.variantLevel(ctx, c)
 	var tools []conduit.Tool
 	if s.variant == nil { // a variant serves calls; the catalog is the main's
 		if tools, err = listTools(ctx, c); err != nil {
@@ -967,9 +968,6 @@ func (ss *session) Serve(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-s.refresh:
-			if s.variant != nil {
-				break // the catalog follows the main connection
-			}
 			if listed != nil {
 				again = true
 				break
@@ -988,7 +986,9 @@ func (ss *session) Serve(ctx context.Context) error {
 					changed = changed || !sameNames(e.tools, l.tools)
 					e.tools = l.tools
 				}
-				if changed {
+				if changed && e.v != nil {
+					s.h.emitTools(e.v.main) // a variant's tools are its server's
+				} else if changed {
 					s.h.emitTools(e)
 				}
 			})

@@ -61,6 +61,10 @@ type variants struct {
 	sets map[string]string
 	// refused counts the calls refused at the cap (ErrTooManyVariants).
 	refused int64
+	// past are the counters of the variants closed since the main
+	// connection started; level is the log level it was last set to.
+	past  conduit.Stats
+	level string
 }
 
 // variant is what a variant's entry has beside a server's. Guarded by
@@ -273,7 +277,13 @@ func (h *Host) dropVariant(server string, ve *entry, why string) {
 		}
 		h.opts.Client.Logger.Info("host: closing a capability set's connection", "server", server, "capabilities", setText(v.caps), "why", why)
 	}
-	ve.sup, ve.client = nil, nil
+	if ve.client != nil && v.main.vs != nil {
+		v.main.vs.past = v.main.vs.past.Add(ve.client.Stats())
+	}
+	if len(ve.tools) > 0 {
+		h.catalogChanged() // the tools it alone listed are gone
+	}
+	ve.sup, ve.client, ve.tools = nil, nil, nil
 	ve.status = Status{Server: server, State: StateStopped, Since: time.Now(), Restarts: ve.status.Restarts}
 	close(ve.changed)
 	ve.changed = make(chan struct{})
@@ -290,6 +300,7 @@ func (h *Host) dropVariants(name string, e *entry, why string) {
 	}
 	// The sets are memoized for a supervisor: the next may have other
 	// settings.
+	// The counters of the closed ones are of the connection that ends.
 	e.vs = &variants{by: map[string]*entry{}, sets: map[string]string{}, refused: e.vs.refused}
 }
 
@@ -374,4 +385,91 @@ func (h *Host) variantChanged(ve *entry) {
 	}
 	close(ve.changed)
 	ve.changed = make(chan struct{})
+}
+
+// variantTools are the tools e's ready variants list and its main
+// connection does not: a stdio variant is a process of its own, so a tool
+// that changes its server's tools changes that process's (its
+// tools/list_changed lists them; variants list nothing until then). Each
+// is served under the server's name; a call to it reaches the connection
+// of its caller's set. Called with mu held.
+func variantTools(e *entry) []conduit.Tool {
+	if e.vs == nil {
+		return nil
+	}
+	var out []conduit.Tool
+	seen := map[string]bool{}
+	for _, t := range e.tools {
+		seen[t.Name] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(e.vs.by)) {
+		ve := e.vs.by[k]
+		if ve.client == nil {
+			continue
+		}
+		for _, t := range ve.tools {
+			if !seen[t.Name] {
+				seen[t.Name] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// variantStats are the counters of e's variants: the running ones', and
+// those closed since its main connection started. Called with mu held.
+func variantStats(e *entry) conduit.Stats {
+	st := e.vs.past
+	for _, ve := range e.vs.by {
+		if ve.client != nil {
+			st = st.Add(ve.client.Stats())
+		}
+	}
+	return st
+}
+
+// variantsLevel sets server's variants to level, as its main connection
+// was (SetLogLevel), and keeps it for those that start later: a call's
+// log entries come from the connection that serves it. A variant that
+// fails is logged; the main connection's answer is the call's.
+func (h *Host) variantsLevel(ctx context.Context, server, level string) {
+	h.mu.Lock()
+	e := h.servers[server]
+	var clients []*conduit.Client
+	if e != nil {
+		vs := e.variantsOf()
+		vs.level = level
+		for _, k := range slices.Sorted(maps.Keys(vs.by)) {
+			if c := vs.by[k].client; c != nil {
+				clients = append(clients, c)
+			}
+		}
+	}
+	h.mu.Unlock()
+	for _, c := range clients {
+		if err := c.SetLogLevel(ctx, level); err != nil {
+			h.opts.Client.Logger.Warn("host: logging/setLevel on a capability set's connection failed", "server", server, "err", err)
+		}
+	}
+}
+
+// variantLevel sets a variant's fresh client c to the level its server
+// was last set to, if any.
+func (s *server) variantLevel(ctx context.Context, c *conduit.Client) {
+	if s.variant == nil {
+		return
+	}
+	s.h.mu.Lock()
+	level := ""
+	if vs := s.variant.v.main.vs; vs != nil {
+		level = vs.level
+	}
+	s.h.mu.Unlock()
+	if level == "" {
+		return
+	}
+	if err := c.SetLogLevel(ctx, level); err != nil {
+		s.opts.Logger.Warn("host: logging/setLevel on a capability set's connection failed", "err", err)
+	}
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -280,5 +281,61 @@ func TestVariantsEndWithTheirServer(t *testing.T) {
 		f.mu.Lock()
 		assert.Empty(t, f.live)
 		f.mu.Unlock()
+	})
+}
+
+// A variant is a process of its own: a tool that changes its server's
+// tools changes that process's, and its tools/list_changed lists them
+// into the catalog beside the main connection's (a tools-changed event of
+// the server), until it closes. Its counters are the server's; the log
+// level set on the server is set on it, running or started later.
+func TestVariantToolsCountersAndLogLevel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTransport{tools: []string{"caps"}}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}, map[string]*fakeTransport{"a": f}, gatewayLike(Options{}))
+		synctest.Wait()
+		r := record(h)
+		require.NoError(t, h.SetLogLevel(context.Background(), "a", "debug"))
+		seen(t, h, conduit.WithCapabilities())
+		synctest.Wait()
+		assert.Equal(t, []string{"logging/setLevel 1000 debug", "logging/setLevel 1001 debug"}, f.notifications())
+
+		f.setTools("caps", "extra")
+		f.notify("notifications/tools/list_changed") // from the newest: the variant
+		synctest.Wait()
+		var names []string
+		for _, tl := range h.Tools() {
+			names = append(names, tl.Name)
+		}
+		assert.Equal(t, []string{"a__caps", "a__extra"}, names)
+		r.mu.Lock()
+		events := slices.Clone(r.events)
+		r.mu.Unlock()
+		require.Len(t, events, 2, "the status at Subscribe, then the tools")
+		assert.True(t, events[1].ToolsChanged)
+		assert.Equal(t, "a", events[1].Server)
+		assert.Equal(t, 1, h.Status()[0].Tools, "the main connection's")
+		res, err := h.CallTool(context.Background(), "a", "extra", nil, conduit.WithCapabilities())
+		require.NoError(t, err)
+		assert.Equal(t, "1001", res.Content[0].Text)
+
+		require.NoError(t, h.SetLogLevel(context.Background(), "a", "info"))
+		synctest.Wait()
+		assert.Equal(t, []string{"logging/setLevel 1000 debug", "logging/setLevel 1001 debug", "logging/setLevel 1000 info", "logging/setLevel 1001 info"}, f.notifications())
+		f.mu.Lock()
+		variant := f.live[len(f.live)-1]
+		f.mu.Unlock()
+		_ = variant.conn.Write(context.Background(), []byte(`{"jsonrpc":"2.0","id":"nobody","result":{}}`))
+		synctest.Wait()
+		assert.Equal(t, int64(1), h.Status()[0].Stats.UnknownResponses, "the variant's counters are the server's")
+
+		time.Sleep(DefaultVariantIdle)
+		synctest.Wait()
+		names = nil
+		for _, tl := range h.Tools() {
+			names = append(names, tl.Name)
+		}
+		assert.Equal(t, []string{"a__caps"}, names, "closed, its tools are gone")
+		assert.Equal(t, int64(1), h.Status()[0].Stats.UnknownResponses, "and stay so once it closed")
 	})
 }
