@@ -67,7 +67,7 @@ func TestDeclareOnlyNarrowsInitialize(t *testing.T) {
 	assert.Equal(t, "sampling elicitation.form elicitation.url roots", all)
 
 	opts.DeclareOnly = []string{"elicitation.url", "sampling.tools"}
-	c, some := seen(opts)
+	_, some := seen(opts)
 	assert.Equal(t, "sampling elicitation.url", some, "sampling.tools: the handlers do not take tools")
 	// Asked anyway, the handler answers: refusing is the caller's (the
 	// gateway's, which finds the call's assigns).
