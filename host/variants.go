@@ -89,8 +89,9 @@ func (e *entry) variantsOf() *variants {
 
 // keyOf is what the names of a call come to on server s: the capabilities
 // its client declares when told to declare only those (conduit's rule,
-// conduit.Capabilities), as a key; nil names, the main connection's.
-// Called with mu held.
+// conduit.Capabilities; never more than the main connection declares, when
+// the host's client options narrow it themselves), as a key; nil names,
+// the main connection's. Called with mu held.
 func (s *server) keyOf(vs *variants, names []string) (string, []string, error) {
 	asked := "*" // the main connection's
 	if names != nil {
@@ -100,14 +101,20 @@ func (s *server) keyOf(vs *variants, names []string) (string, []string, error) {
 		return k, strings.Fields(k), nil
 	}
 	o := s.opts
-	o.DeclareOnly = names
+	var own []string // what the main connection declares, when narrowed itself
+	if names != nil {
+		if o.DeclareOnly != nil {
+			_, own, _ = s.keyOf(vs, nil)
+		}
+		o.DeclareOnly = names
+	}
 	caps, err := conduit.Capabilities(o)
 	if err != nil {
 		return "", nil, err
 	}
 	told := []string{} // not nil: none declares none (DeclareOnly)
 	for _, c := range caps {
-		if c.Advertised && c.Name != "roots.listChanged" {
+		if c.Advertised && c.Name != "roots.listChanged" && (own == nil || slices.Contains(own, c.Name)) {
 			told = append(told, c.Name)
 		}
 	}

@@ -339,3 +339,24 @@ func TestVariantToolsCountersAndLogLevel(t *testing.T) {
 		assert.Equal(t, int64(1), h.Status()[0].Stats.UnknownResponses, "and stay so once it closed")
 	})
 }
+
+// A host whose client options narrow what it declares (DeclareOnly) runs
+// no variant that declares more: a set comes to what the main connection
+// declares of it.
+func TestVariantNeverDeclaresMoreThanTheHost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTransport{tools: []string{"caps"}}
+		o := gatewayLike(Options{})
+		o.Client.DeclareOnly = []string{"sampling", "roots"}
+		h := fakeHost(t, Config{Servers: map[string]Server{"a": stdio(RestartPolicy{})}}, map[string]*fakeTransport{"a": f}, o)
+		synctest.Wait()
+		pid, caps := seen(t, h)
+		assert.Equal(t, "1000", pid)
+		assert.JSONEq(t, `{"sampling":{},"roots":{"listChanged":true}}`, caps)
+		pid, _ = seen(t, h, conduit.WithCapabilities("sampling", "roots", "elicitation.form"))
+		assert.Equal(t, "1000", pid, "the main connection's set, elicitation being none of the host's")
+		pid, caps = seen(t, h, conduit.WithCapabilities("sampling", "elicitation.url"))
+		assert.Equal(t, "1001", pid)
+		assert.JSONEq(t, `{"sampling":{}}`, caps)
+	})
+}
