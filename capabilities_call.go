@@ -55,6 +55,64 @@ func WithCapabilities(names ...string) CallOption {
 	}
 }
 
+// CapabilitiesOf is what opts narrow a call's capabilities to
+// (WithCapabilities; the last one wins), by their paths in a fixed order
+// (sampling, sampling.tools, sampling.context, elicitation.form,
+// elicitation.url, roots; a sub-capability's parent included, "roots" for
+// "roots.listChanged"); ok is false when opts hold no WithCapabilities or
+// it names an unknown capability. For a layer that forwards a call
+// elsewhere and must make it declare there what it declares here (package
+// cluster), or pick a connection told exactly that (package host).
+func CapabilitiesOf(opts ...CallOption) (names []string, ok bool) {
+	var o callOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if o.capabilities == nil || o.usage != nil {
+		return nil, false
+	}
+	return o.capabilities.names(), true
+}
+
+// names are c's paths, in CapabilitiesOf's order; never nil.
+func (c *narrowed) names() []string {
+	out := []string{}
+	if c.sampling {
+		out = append(out, "sampling")
+		if c.samplingTools {
+			out = append(out, "sampling.tools")
+		}
+		if c.samplingContext {
+			out = append(out, "sampling.context")
+		}
+	}
+	for _, m := range []string{messages.ModeForm, messages.ModeURL} {
+		if slices.Contains(c.modes, m) {
+			out = append(out, "elicitation."+m)
+		}
+	}
+	if c.roots {
+		out = append(out, "roots")
+	}
+	return out
+}
+
+// declareOnly is d narrowed to names (Options.DeclareOnly), d itself when
+// names is nil.
+func declareOnly(names []string, d era.Declared) (era.Declared, error) {
+	if names == nil {
+		return d, nil
+	}
+	var o callOptions
+	WithCapabilities(names...)(&o)
+	if o.usage != nil {
+		return d, &Error{Kind: KindUsage, Message: "Options.DeclareOnly", Err: o.usage}
+	}
+	return o.capabilities.of(d), nil
+}
+
 // narrowed is what WithCapabilities leaves of the client's capabilities.
 type narrowed struct {
 	sampling, samplingTools, samplingContext, roots bool

@@ -335,6 +335,18 @@ type Options struct {
 	// DiscoverTimeout bounds the server/discover probe (10 s); no answer
 	// means a legacy server.
 	DiscoverTimeout time.Duration
+	// DeclareOnly, when not nil, narrows what the client tells the server
+	// it can do to the capabilities named, by WithCapabilities's paths, as
+	// if every call were made WithCapabilities(DeclareOnly...): the
+	// initialize params in the legacy era (the one place a legacy server
+	// learns them), every request's _meta in the modern era. The handlers
+	// are not narrowed: in the legacy era a server's input request for a
+	// capability left out still reaches them, as under WithCapabilities
+	// (a handler that must refuse it finds the call's assigns). Nil
+	// declares what the handlers allow; empty, none. An unknown name fails
+	// Connect with KindUsage. The host runs a legacy server's connection
+	// per capability set of its callers with it (docs/decisions.md #78).
+	DeclareOnly []string
 	// Tasks lets tool calls run as tasks (see CallTool, AwaitTask): the
 	// client declares the tasks extension (modern) or the tasks capability
 	// (2025-11-25).
@@ -519,7 +531,13 @@ func Connect(ctx context.Context, t transport.Transport, opts Options) (*Client,
 	h = receiving(h, opts.ReceivingMiddleware)
 	declared.Tasks = opts.Tasks
 	c := &Client{t: t, opts: settingsOf(&opts), declared: declared, tracer: tracerOf(opts.TracerProvider)}
-	s, err := c.dial(ctx, c.dialConfig(&opts, c.withRefresh(h)))
+	// The runtime and the guards take what the handlers allow; what the
+	// server is told may be less (DeclareOnly).
+	dc := c.dialConfig(&opts, c.withRefresh(h))
+	if c.declared, err = declareOnly(opts.DeclareOnly, declared); err != nil {
+		return nil, err
+	}
+	s, err := c.dial(ctx, dc)
 	if err != nil {
 		return nil, err
 	}

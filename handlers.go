@@ -277,6 +277,10 @@ func Capabilities(opts Options) ([]Capability, error) {
 		source = fmt.Sprintf("Options.Handler (%T)", opts.Handler)
 	}
 	d := era.Declare(h, opts.Sampling.Context)
+	told, err := declareOnly(opts.DeclareOnly, d)
+	if err != nil {
+		return nil, err
+	}
 	set := func(ok bool, yes, no string) Capability {
 		if ok {
 			return Capability{Advertised: true, Why: yes}
@@ -329,5 +333,16 @@ func Capabilities(opts Options) ([]Capability, error) {
 	yes, no = viaHandler("Roots", "RootsLister", "ListRoots")
 	out = append(out, named("roots", set(d.Roots, yes, no)),
 		named("roots.listChanged", set(d.Roots, "roots are advertised: Client.RootsChanged tells the server", "roots are not advertised")))
+	if opts.DeclareOnly != nil {
+		// What the handlers allow, less what DeclareOnly leaves out.
+		kept := (&narrowed{sampling: told.Sampling, samplingTools: told.SamplingTools, samplingContext: told.SamplingContext,
+			modes: told.ElicitModes, roots: told.Roots}).names()
+		for i, c := range out {
+			name, _ := strings.CutSuffix(c.Name, ".listChanged")
+			if c.Advertised && !slices.Contains(kept, name) {
+				out[i] = Capability{Name: c.Name, Why: "Options.DeclareOnly leaves it out"}
+			}
+		}
+	}
 	return out, nil
 }

@@ -259,7 +259,7 @@ func (c *Client) callOn(ctx context.Context, s *session, method string, raw json
 		// round for a legacy client): the rounds go on as a modern call's,
 		// through the same pipeline, under the same cap (legacyrounds.go).
 		m := actors.Modern{
-			Method: method, Params: raw, Version: s.rt.Version(), Declared: c.declared,
+			Method: method, Params: raw, Version: s.rt.Version(), Declared: s.rt.Config().Declared, // the handlers' (DeclareOnly)
 			MaxRounds: c.opts.MaxRounds, Legacy: true, Received: res,
 			Meta: func() ([]era.Member, error) { return nil, nil }, // raw has its _meta
 		}

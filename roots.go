@@ -22,7 +22,7 @@ import (
 // call would.
 func (c *Client) RootsChanged(ctx context.Context) error {
 	const method = messages.MethodRootsListChanged
-	if c.sess().rt.Handlers().Roots == nil {
+	if c.sess().rt.Handlers().Roots == nil || !c.declared.Roots {
 		return &Error{Kind: KindUsage, Method: method, Message: "no Roots handler: the client declares no roots"}
 	}
 	if err := ctx.Err(); err != nil {

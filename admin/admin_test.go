@@ -215,6 +215,18 @@ func TestMetrics(t *testing.T) {
 	assert.NotContains(t, fams, "conduit_gateway_sessions_open")
 }
 
+// A legacy server's variant (a connection for a call's capability set,
+// here none where the host declares roots) is counted.
+func TestMetricsVariants(t *testing.T) {
+	f := start(t, map[string]host.Server{"every": pyServer(t, "echo")}, Options{})
+	until(t, f.h, func(sts []host.Status) bool { return state(sts, "every") == host.StateReady })
+	_, err := f.h.CallTool(context.Background(), "every", "echo", map[string]any{}, conduit.WithCapabilities())
+	require.NoError(t, err)
+	fams := scrape(t, f.web.URL)
+	assert.Equal(t, 1.0, value(t, fams, "conduit_server_variants", "server=every"))
+	assert.Equal(t, 0.0, value(t, fams, "conduit_server_variants_refused_total", "server=every"))
+}
+
 // /readyz is 503 naming each server not ready (and why) until every one
 // not optional is ready; /healthz is 200 all along.
 func TestReadyz(t *testing.T) {

@@ -287,6 +287,7 @@ func (m *Metrics) fly(server string, d int) {
 type hostCollector struct {
 	h                                    Source
 	state, restarts, tools, drops, stuck *prometheus.Desc
+	variants, variantsRefused            *prometheus.Desc
 }
 
 // states are the values of the state label.
@@ -305,6 +306,10 @@ func newHostCollector(h Source) *hostCollector {
 			"Messages of a server's current connection dropped, by kind: notification (1000 waiting), log (over the rate limit), discarded (waiting at close), write_queue (connections closed: the server stopped reading), malformed, unknown_response, unsubscribed.", []string{"server", "kind"}, nil),
 		stuck: prometheus.NewDesc("conduit_server_abandoned_handlers",
 			"Callbacks that ignored their context and still run after Conduit stopped waiting for them.", []string{"server"}, nil),
+		variants: prometheus.NewDesc("conduit_server_variants",
+			"Connections a legacy server runs for its callers' capability sets, beside its main one (host variants).", []string{"server"}, nil),
+		variantsRefused: prometheus.NewDesc("conduit_server_variants_refused_total",
+			"Calls refused because the server ran as many variants as it may, each with a call in flight.", []string{"server"}, nil),
 	}
 }
 
@@ -314,6 +319,8 @@ func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.tools
 	ch <- c.drops
 	ch <- c.stuck
+	ch <- c.variants
+	ch <- c.variantsRefused
 }
 
 func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
@@ -342,5 +349,7 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.drops, prometheus.CounterValue, float64(d.n), st.Server, d.kind)
 		}
 		ch <- prometheus.MustNewConstMetric(c.stuck, prometheus.GaugeValue, float64(st.Stats.AbandonedHandlers), st.Server)
+		ch <- prometheus.MustNewConstMetric(c.variants, prometheus.GaugeValue, float64(len(st.Variants)), st.Server)
+		ch <- prometheus.MustNewConstMetric(c.variantsRefused, prometheus.CounterValue, float64(st.VariantsRefused), st.Server)
 	}
 }

@@ -211,6 +211,7 @@ func (g *serverGrain) serve(h *host.Host, msg *pcluster.GrainRequest) *pcluster.
 			opts = append(opts, conduit.WithProgressToken(progressPrefix+req.Origin.Call))
 		}
 	}
+	opts = append(opts, req.declared()...)
 	release, err := g.turn(ctx, msg.MessageTypeName, req, gc)
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil {
@@ -350,4 +351,13 @@ func (m *Member) madeCalls(addr string) bool {
 		g.mu.Unlock()
 	}
 	return false
+}
+
+// declared is the call option that makes the call declare here what its
+// client declared at its origin; none when the call was not narrowed.
+func (r request) declared() []conduit.CallOption {
+	if r.Capabilities == nil {
+		return nil
+	}
+	return []conduit.CallOption{conduit.WithCapabilities(*r.Capabilities...)}
 }

@@ -595,7 +595,11 @@ func (s *Servers) CallTool(ctx context.Context, server, tool string, args any, o
 func (s *Servers) called(ctx context.Context, opts []conduit.CallOption) (request, func()) {
 	o, done := s.open(ctx, opts)
 	parks, _ := conduit.AssignsOf(opts...)[gateway.AssignParks].(bool)
-	return request{Origin: o, Progress: conduit.ProgressTokenOf(opts...) != nil, Parks: parks}, done
+	req := request{Origin: o, Progress: conduit.ProgressTokenOf(opts...) != nil, Parks: parks}
+	if caps, ok := conduit.CapabilitiesOf(opts...); ok {
+		req.Capabilities = &caps
+	}
+	return req, done
 }
 
 func rawArgs(args any) (json.RawMessage, error) {

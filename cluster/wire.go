@@ -74,6 +74,12 @@ type request struct {
 	// until the client's retry, and the server's gate may cancel it once
 	// another call has waited for it (docs/decisions.md #38).
 	Parks bool `json:"parks,omitempty"`
+	// Capabilities are what the call's client declared
+	// (conduit.WithCapabilities; nil: not narrowed): the holding member
+	// makes the call with them, so that a modern server's _meta, and the
+	// connection a legacy server's call reaches, are the client's
+	// (docs/decisions.md #78).
+	Capabilities *[]string `json:"capabilities,omitempty"`
 }
 
 // progressNote is a progress notification of the call Call (an origin's

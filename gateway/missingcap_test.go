@@ -4,9 +4,9 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -82,8 +82,8 @@ func missing32021(t *testing.T, err error, data string) {
 }
 
 // A legacy upstream that asks a modern client's call for input the client
-// did not declare (it was told the gateway's capabilities at initialize)
-// is refused upstream, its call is cancelled, and the client's call is
+// did not declare (its connection was told the client's capabilities, the
+// host's variant, and asks anyway) is refused upstream, its call is cancelled, and the client's call is
 // answered -32021 MissingRequiredClientCapability with the capability in
 // data.requiredCapabilities: at once, and on the retry of a round the
 // client was given before the upstream asked.
@@ -130,10 +130,12 @@ func TestGatewayMissingCapabilityOfAModernClient(t *testing.T) {
 	assert.Equal(t, "cancelled", waitFor(t, ended, "the upstream call's end"))
 }
 
-// The legacy everything-server's capabilities tool asks for elicitation,
-// sampling and roots at once: a modern client that declared sampling alone
-// gets -32021 naming what it lacks, never sampling: at once, or (the
-// refusals later than the round's 10 ms) on the retry of the round.
+// The legacy everything-server's capabilities tool asks for the input
+// kinds its session declared: through the gateway, a modern client that
+// declared sampling and roots (a go-sdk client declares roots whatever
+// its options) reaches a connection of the server told exactly those
+// (host variants, decision 78), so it gets a round of sampling and roots,
+// never elicitation, as it would direct, and its answers end the call.
 func TestGatewayCapabilityCheckThroughLegacyUpstream(t *testing.T) {
 	url := serveEverything(t, "a", conduit.EraLegacy)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -148,34 +150,27 @@ func TestGatewayCapabilityCheckThroughLegacyUpstream(t *testing.T) {
 	require.NoError(t, err)
 	defer cs.Close()
 	const tool = "a__test_input_required_result_capabilities"
-	for range 5 {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
-		if err == nil {
-			// The refusals came after the 10 ms a legacy round is
-			// gathered in (a loaded machine): the round went out, with
-			// sampling alone, and its retry gets the -32021.
-			require.True(t, res.NeedsInput())
-			for k, ir := range res.InputRequests {
-				_, ok := ir.(*mcp.CreateMessageWithToolsParams)
-				require.True(t, ok, "input %s is not sampling", k)
-			}
-			answers := mcp.InputResponseMap{}
-			for k := range res.InputRequests {
-				answers[k] = &mcp.CreateMessageResult{Role: "assistant", Model: "raw", Content: &mcp.TextContent{Text: "hi"}}
-			}
-			_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}, InputResponses: answers, RequestState: res.RequestState})
-		}
-		var je *jsonrpc.Error
-		require.ErrorAs(t, err, &je)
-		assert.Equal(t, int64(-32021), je.Code)
-		var data struct {
-			Required map[string]json.RawMessage `json:"requiredCapabilities"`
-		}
-		require.NoError(t, json.Unmarshal(je.Data, &data))
-		assert.NotEmpty(t, data.Required)
-		assert.NotContains(t, data.Required, "sampling")
-		for k := range data.Required {
-			assert.Contains(t, []string{"elicitation", "roots"}, k)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.True(t, res.NeedsInput())
+	answers := mcp.InputResponseMap{}
+	var kinds []string
+	for k, ir := range res.InputRequests {
+		switch ir.(type) {
+		case *mcp.CreateMessageWithToolsParams:
+			kinds = append(kinds, "sampling")
+			answers[k] = &mcp.CreateMessageResult{Role: "assistant", Model: "raw", Content: &mcp.TextContent{Text: "hi"}}
+		case *mcp.ListRootsParams:
+			kinds = append(kinds, "roots")
+			answers[k] = &mcp.ListRootsResult{Roots: []*mcp.Root{}}
+		default:
+			t.Fatalf("input %s is a %T", k, ir)
 		}
 	}
+	slices.Sort(kinds)
+	assert.Equal(t, []string{"roots", "sampling"}, kinds)
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}, InputResponses: answers, RequestState: res.RequestState})
+	require.NoError(t, err)
+	require.False(t, res.NeedsInput())
+	assert.Equal(t, "Capability-aware input requests fulfilled", res.Content[0].(*mcp.TextContent).Text)
 }

@@ -290,10 +290,11 @@ type relays struct {
 
 	mu sync.Mutex
 	// rootsFrom is the legacy session whose roots/list_changed the
-	// upstreams were told last, invited the servers told since whose
+	// upstreams were told last, invited the connections of each server
+	// told since (its main one, its variants that declared roots) whose
 	// roots/list has not come (roots_changed.go).
 	rootsFrom *mcp.ServerSession
-	invited   map[string]bool
+	invited   map[string]int
 	pending   map[string]*pendingCall // parked, by the key of their round (pendingCall.parked)
 	live      map[*pendingCall]struct{}
 }

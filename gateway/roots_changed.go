@@ -4,10 +4,12 @@ package gateway
 
 import (
 	"context"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/conduitmcp/conduit"
+	"github.com/conduitmcp/conduit/host"
 	"github.com/conduitmcp/conduit/messages"
 )
 
@@ -47,14 +49,24 @@ func (g *Gateway) rootsChanged(ctx context.Context, req *mcp.RootsListChangedReq
 		g.logger.Warn("gateway: a session's roots/list_changed was not forwarded", "session", s.id, "err", err, "refused", g.sessions.stats().InputsRefused)
 		return
 	}
+	// Each connection told may answer: a server's main one, and each of
+	// its variants that declared roots (decision 78).
+	told := map[string]int{}
+	for _, st := range g.h.Status() {
+		for _, v := range st.Variants {
+			if v.State == host.StateReady && slices.Contains(v.Capabilities, "roots") {
+				told[st.Server]++
+			}
+		}
+	}
 	r := g.relay
 	r.mu.Lock()
 	r.rootsFrom = ss
 	if r.invited == nil {
-		r.invited = map[string]bool{}
+		r.invited = map[string]int{}
 	}
 	for name := range g.cfg.Servers {
-		r.invited[name] = true
+		r.invited[name] = 1 + told[name]
 	}
 	r.mu.Unlock()
 	s.rootsNoted.Do(func() {
@@ -72,18 +84,20 @@ func (g *Gateway) rootsChanged(ctx context.Context, req *mcp.RootsListChangedReq
 }
 
 // invitedBy is the session whose roots server's roots/list gets when it
-// comes outside any call as the first since the server was told of a
-// legacy session's roots/list_changed (the server answering it): the last
-// such session. Nil otherwise (the request is refused as belonging to no
+// comes outside any call as the first since one of the server's
+// connections was told of a legacy session's roots/list_changed (the
+// server answering it): the last such session. Nil otherwise (the request is refused as belonging to no
 // call). Conduit's client marks the same roots/list as invited for its
 // input budget (guards.Input.Invited).
 func (r *relays) invitedBy(server string) *mcp.ServerSession {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.invited[server] {
+	if r.invited[server] == 0 {
 		return nil
 	}
-	delete(r.invited, server)
+	if r.invited[server]--; r.invited[server] == 0 {
+		delete(r.invited, server)
+	}
 	return r.rootsFrom
 }
 

@@ -21,13 +21,11 @@ import (
 	"github.com/conduitmcp/conduit/host"
 )
 
-// A legacy session's notifications/roots/list_changed reaches a legacy
-// upstream, and the roots/list the upstream sends in answer gets that
-// session's roots through the roots filter (a root that is not a local
-// file:// URI withheld): the roots of the session that changed them, not
-// another's.
-func TestGatewayForwardsRootsListChanged(t *testing.T) {
-	seen := make(chan string, 4)
+// rootsAsker is a legacy upstream (go-sdk, Streamable HTTP) that asks for
+// the roots on each notifications/roots/list_changed of each of its
+// sessions and tells seen what it got; its tool "noop" does nothing.
+func rootsAsker(t *testing.T, seen chan<- string) string {
+	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "roots", Version: "1"}, &mcp.ServerOptions{
 		RootsListChangedHandler: func(ctx context.Context, req *mcp.RootsListChangedRequest) {
 			go func() { // a handler must not wait on its own session's requests
@@ -52,8 +50,18 @@ func TestGatewayForwardsRootsListChanged(t *testing.T) {
 		srv.CloseClientConnections()
 		srv.Close()
 	})
+	return srv.URL
+}
+
+// A legacy session's notifications/roots/list_changed reaches a legacy
+// upstream, and the roots/list the upstream sends in answer gets that
+// session's roots through the roots filter (a root that is not a local
+// file:// URI withheld): the roots of the session that changed them, not
+// another's.
+func TestGatewayForwardsRootsListChanged(t *testing.T) {
+	seen := make(chan string, 4)
 	_, url := serve(t, host.Config{Servers: map[string]host.Server{
-		"r": {URL: srv.URL, Conduit: host.Settings{Era: conduit.EraLegacy, Ping: host.PingPolicy{Interval: -1}}},
+		"r": {URL: rootsAsker(t, seen), Conduit: host.Settings{Era: conduit.EraLegacy, Ping: host.PingPolicy{Interval: -1}}},
 	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -70,6 +78,35 @@ func TestGatewayForwardsRootsListChanged(t *testing.T) {
 	select {
 	case got := <-seen:
 		t.Fatalf("a second roots/list: %s", got)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// A roots change reaches, beside a legacy server's main connection, its
+// connection of a downstream client's capability set when that declared
+// roots (host variants, decision 78), and each one's answering roots/list
+// gets the session's roots.
+func TestGatewayForwardsRootsListChangedToVariants(t *testing.T) {
+	seen := make(chan string, 4)
+	g, url := serve(t, host.Config{Servers: map[string]host.Server{
+		"r": {URL: rootsAsker(t, seen), Conduit: host.Settings{Era: conduit.EraLegacy, Ping: host.PingPolicy{Interval: -1}}},
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a := mcp.NewClient(&mcp.Implementation{Name: "a", Version: "1"}, nil) // declares roots alone
+	a.AddRoots(&mcp.Root{URI: "file:///srv/a", Name: "a"})
+	cs := legacyClient(t, ctx, url, a)
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "r__noop", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.Len(t, g.Host().Status()[0].Variants, 1)
+	assert.Equal(t, []string{"roots"}, g.Host().Status()[0].Variants[0].Capabilities)
+
+	a.AddRoots(&mcp.Root{URI: "file:///srv/a2", Name: "a2"})
+	assert.Equal(t, "file:///srv/a file:///srv/a2", waitFor(t, seen, "a roots/list answered"))
+	assert.Equal(t, "file:///srv/a file:///srv/a2", waitFor(t, seen, "the other roots/list answered"))
+	select {
+	case got := <-seen:
+		t.Fatalf("a third roots/list: %s", got)
 	case <-time.After(100 * time.Millisecond):
 	}
 }

@@ -26,10 +26,11 @@ func (h *Host) catalogChanged() {
 // for it as CallTool does.
 func (h *Host) GetPrompt(ctx context.Context, server, name string, args map[string]string, opts ...conduit.CallOption) (*conduit.GetPromptResult, error) {
 	const method = "prompts/get"
-	e, c, err := h.ready(ctx, server, method)
+	_, e, c, done, err := h.route(ctx, server, method, opts)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	res, err := c.GetPrompt(ctx, name, args, opts...)
 	if err != nil {
 		return nil, h.explain(ctx, server, e, c, method, err)

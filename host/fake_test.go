@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -61,6 +62,7 @@ type fakeServer struct {
 	conn   transport.Conn
 	pid    int
 	listen json.RawMessage // the id of its subscriptions/listen, under t.mu
+	caps   string          // the capabilities its initialize declared
 }
 
 func (f *fakeTransport) Connect(ctx context.Context) (transport.Conn, error) {
@@ -133,6 +135,11 @@ func (f *fakeTransport) count() int {
 // answers with the server's pid, "block" never answers.
 func (s *fakeServer) serve() {
 	defer s.conn.Close()
+	defer func() { // it ended: no longer live
+		s.t.mu.Lock()
+		s.t.live = slices.DeleteFunc(s.t.live, func(l *fakeServer) bool { return l == s })
+		s.t.mu.Unlock()
+	}()
 	for {
 		msg, err := s.conn.Read(context.Background())
 		if err != nil {
@@ -142,7 +149,9 @@ func (s *fakeServer) serve() {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 			Params struct {
-				Name string `json:"name"`
+				Name         string          `json:"name"`
+				Capabilities json.RawMessage `json:"capabilities"`
+				Level        string          `json:"level"`
 			} `json:"params"`
 			Result json.RawMessage `json:"result"`
 		}
@@ -176,6 +185,7 @@ func (s *fakeServer) serve() {
 			_ = s.conn.Write(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/subscriptionId":`+string(m.ID)+`}}}`))
 			continue
 		case "initialize":
+			s.caps = string(m.Params.Capabilities)
 			result = map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{"listChanged": true}, "resources": map[string]any{}, "prompts": map[string]any{}}, "serverInfo": map[string]any{"name": "fake", "version": "1"}}
 		case "notifications/initialized":
 			if s.t.asks != "" {
@@ -206,6 +216,9 @@ func (s *fakeServer) serve() {
 				continue
 			}
 			b, _ := json.Marshal(s.pid)
+			if m.Params.Name == "caps" { // the pid, and what its initialize declared
+				b = []byte(string(b) + " " + s.caps)
+			}
 			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": string(b)}}}
 		case "notifications/roots/list_changed":
 			s.t.mu.Lock()
@@ -216,6 +229,11 @@ func (s *fakeServer) serve() {
 			}
 			continue
 		case "ping":
+			result = map[string]any{}
+		case "logging/setLevel": // noted with the server's pid
+			s.t.mu.Lock()
+			s.t.notified = append(s.t.notified, fmt.Sprintf("%s %d %s", m.Method, s.pid, m.Params.Level))
+			s.t.mu.Unlock()
 			result = map[string]any{}
 		case "resources/list":
 			result = map[string]any{"resources": []any{map[string]any{"uri": "file:///a.txt", "name": "a"}}}

@@ -35,7 +35,11 @@ func (h *Host) UnsubscribeResource(ctx context.Context, server, uri string, opts
 // SetLogLevel sets the log level of server (conduit.Client.SetLogLevel),
 // waiting for it as CallTool does. A server restarted since has lost it.
 func (h *Host) SetLogLevel(ctx context.Context, server, level string, opts ...conduit.CallOption) error {
-	return h.forward(ctx, server, "logging/setLevel", func(c *conduit.Client) error { return c.SetLogLevel(ctx, level, opts...) })
+	if err := h.forward(ctx, server, "logging/setLevel", func(c *conduit.Client) error { return c.SetLogLevel(ctx, level, opts...) }); err != nil {
+		return err
+	}
+	h.variantsLevel(ctx, server, level)
+	return nil
 }
 
 func (h *Host) forward(ctx context.Context, server, method string, do func(*conduit.Client) error) error {

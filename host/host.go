@@ -73,6 +73,13 @@ type Options struct {
 	// calls the one before). Called with the host's lock held: it must
 	// not block or call the Host.
 	ServerOptions func(name string, o conduit.Options) conduit.Options
+	// MaxVariants bounds the connections a legacy server runs for the
+	// capability sets of calls made WithCapabilities, beside its main one
+	// (DefaultMaxVariants, 4, for 0; negative: none, every call goes to
+	// the main connection); VariantIdle closes one without a call for
+	// that long (DefaultVariantIdle, 5 min, for 0 or less). See variants.go.
+	MaxVariants int
+	VariantIdle time.Duration
 }
 
 // Status is a snapshot of one server.
@@ -104,8 +111,14 @@ type Status struct {
 	ToolsErr error
 	// Calls counts the tool calls sent to it through the host.
 	Calls int64
-	// Stats are the counters of its current connection (ready only).
+	// Stats are the counters of its current connection (ready only), with
+	// those of its variants since it started.
 	Stats conduit.Stats
+	// Variants are its connections for other capability sets (a legacy
+	// server's, variants.go); VariantsRefused counts the calls refused
+	// for want of one (ErrTooManyVariants).
+	Variants        []Variant
+	VariantsRefused int64
 }
 
 // Event is a state change of one server, with its counters at that
@@ -180,6 +193,8 @@ type entry struct {
 	tools   []conduit.Tool  // while ready
 	changed chan struct{}
 	calls   atomic.Int64
+	vs      *variants // a server's variants (variants.go)
+	v       *variant  // set when the entry is a variant's
 }
 
 // New starts a host running the servers of cfg. Each starts at once, in
@@ -216,6 +231,7 @@ func (h *Host) Apply(cfg Config) {
 				h.retiring[name] = e.sup.actor.Done()
 				e.sup.stop()
 			}
+			h.dropVariants(name, e, "the server was removed")
 			delete(h.servers, name)
 			h.emit(Status{Server: name, State: StateStopped, Since: time.Now(), Calls: e.calls.Load()})
 			close(e.changed)
@@ -270,6 +286,7 @@ func (h *Host) launch(name string, e *entry, prev <-chan struct{}) {
 		prev = h.retiring[name]
 	}
 	delete(h.retiring, name)
+	h.dropVariants(name, e, "the server restarts")
 	e.sup, e.client, e.tools = nil, nil, nil
 	// Starting nothing now, the server keeps the wait for its last
 	// process, for the supervisor a later change starts.
@@ -300,6 +317,9 @@ func (h *Host) update(s *server, change func(e *entry)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	e := h.servers[s.name]
+	if s.variant != nil {
+		e = s.variant
+	}
 	if e == nil || e.sup != s || s.stopped {
 		return
 	}
@@ -313,6 +333,10 @@ func (h *Host) update(s *server, change func(e *entry)) {
 func (h *Host) set(name string, e *entry, st Status) {
 	st.Server, st.Since = name, time.Now()
 	e.status = st
+	if e.v != nil {
+		h.variantChanged(e)
+		return
+	}
 	h.emit(h.snapshot(e))
 	h.catalogChanged()
 	close(e.changed)
@@ -339,6 +363,10 @@ func (h *Host) snapshot(e *entry) Status {
 		st.Tools = len(e.tools)
 		st.Stats = e.client.Stats()
 	}
+	if e.vs != nil {
+		st.Variants, st.VariantsRefused = variantStatus(e), e.vs.refused
+		st.Stats = st.Stats.Add(variantStats(e))
+	}
 	return st
 }
 
@@ -353,7 +381,7 @@ func (h *Host) Tools() []Tool {
 		if e.client == nil {
 			continue
 		}
-		for _, t := range e.tools {
+		for _, t := range append(slices.Clip(e.tools), variantTools(e)...) {
 			nt := Tool{Tool: t, Server: name, ServerTool: t.Name}
 			nt.Name = name + h.opts.Separator + t.Name
 			out = append(out, nt)
@@ -394,11 +422,12 @@ func NoWait(ctx context.Context) context.Context {
 // restarts.
 func (h *Host) CallTool(ctx context.Context, server, tool string, args any, opts ...conduit.CallOption) (*conduit.CallToolResult, error) {
 	const method = "tools/call"
-	e, c, err := h.ready(ctx, server, method)
+	calls, e, c, done, err := h.route(ctx, server, method, opts)
 	if err != nil {
 		return nil, err
 	}
-	e.calls.Add(1)
+	defer done()
+	calls.calls.Add(1)
 	res, err := c.CallTool(ctx, tool, args, opts...)
 	if err != nil {
 		return nil, h.explain(ctx, server, e, c, method, err)
@@ -409,10 +438,11 @@ func (h *Host) CallTool(ctx context.Context, server, tool string, args any, opts
 // ReadResource reads uri on server, waiting for it as CallTool does.
 func (h *Host) ReadResource(ctx context.Context, server, uri string, opts ...conduit.CallOption) (*conduit.ReadResourceResult, error) {
 	const method = "resources/read"
-	e, c, err := h.ready(ctx, server, method)
+	_, e, c, done, err := h.route(ctx, server, method, opts)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	res, err := c.ReadResource(ctx, uri, opts...)
 	if err != nil {
 		return nil, h.explain(ctx, server, e, c, method, err)
@@ -429,10 +459,10 @@ func (h *Host) ReadResource(ctx context.Context, server, uri string, opts ...con
 // names.
 func (h *Host) RootsChanged(ctx context.Context, server string) error {
 	h.mu.Lock()
-	clients := map[string]*conduit.Client{}
+	clients := map[string][]*conduit.Client{} // a server's, then its variants' that declared roots
 	for name, e := range h.servers {
 		if (server == "" || name == server) && e.status.State == StateReady && e.client != nil {
-			clients[name] = e.client
+			clients[name] = append([]*conduit.Client{e.client}, rootsVariants(e)...)
 		}
 	}
 	_, known := h.servers[server]
@@ -442,8 +472,10 @@ func (h *Host) RootsChanged(ctx context.Context, server string) error {
 	}
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(clients)) {
-		if err := clients[name].RootsChanged(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("server %q: %w", name, err))
+		for _, c := range clients[name] {
+			if err := c.RootsChanged(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("server %q: %w", name, err))
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -511,6 +543,9 @@ func (h *Host) explain(ctx context.Context, server string, e *entry, c *conduit.
 	for {
 		h.mu.Lock()
 		cur, st, changed := h.servers[server], e.status, e.changed
+		if e.v != nil && cur == e.v.main && cur.vs != nil && cur.vs.by[e.v.key] == e {
+			cur = e // a variant still running
+		}
 		moved := cur != e || e.client != c
 		h.mu.Unlock()
 		if moved {
@@ -520,6 +555,9 @@ func (h *Host) explain(ctx context.Context, server string, e *entry, c *conduit.
 				how = fmt.Sprintf("exited (%s)", exit.State)
 			}
 			msg := fmt.Sprintf("server %q %s", server, how)
+			if e.v != nil {
+				msg = fmt.Sprintf("server %q's connection declaring %s %s", server, setText(e.v.caps), how)
+			}
 			if cur == e {
 				msg += "; " + describe(st)
 			}
@@ -585,6 +623,11 @@ func (h *Host) Close() error {
 		if e.sup != nil {
 			e.sup.stopped = true
 		}
+		if e.vs != nil {
+			for _, ve := range e.vs.by {
+				ve.sup.stopped = true
+			}
+		}
 	}
 	h.mu.Unlock()
 	h.tree.Close() // stops every supervisor, retired ones included
@@ -592,6 +635,7 @@ func (h *Host) Close() error {
 	h.mu.Lock()
 	for _, name := range slices.Sorted(maps.Keys(h.servers)) {
 		e := h.servers[name]
+		h.dropVariants(name, e, "the host closes")
 		if e.status.State != StateStopped {
 			e.sup, e.client, e.tools = nil, nil, nil
 			h.set(name, e, Status{State: StateStopped, Restarts: e.status.Restarts})
@@ -626,7 +670,8 @@ type server struct {
 	tail    *stderrTail   // nil when the transport keeps no stderr
 	refresh chan struct{} // a tools/list_changed arrived
 	actor   *restart.Supervised
-	stopped bool // set under Host.mu when it is stopped: it publishes nothing more
+	stopped bool   // set under Host.mu when it is stopped: it publishes nothing more
+	variant *entry // the variant it runs (variants.go); nil for a server's main connection
 }
 
 func (h *Host) newServer(name string, cfg Server) (*server, error) {
@@ -869,10 +914,13 @@ func (s *server) Connect(ctx context.Context) (restart.ServerSession, error) {
 	if err != nil {
 		return nil, startErr(ctx, err)
 	}
-	tools, err := listTools(ctx, c)
-	if err != nil {
-		_ = c.Close()
-		return nil, startErr(ctx, err)
+	s.variantLevel(ctx, c)
+	var tools []conduit.Tool
+	if s.variant == nil { // a variant serves calls; the catalog is the main's
+		if tools, err = listTools(ctx, c); err != nil {
+			_ = c.Close()
+			return nil, startErr(ctx, err)
+		}
 	}
 	return &session{s: s, c: c, pid: int(pt.pid.Load()), tools: tools}, nil
 }
@@ -938,7 +986,9 @@ func (ss *session) Serve(ctx context.Context) error {
 					changed = changed || !sameNames(e.tools, l.tools)
 					e.tools = l.tools
 				}
-				if changed {
+				if changed && e.v != nil {
+					s.h.emitTools(e.v.main) // a variant's tools are its server's
+				} else if changed {
 					s.h.emitTools(e)
 				}
 			})
