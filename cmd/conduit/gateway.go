@@ -26,6 +26,7 @@ func (a *app) gatewayCommand() *cobra.Command {
 	var cl clusterFlags
 	var limits gateway.SessionLimits
 	var inputRate float64
+	var variants int
 	c := &cobra.Command{
 		Use:   "gateway --config FILE [--listen ADDR] [flags]",
 		Short: "Serve the servers of a configuration file as one MCP server",
@@ -58,7 +59,10 @@ hashing), and every member serves all of them (docs/cluster.md).`,
 			} else {
 				limits.InputRateLimit = rate.Limit(inputRate)
 			}
-			return a.runGateway(cmd.Context(), listen, cmp.Or(token, os.Getenv("CONDUIT_GATEWAY_TOKEN")), cl, limits)
+			if variants < 0 {
+				return usagef("--server-variants must be 0 or more")
+			}
+			return a.runGateway(cmd.Context(), listen, cmp.Or(token, os.Getenv("CONDUIT_GATEWAY_TOKEN")), cl, limits, variants)
 		},
 	}
 	c.Flags().SortFlags = false
@@ -69,6 +73,7 @@ hashing), and every member serves all of them (docs/cluster.md).`,
 	c.Flags().Float64Var(&inputRate, "session-input-rate", float64(guards.DefaultInputRate), "input requests per second relayed to one downstream session (its budget; negative: unlimited)")
 	c.Flags().IntVar(&limits.InputBurst, "session-input-burst", guards.DefaultInputBurst, "bursts of the session input budget")
 	c.Flags().DurationVar(&limits.IdleTimeout, "session-idle", gateway.DefaultSessionIdle, "close a legacy HTTP session with no call and no request for this long (negative: never)")
+	c.Flags().IntVar(&variants, "server-variants", host.DefaultMaxVariants, "connections a legacy server may run for its callers' other capability sets, beside its main one (a process each for stdio; 0: none)")
 	a.maxMessageFlag(c.Flags())
 	c.Flags().BoolVar(&a.opts.json, "json", false, `machine output on stderr: logs as JSON objects, and with --cluster each membership event as {"time","cluster","event","member",…} per line`)
 	a.adminFlags(c.Flags())
@@ -80,7 +85,7 @@ hashing), and every member serves all of them (docs/cluster.md).`,
 // before it serves; one still starting joins the catalog when ready.
 const gatewaySettle = 10 * time.Second
 
-func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFlags, limits gateway.SessionLimits) error {
+func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFlags, limits gateway.SessionLimits, variants int) error {
 	if a.opts.config == "" {
 		return usagef("missing --config FILE")
 	}
@@ -100,7 +105,8 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 	}
 	defer runtime.KeepAlive(gcFloor())
 	ho := host.Options{MaxMessageBytes: int(a.opts.maxMessageBytes),
-		Client: conduit.Options{TracerProvider: a.tracerProvider()}, ServerOptions: serverOptionsOf(metrics)}
+		Client: conduit.Options{TracerProvider: a.tracerProvider()}, ServerOptions: serverOptionsOf(metrics),
+		MaxVariants: cmp.Or(variants, -1)} // host.Options: 0 is its default, negative none
 	gopts := gateway.Options{Logger: logger, Host: ho, Sessions: limits}
 	cl.out, cl.json = a.stderr, a.opts.json
 	joined, err := cl.join(cfg, ho, logger, &gopts)

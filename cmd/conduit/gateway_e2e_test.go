@@ -59,3 +59,28 @@ func TestGatewayCallsRelayInput(t *testing.T) {
 		assert.Equal(t, "Sampling response: Paris-42\n", r.stdout, era)
 	}
 }
+
+// --server-variants bounds the connections a legacy server runs for the
+// capability sets of the gateway's clients: a modern client that declares
+// less than the gateway does reaches a variant of its own (counted on
+// /metrics), and with 0 the server's one connection.
+func TestGatewayServerVariantsFlag(t *testing.T) {
+	_, server := binaries(t)
+	cfg := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers":{"a":{"command":%q,"conduit":{"era":"legacy"}}}}`, server))
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{{nil, "1"}, {[]string{"--server-variants", "0"}, "0"}} {
+		port := freePorts(t, 1)[0]
+		args := append([]string{"gateway", "--config", cfg, "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--admin", "127.0.0.1:0"}, c.flags...)
+		base := startAdmin(t, nil, `^conduit gateway: 1 servers at `, args...)
+		r := runCLI(t, "call", "--era", "modern", "--url", fmt.Sprintf("http://127.0.0.1:%d/mcp", port), "a__test_simple_text", `{}`)
+		require.Equal(t, 0, r.code, r.String())
+		assert.Equal(t, "This is a simple text response for testing.\n", r.stdout)
+		_, body := adminGet(t, base+"/metrics", "")
+		assert.Contains(t, body, "\nconduit_server_variants{server=\"a\"} "+c.want+"\n", "%v", c.flags)
+	}
+	r := runInProcess(t, "gateway", "--config", cfg, "--server-variants", "-1")
+	assert.Equal(t, exitUsage, r.code, r.String())
+	assert.Equal(t, "conduit: --server-variants must be 0 or more\nRun 'conduit gateway --help' for usage.\n", r.stderr)
+}
