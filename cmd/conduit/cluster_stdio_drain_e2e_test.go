@@ -76,10 +76,13 @@ func TestGatewayClusterDrainsAStdioMember(t *testing.T) {
 		t.Fatal("the HTTP member never served")
 	}
 
-	// A call over the stdio member's stdin reaches the server.
+	// A call over the stdio member's stdin reaches the server. Its client
+	// declares what connectMCP's go-sdk client does (roots), so that both
+	// calls reach one connection of the server, not two variants
+	// (decision 78).
 	replies := bufio.NewScanner(out)
 	send := func(v string) { _, err := in.Write([]byte(v + "\n")); require.NoError(t, err) }
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"t","version":"1"}}}`)
 	require.True(t, replies.Scan())
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"s__work","arguments":{}}}`)
