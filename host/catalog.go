@@ -26,7 +26,7 @@ func (h *Host) catalogChanged() {
 // for it as CallTool does.
 func (h *Host) GetPrompt(ctx context.Context, server, name string, args map[string]string, opts ...conduit.CallOption) (*conduit.GetPromptResult, error) {
 	const method = "prompts/get"
-	_, e, c, done, err := h.route(ctx, server, method, opts)
+	_, e, c, done, err := h.route(ctx, server, method, "", opts)
 	if err != nil {
 		return nil, err
 	}

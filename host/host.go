@@ -422,7 +422,7 @@ func NoWait(ctx context.Context) context.Context {
 // restarts.
 func (h *Host) CallTool(ctx context.Context, server, tool string, args any, opts ...conduit.CallOption) (*conduit.CallToolResult, error) {
 	const method = "tools/call"
-	calls, e, c, done, err := h.route(ctx, server, method, opts)
+	calls, e, c, done, err := h.route(ctx, server, method, tool, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -438,7 +438,7 @@ func (h *Host) CallTool(ctx context.Context, server, tool string, args any, opts
 // ReadResource reads uri on server, waiting for it as CallTool does.
 func (h *Host) ReadResource(ctx context.Context, server, uri string, opts ...conduit.CallOption) (*conduit.ReadResourceResult, error) {
 	const method = "resources/read"
-	_, e, c, done, err := h.route(ctx, server, method, opts)
+	_, e, c, done, err := h.route(ctx, server, method, "", opts)
 	if err != nil {
 		return nil, err
 	}

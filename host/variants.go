@@ -130,17 +130,19 @@ func (s *server) keyOf(vs *variants, names []string) (string, []string, error) {
 // waited for within ctx (NoWait or not: its start is part of the call).
 // done ends the call's hold on its variant. calls is the main entry (its
 // Calls count every call of the server).
-func (h *Host) route(ctx context.Context, server, method string, opts []conduit.CallOption) (calls, e *entry, c *conduit.Client, done func(), err error) {
+func (h *Host) route(ctx context.Context, server, method, tool string, opts []conduit.CallOption) (calls, e *entry, c *conduit.Client, done func(), err error) {
 	e, c, err = h.ready(ctx, server, method)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
+	// Without WithCapabilities (names nil: the main's set) a call still
+	// goes where its tool is listed (toolConn).
 	names, ok := conduit.CapabilitiesOf(opts...)
-	if !ok || h.opts.MaxVariants < 0 || c.Era() != conduit.EraLegacy {
+	if !ok && tool == "" || h.opts.MaxVariants < 0 || c.Era() != conduit.EraLegacy {
 		return e, e, c, func() {}, nil
 	}
 	h.mu.Lock()
-	ve, err := h.variantFor(server, method, e, names)
+	ve, err := h.variantFor(server, method, tool, e, names)
 	h.mu.Unlock()
 	if err != nil || ve == nil {
 		return e, e, c, func() {}, err
@@ -156,8 +158,10 @@ func (h *Host) route(ctx context.Context, server, method string, opts []conduit.
 // variantFor is the variant of main for names, nil when the main
 // connection declares that set; one is started when none runs, past the
 // cap in the stead of the variant idle longest. The call holds it
-// (inflight) until release. Called with mu held.
-func (h *Host) variantFor(server, method string, main *entry, names []string) (*entry, error) {
+// (inflight) until release. A call of a tool (tool not "") that the
+// connection for names would not list but another of the server's does
+// goes to that one (toolConn). Called with mu held.
+func (h *Host) variantFor(server, method, tool string, main *entry, names []string) (*entry, error) {
 	if h.closed || main.sup == nil || h.servers[server] != main {
 		return nil, nil // the caller's client fails the call as it ends
 	}
@@ -170,7 +174,7 @@ func (h *Host) variantFor(server, method string, main *entry, names []string) (*
 	if err != nil {
 		return nil, err
 	}
-	if key == own {
+	if key = toolConn(vs, main, own, key, tool); key == own {
 		return nil, nil
 	}
 	ve := vs.by[key]
@@ -392,6 +396,43 @@ func (h *Host) variantChanged(ve *entry) {
 	}
 	close(ve.changed)
 	ve.changed = make(chan struct{})
+}
+
+// toolConn is the key of the connection of the server a call of tool goes
+// to: key's, unless it would not list tool while another connection of
+// the server does (a tool a variant's own tools/list_changed added: a
+// stdio variant is a process of its own, so only it has the tool the
+// catalog lists): then the main's (own) if it lists tool, else the first
+// running variant that does. A variant not running yet would start with
+// the tools the main lists. Called with mu held.
+func toolConn(vs *variants, main *entry, own, key, tool string) string {
+	want := main
+	if ve := vs.by[key]; key != own && ve != nil {
+		want = ve
+	}
+	if tool == "" || lists(main, want, tool) {
+		return key
+	}
+	if lists(main, main, tool) {
+		return own
+	}
+	for _, k := range slices.Sorted(maps.Keys(vs.by)) {
+		if ve := vs.by[k]; ve.client != nil && lists(main, ve, tool) {
+			return k
+		}
+	}
+	return key
+}
+
+// lists reports whether e, main or one of its variants, lists tool: a
+// variant that has not listed its own tools (none changed since it
+// started) has the main's. Called with mu held.
+func lists(main, e *entry, tool string) bool {
+	tools := e.tools
+	if e != main && tools == nil {
+		tools = main.tools
+	}
+	return slices.ContainsFunc(tools, func(t conduit.Tool) bool { return t.Name == tool })
 }
 
 // variantTools are the tools e's ready variants list and its main

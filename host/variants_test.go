@@ -318,6 +318,15 @@ func TestVariantToolsCountersAndLogLevel(t *testing.T) {
 		res, err := h.CallTool(context.Background(), "a", "extra", nil, conduit.WithCapabilities())
 		require.NoError(t, err)
 		assert.Equal(t, "1001", res.Content[0].Text)
+		// Only the variant lists it: a call of it with another set, the
+		// main's or one no connection runs for, goes there too (direct, the
+		// one process that added it would answer), and starts nothing.
+		for _, opts := range [][]conduit.CallOption{nil, {conduit.WithCapabilities("sampling")}} {
+			res, err := h.CallTool(context.Background(), "a", "extra", nil, opts...)
+			require.NoError(t, err)
+			assert.Equal(t, "1001", res.Content[0].Text, "%d options", len(opts))
+		}
+		assert.Equal(t, 2, f.count(), "no connection started for it")
 
 		require.NoError(t, h.SetLogLevel(context.Background(), "a", "info"))
 		synctest.Wait()
