@@ -3,8 +3,6 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -45,12 +43,7 @@ func withdrawing(t *testing.T, withdraw <-chan struct{}, ended chan<- string) st
 		ended <- fmt.Sprint("elicit: ", err)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint("elicit: ", err)}}}, nil
 	})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-	})
-	return srv.URL
+	return serveSDK(t, s, nil)
 }
 
 // An upstream server that withdraws its own input request

@@ -282,7 +282,13 @@ func hostile(t *testing.T) string {
 		data, _ := json.Marshal(res)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(data)}}}, nil
 	})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	return serveSDK(t, s, nil)
+}
+
+// serveSDK serves the go-sdk server s over Streamable HTTP until the test
+// ends, and returns its URL.
+func serveSDK(t *testing.T, s *mcp.Server, opts *mcp.StreamableHTTPOptions) string {
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, opts))
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()

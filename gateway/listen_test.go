@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -58,12 +56,7 @@ func watched(t *testing.T, subs chan<- string, held func()) string {
 		})
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "grown"}}}, nil
 	})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-	})
-	return srv.URL
+	return serveSDK(t, s, nil)
 }
 
 // changes records what a downstream client's change hooks receive.

@@ -4,8 +4,6 @@ package gateway
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
@@ -47,12 +45,7 @@ func asksSampling(t *testing.T, ended chan<- string) string {
 		}
 		return sample(ctx, req.Session)
 	})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-	})
-	return srv.URL
+	return serveSDK(t, s, nil)
 }
 
 // elicitingClient is a modern go-sdk client that declares elicitation (a

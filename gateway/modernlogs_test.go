@@ -4,8 +4,6 @@ package gateway
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -39,12 +37,7 @@ func modernUpstream(t *testing.T) string {
 		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Data: "round two"})
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 	})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-	})
-	return srv.URL
+	return serveSDK(t, s, &mcp.StreamableHTTPOptions{Stateless: true})
 }
 
 // A modern client's request that asks for log entries (its _meta

@@ -6,7 +6,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -45,12 +44,7 @@ func rootsAsker(t *testing.T, seen chan<- string) string {
 	s.AddTool(&mcp.Tool{Name: "noop", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{}, nil
 	})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-	})
-	return srv.URL
+	return serveSDK(t, s, nil)
 }
 
 // A legacy session's notifications/roots/list_changed reaches a legacy
@@ -121,13 +115,9 @@ func TestGatewayRootsListChangedBudgeted(t *testing.T) {
 	s.AddTool(&mcp.Tool{Name: "noop", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{}, nil
 	})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-	})
+	srvURL := serveSDK(t, s, nil)
 	g, url := serveWith(t, host.Config{Servers: map[string]host.Server{
-		"r": {URL: srv.URL, Conduit: host.Settings{Era: conduit.EraLegacy, Ping: host.PingPolicy{Interval: -1}}},
+		"r": {URL: srvURL, Conduit: host.Settings{Era: conduit.EraLegacy, Ping: host.PingPolicy{Interval: -1}}},
 	}}, Options{Sessions: SessionLimits{InputRateLimit: rate.Limit(1e-6), InputBurst: 2}})
 
 	post := func(sid, body string) *http.Response {

@@ -4,8 +4,6 @@ package gateway
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -51,16 +49,10 @@ func TestGatewayLegacyUpstreamSeesTheClientsCapabilities(t *testing.T) {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran"}}}, nil
 	})
-	direct := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
-	legacy := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(func() {
-		for _, srv := range []*httptest.Server{direct, legacy} {
-			srv.CloseClientConnections()
-			srv.Close()
-		}
-	})
+	direct := serveSDK(t, s, &mcp.StreamableHTTPOptions{Stateless: true})
+	legacy := serveSDK(t, s, nil)
 	g, url := serve(t, host.Config{Servers: map[string]host.Server{
-		"u": {URL: legacy.URL, Conduit: host.Settings{Era: conduit.EraLegacy, Ping: host.PingPolicy{Interval: -1}}},
+		"u": {URL: legacy, Conduit: host.Settings{Era: conduit.EraLegacy, Ping: host.PingPolicy{Interval: -1}}},
 	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -90,14 +82,14 @@ func TestGatewayLegacyUpstreamSeesTheClientsCapabilities(t *testing.T) {
 		{"roots alone", func() *mcp.ClientOptions { return &mcp.ClientOptions{} }, "[roots]"},
 		{"elicitation and roots", elicits, "[elicitation roots]"},
 	} {
-		got, err := call(direct.URL, "caps", tc.opts())
+		got, err := call(direct, "caps", tc.opts())
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, got, "%s: direct", tc.name)
 		got, err = call(url+"/mcp", "u__caps", tc.opts())
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, got, "%s: through the gateway", tc.name)
 	}
-	_, direct32021 := call(direct.URL, "needs_sampling", elicits())
+	_, direct32021 := call(direct, "needs_sampling", elicits())
 	_, gateway32021 := call(url+"/mcp", "u__needs_sampling", elicits())
 	for _, err := range []error{direct32021, gateway32021} {
 		var je *jsonrpc.Error
