@@ -71,3 +71,39 @@ func (s *Servers) onDraining(data []byte) *pcluster.GrainResponse {
 	s.m.event(Event{Kind: EventDraining, Member: n.Member, ID: id, Members: members})
 	return &pcluster.GrainResponse{MessageTypeName: typeResult, MessageData: []byte("null")}
 }
+
+// onDrained ends the requests still in flight to a member whose drain
+// ended: those sent after its draining notice that it did not list never
+// ran, and are sent again; the others fail now, not at the notice's time.
+func (s *Servers) onDrained(data []byte) *pcluster.GrainResponse {
+	var n drainedNotice
+	if err := json.Unmarshal(data, &n); err != nil || n.Member == "" {
+		return encodeError(errUndecodable("drained notice", err))
+	}
+	s.drained(n)
+	return &pcluster.GrainResponse{MessageTypeName: typeResult, MessageData: []byte("null")}
+}
+
+func (s *Servers) drained(n drainedNotice) {
+	seen := make(map[string]bool, len(n.Seen))
+	for _, id := range n.Seen {
+		seen[id] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	name := n.Member
+	if id := s.members[n.Member]; id != "" {
+		name += " (" + id + ")"
+	}
+	for p := range s.inflight[n.Member] {
+		lost := lostMember{member: name, why: "its drain ended before it answered"}
+		if p.after && p.id != "" && !seen[p.id] {
+			lost.notRun = true
+		}
+		select {
+		case p.lost <- lost:
+		default:
+		}
+		delete(s.inflight[n.Member], p)
+	}
+}

@@ -190,6 +190,9 @@ func (g *serverGrain) serve(h *host.Host, msg *pcluster.GrainRequest) *pcluster.
 	if err := json.Unmarshal(msg.MessageData, &req); err != nil {
 		return encodeError(fmt.Errorf("cluster: undecodable %s request: %w", msg.MessageTypeName, err))
 	}
+	if !g.m.drainLog.admit(req.ID) {
+		return &pcluster.GrainResponse{MessageTypeName: typeNotRun, MessageData: []byte("null")}
+	}
 	timeout := defaultCallTimeout
 	if req.TimeoutMS > 0 {
 		timeout = time.Duration(req.TimeoutMS) * time.Millisecond

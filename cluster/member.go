@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,6 +83,7 @@ type Member struct {
 	servers  atomic.Pointer[Servers] // its gateway's view, once made
 	tunnels  *tunnels                // the legacy session exchanges through and on it (sessions.go)
 	draining atomic.Bool             // Drain began: the health endpoint answers 503
+	drainLog drainLog                // the grain requests that reached it since
 	busy     atomic.Int64            // grain requests in flight on this member
 	// Cut counts requests in flight on a grain that stopped here which
 	// were still running when Drain's bound passed: their server stopped.
@@ -312,6 +314,8 @@ func (m *Member) Drain(ctx context.Context) int64 {
 	if m.draining.Swap(true) {
 		return m.busy.Load()
 	}
+	m.drainLog.begin() // before any member hears of the drain
+	defer m.drained()
 	until := time.Now().Add(m.opts.Drain + 4*m.opts.Refresh + 5*time.Second)
 	if s := m.servers.Load(); s != nil {
 		// Its own gateway's requests to its grains go on too when its
@@ -352,6 +356,68 @@ func (m *Member) Drain(ctx context.Context) int64 {
 		}
 	}
 	return waitIdle(ctx, &m.busy, m.opts.Drain)
+}
+
+// drained tells every member, this one too, that the drain ended, and
+// which of its requests reached the grains here meanwhile
+// (drainedNotice): from now on, none runs here.
+func (m *Member) drained() {
+	seen := m.drainLog.end()
+	notice := func(addr string) drainedNotice {
+		return drainedNotice{Member: m.Address(), Seen: seen[addr]}
+	}
+	var futures []*actor.Future
+	for _, mb := range m.c.MemberList.Members().Members() {
+		if mb.Id == m.ID() {
+			continue
+		}
+		data, _ := json.Marshal(notice(mb.Address()))
+		futures = append(futures, m.system.Root.RequestFuture(actor.NewPID(mb.Address(), relayName),
+			&pcluster.GrainRequest{MessageTypeName: typeDrained, MessageData: data}, time.Second))
+	}
+	if s := m.servers.Load(); s != nil {
+		s.drained(notice(m.Address()))
+	}
+	for _, f := range futures {
+		_, _ = f.Result() // an ack, or a member that is gone
+	}
+}
+
+// drainLog records the grain requests that reach a member once its drain
+// began, by sender, and refuses them once it ended. Safe for concurrent
+// use.
+type drainLog struct {
+	mu    sync.Mutex
+	seen  map[string][]string // request IDs by their sender's address; nil until begin
+	ended bool
+}
+
+func (d *drainLog) begin() {
+	d.mu.Lock()
+	d.seen = map[string][]string{}
+	d.mu.Unlock()
+}
+
+// admit records a request that reached a grain (request.ID), and says
+// whether it may run: not once the drain ended.
+func (d *drainLog) admit(id string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ended {
+		return false
+	}
+	if i := strings.LastIndexByte(id, '/'); d.seen != nil && i > 0 {
+		d.seen[id[:i]] = append(d.seen[id[:i]], id)
+	}
+	return true
+}
+
+// end refuses the requests from now on, and returns those recorded.
+func (d *drainLog) end() map[string][]string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.ended = true
+	return d.seen
 }
 
 // Close leaves the cluster gracefully (the provider stops announcing this

@@ -104,6 +104,8 @@ func (r *relayActor) Receive(ctx actor.Context) {
 			resp = s.serveResume(msg.MessageData)
 		case typeDraining:
 			resp = s.onDraining(msg.MessageData)
+		case typeDrained:
+			resp = s.onDrained(msg.MessageData)
 		default:
 			resp = encodeError(fmt.Errorf("cluster: unknown request %q (this member speaks conduit.cluster.v1)", msg.MessageTypeName))
 		}
@@ -236,7 +238,7 @@ func (m *Member) forward(ctx context.Context, rc conduit.RequestContext, method,
 			defer gc.gate.Park(func() { gc.cancel(context.Canceled) })()
 		}
 	}
-	resp, err := s.send(ctx, actor.NewPID(o.Member, relayName), typeInput, data, method, func(lost lostMember) error {
+	resp, err := s.send(ctx, actor.NewPID(o.Member, relayName), "", typeInput, data, method, func(lost lostMember) error {
 		return &conduit.Error{Kind: conduit.KindTransport, Method: method, ConnectionEnded: true,
 			Message: fmt.Sprintf("cluster member %s whose client made the call was lost before it answered: %s", lost.member, lost.why)}
 	})
@@ -426,7 +428,7 @@ func (s *Servers) Resume(ctx context.Context, member string, p *mcp.CallToolPara
 		return nil, err
 	}
 	pid := actor.NewPID(member, relayName)
-	resp, err := s.send(ctx, pid, typeResume, data, method, func(lost lostMember) error {
+	resp, err := s.send(ctx, pid, "", typeResume, data, method, func(lost lostMember) error {
 		return fmt.Errorf("cluster member %s holding the call was lost: %s", lost.member, lost.why)
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,8 +55,9 @@ type Servers struct {
 	// Counters of requests: started, completed (an answer came, a result
 	// or the server's error), failed because their member was lost.
 	Started, Completed, Lost, TimedOut atomic.Int64
-	// Resent counts requests sent again because their grain had stopped
-	// before they reached it (a dead letter: nothing ran).
+	// Resent counts requests sent again because they had not run: their
+	// grain had stopped before they reached it (a dead letter), or its
+	// member's drain ended without them (drainedNotice).
 	Resent atomic.Int64
 	// EventsDropped counts status events a slow subscriber lost.
 	EventsDropped atomic.Int64
@@ -66,11 +68,17 @@ type Servers struct {
 
 	notes     chan *pcluster.GrainRequest // progress and log entries for the gateway, in arrival order
 	notesDone chan struct{}
+
+	seq atomic.Uint64 // the last request.ID's number
 }
 
 // pending is a request in flight to the member at its address.
 type pending struct {
 	lost chan lostMember // the lost member, once
+	// id is a grain request's request.ID ("" for the others); after says
+	// that it was sent once the member had said it drains.
+	id    string
+	after bool
 }
 
 // Servers returns the member's view of the cluster's servers. Close it
@@ -167,7 +175,7 @@ func (s *Servers) onLost(addr, why string) {
 	}
 	for p := range s.inflight[addr] {
 		select {
-		case p.lost <- lostMember{name, why}:
+		case p.lost <- lostMember{member: name, why: why}:
 		default:
 		}
 	}
@@ -305,8 +313,12 @@ func errLost(method, server string, lost lostMember) error {
 		Message: fmt.Sprintf("cluster member %s holding server %q was lost with the request in flight: %s", lost.member, server, lost.why)}
 }
 
-// lostMember says which member was lost, and how it was seen.
-type lostMember struct{ member, why string }
+// lostMember says which member was lost, and how it was seen; notRun,
+// that the request never ran there (so it is sent again).
+type lostMember struct {
+	member, why string
+	notRun      bool
+}
 
 // request sends one request to server's grain and decodes its result into
 // out. It waits for a topology without a member known lost before it
@@ -319,6 +331,7 @@ func (s *Servers) request(ctx context.Context, server, typeName string, req requ
 			RPC: &conduit.RPCError{Code: -32602, Message: "unknown server " + server}}
 	}
 	req.TimeoutMS = timeLeft(ctx).Milliseconds()
+	req.ID = s.m.Address() + "/" + strconv.FormatUint(s.seq.Add(1), 10)
 	data, err := json.Marshal(req)
 	if err != nil {
 		return err
@@ -329,12 +342,12 @@ func (s *Servers) request(ctx context.Context, server, typeName string, req requ
 		if pid, err = s.resolve(ctx, server, method); err != nil {
 			return err
 		}
-		resp, err = s.send(ctx, pid, typeName, data, method, func(lost lostMember) error { return errLost(method, server, lost) })
+		resp, err = s.send(ctx, pid, req.ID, typeName, data, method, func(lost lostMember) error { return errLost(method, server, lost) })
 		if !errors.Is(err, errNotDelivered) {
 			break
 		}
-		// The grain stopped before the request reached it (it moves: its
-		// member drains, or one joined): nothing ran, so it is sent again
+		// The request did not run (its grain stopped before it reached
+		// it, as when its member drains or one joined): it is sent again
 		// to the grain's activation now.
 		s.Resent.Add(1)
 		s.mu.Lock()
@@ -412,16 +425,18 @@ func (s *Servers) resolve(ctx context.Context, server, method string) (*actor.PI
 	}
 }
 
-// send sends one request to pid (a grain, or a member's relay actor),
-// tracked as in flight to its member: it fails at once, with lost's error,
-// when that member is lost before it answers.
-func (s *Servers) send(ctx context.Context, pid *actor.PID, typeName string, data []byte, method string, lost func(lostMember) error) (*pcluster.GrainResponse, error) {
-	p := &pending{lost: make(chan lostMember, 1)}
+// send sends one request to pid (a grain, with the request's id, or a
+// member's relay actor, with none), tracked as in flight to its member: it
+// fails at once, with lost's error, when that member is lost before it
+// answers, and with errNotDelivered when the request did not run.
+func (s *Servers) send(ctx context.Context, pid *actor.PID, id, typeName string, data []byte, method string, lost func(lostMember) error) (*pcluster.GrainResponse, error) {
+	p := &pending{lost: make(chan lostMember, 1), id: id}
 	s.mu.Lock()
+	_, p.after = s.draining[pid.Address]
 	if s.lost[pid.Address] {
 		s.mu.Unlock()
 		s.Lost.Add(1)
-		return nil, lost(lostMember{pid.Address, "its connection dropped before the request was sent"})
+		return nil, lost(lostMember{member: pid.Address, why: "its connection dropped before the request was sent"})
 	}
 	if s.inflight[pid.Address] == nil {
 		s.inflight[pid.Address] = map[*pending]struct{}{}
@@ -445,8 +460,7 @@ func (s *Servers) send(ctx context.Context, pid *actor.PID, typeName string, dat
 		res, err := f.Result()
 		got <- answer{res, err}
 	}()
-	select {
-	case a := <-got:
+	answered := func(a answer) (*pcluster.GrainResponse, error) {
 		if a.err != nil {
 			if errors.Is(a.err, actor.ErrDeadLetter) {
 				return nil, errNotDelivered
@@ -456,16 +470,32 @@ func (s *Servers) send(ctx context.Context, pid *actor.PID, typeName string, dat
 				return nil, &conduit.Error{Kind: conduit.KindTimeout, Method: method, Message: fmt.Sprintf("cluster: no answer from member %s in time", pid.Address), Err: context.DeadlineExceeded}
 			}
 			s.Lost.Add(1)
-			return nil, lost(lostMember{pid.Address, a.err.Error()})
+			return nil, lost(lostMember{member: pid.Address, why: a.err.Error()})
 		}
 		resp, ok := a.res.(*pcluster.GrainResponse)
 		if !ok {
 			return nil, &conduit.Error{Kind: conduit.KindProtocol, Method: method, Message: fmt.Sprintf("cluster: unexpected answer %T", a.res)}
 		}
+		if resp.MessageTypeName == typeNotRun {
+			return nil, errNotDelivered
+		}
 		s.Completed.Add(1)
 		return resp, nil
+	}
+	select {
+	case a := <-got:
+		return answered(a)
 	case member := <-p.lost:
-		root.Stop(f.PID()) // no answer can come: free the future now
+		// No answer can come now: free the future. One that came before
+		// the loss was seen (a member's answers arrive in order, before
+		// its drained notice) is the request's.
+		root.Stop(f.PID())
+		if a := <-got; a.err == nil && a.res != nil {
+			return answered(a)
+		}
+		if member.notRun {
+			return nil, errNotDelivered
+		}
 		s.Lost.Add(1)
 		return nil, lost(member)
 	case <-ctx.Done():
@@ -479,8 +509,8 @@ func (s *Servers) send(ctx context.Context, pid *actor.PID, typeName string, dat
 	}
 }
 
-// errNotDelivered is a request that reached no actor (a dead letter): its
-// target had stopped, so nothing ran.
+// errNotDelivered is a request that did not run: it reached no actor (a
+// dead letter, its target had stopped), or its grain's member said so.
 var errNotDelivered = errors.New("cluster: the request reached no actor")
 
 // decodeAnswer decodes a typeResult answer into out (nil: ignored), or

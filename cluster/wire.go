@@ -34,6 +34,7 @@ const (
 	typeInput    = "conduit.cluster.v1.Input"    // inputRequest → the input's result (CreateMessageResult, ElicitResult, ListRootsResult)
 	typeResume   = "conduit.cluster.v1.Resume"   // resumeRequest → CallToolResult (input_required or complete)
 	typeDraining = "conduit.cluster.v1.Draining" // drainingNotice → null
+	typeDrained  = "conduit.cluster.v1.Drained"  // drainedNotice → null
 	// To a server grain, without an answer: the CallTool of origin ended
 	// on its member (its client went, or its deadline passed).
 	typeCancel = "conduit.cluster.v1.Cancel" // origin
@@ -49,10 +50,17 @@ const (
 
 	typeResult = "conduit.cluster.v1.Result"
 	typeError  = "conduit.cluster.v1.Error"
+	// A grain's answer to a request that reached it after its member's
+	// drain ended: it did not run, and is sent again (errNotDelivered).
+	typeNotRun = "conduit.cluster.v1.NotRun"
 )
 
 // request is the JSON of every v1 request; each method reads its fields.
 type request struct {
+	// ID names the request among its sender's (its address, a slash, a
+	// number): a draining member lists those that reached its grains
+	// (drainedNotice).
+	ID string `json:"id,omitempty"`
 	// TimeoutMS is what is left of the caller's deadline: the holding
 	// member's call ends with it.
 	TimeoutMS       int64                   `json:"timeoutMs,omitempty"`
@@ -208,4 +216,15 @@ func millis(ms int64) time.Duration { return time.Duration(ms) * time.Millisecon
 type drainingNotice struct {
 	Member  string `json:"member"`
 	UntilMS int64  `json:"untilMs"` // Unix milliseconds
+}
+
+// drainedNotice says that a member's drain ended: it answers no request
+// from now on. Seen lists the IDs of the receiver's requests that reached
+// its grains since the drain began. A request still waiting for its answer
+// that the receiver sent after the draining notice, and that is not among
+// them, never ran (it was lost on the way, or in a grain that stopped), so
+// it is sent again; any other fails at once.
+type drainedNotice struct {
+	Member string   `json:"member"`
+	Seen   []string `json:"seen"`
 }

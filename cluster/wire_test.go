@@ -45,7 +45,7 @@ func TestClusterWireErrorOfPlainErrorsAndGarbage(t *testing.T) {
 // The lost-member error is a transport error whose connection ended, and
 // names the member.
 func TestClusterLostMemberError(t *testing.T) {
-	err := errLost("CallTool", "s", lostMember{"127.0.0.1:7001 (abc)", "its connection dropped"})
+	err := errLost("CallTool", "s", lostMember{member: "127.0.0.1:7001 (abc)", why: "its connection dropped"})
 	assert.True(t, errors.Is(err, conduit.ErrConnectionEnded))
 	assert.Contains(t, err.Error(), `cluster member 127.0.0.1:7001 (abc) holding server "s" was lost with the request in flight: its connection dropped`)
 }

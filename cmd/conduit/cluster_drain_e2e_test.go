@@ -35,7 +35,17 @@ func TestGatewayClusterDrainsOnSIGTERM(t *testing.T) {
 	defer marks.Close()
 	started := bufio.NewScanner(marks)
 	cfg := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers":{"s":{"command":%q,"env":{%q:"1","CONDUIT_CLUSTER_MARK":%q}}}}`, os.Args[0], clusterServerEnv, fifo))
-	members := startCluster(t, 3, cfg, "--cluster-drain", "20s")
+	members := startCluster(t, 3, cfg, "--cluster-drain", "20s", "-v")
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, m := range members { // what each member said after it started
+			for _, l := range m.after() {
+				t.Logf("member %s: %s", m.remote, l)
+			}
+		}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var counts tally
