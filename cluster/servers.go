@@ -173,6 +173,12 @@ func (s *Servers) onLost(addr, why string) {
 	if id := s.members[addr]; id != "" {
 		name = addr + " (" + id + ")"
 	}
+	// The calls it made to the grains here end too (a call holding a
+	// server's gate releases it now, not at its deadline), before the
+	// requests in flight to it fail: a call of it waiting for an answer
+	// to its input is cancelled, and its server told, rather than ended
+	// by that input's failure first. (Lock order: s.mu, then m.mu.)
+	s.m.orphan(addr, name, why)
 	for p := range s.inflight[addr] {
 		select {
 		case p.lost <- lostMember{member: name, why: why}:
@@ -181,9 +187,6 @@ func (s *Servers) onLost(addr, why string) {
 	}
 	delete(s.inflight, addr)
 	s.wake()
-	// The calls it made to the grains here end too: a call holding a
-	// server's gate releases it now, not at its deadline.
-	go s.m.orphan(addr, name, why)
 }
 
 // wake tells the requests waiting for a topology that it changed. Called
