@@ -27,6 +27,7 @@ func (a *app) gatewayCommand() *cobra.Command {
 	var limits gateway.SessionLimits
 	var inputRate float64
 	var variants int
+	var variantIdle time.Duration
 	c := &cobra.Command{
 		Use:   "gateway --config FILE [--listen ADDR] [flags]",
 		Short: "Serve the servers of a configuration file as one MCP server",
@@ -62,7 +63,11 @@ hashing), and every member serves all of them (docs/cluster.md).`,
 			if variants < 0 {
 				return usagef("--server-variants must be 0 or more")
 			}
-			return a.runGateway(cmd.Context(), listen, cmp.Or(token, os.Getenv("CONDUIT_GATEWAY_TOKEN")), cl, limits, variants)
+			if variantIdle <= 0 {
+				return usagef("--server-variant-idle must be more than 0")
+			}
+			ho := host.Options{MaxVariants: cmp.Or(variants, -1), VariantIdle: variantIdle} // host.Options: 0 is its default, negative none
+			return a.runGateway(cmd.Context(), listen, cmp.Or(token, os.Getenv("CONDUIT_GATEWAY_TOKEN")), cl, limits, ho)
 		},
 	}
 	c.Flags().SortFlags = false
@@ -74,6 +79,7 @@ hashing), and every member serves all of them (docs/cluster.md).`,
 	c.Flags().IntVar(&limits.InputBurst, "session-input-burst", guards.DefaultInputBurst, "bursts of the session input budget")
 	c.Flags().DurationVar(&limits.IdleTimeout, "session-idle", gateway.DefaultSessionIdle, "close a legacy HTTP session with no call and no request for this long (negative: never)")
 	c.Flags().IntVar(&variants, "server-variants", host.DefaultMaxVariants, "connections a legacy server may run for its callers' other capability sets, beside its main one (a process each for stdio; 0: none)")
+	c.Flags().DurationVar(&variantIdle, "server-variant-idle", host.DefaultVariantIdle, "close such a connection once it has had no call for this long")
 	a.maxMessageFlag(c.Flags())
 	c.Flags().BoolVar(&a.opts.json, "json", false, `machine output on stderr: logs as JSON objects, and with --cluster each membership event as {"time","cluster","event","member",…} per line`)
 	a.adminFlags(c.Flags())
@@ -85,7 +91,9 @@ hashing), and every member serves all of them (docs/cluster.md).`,
 // before it serves; one still starting joins the catalog when ready.
 const gatewaySettle = 10 * time.Second
 
-func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFlags, limits gateway.SessionLimits, variants int) error {
+// runGateway serves the configuration's servers; ho carries the variant
+// settings of the flags.
+func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFlags, limits gateway.SessionLimits, ho host.Options) error {
 	if a.opts.config == "" {
 		return usagef("missing --config FILE")
 	}
@@ -104,9 +112,9 @@ func (a *app) runGateway(ctx context.Context, listen, token string, cl clusterFl
 		return err
 	}
 	defer runtime.KeepAlive(gcFloor())
-	ho := host.Options{MaxMessageBytes: int(a.opts.maxMessageBytes),
-		Client: conduit.Options{TracerProvider: a.tracerProvider()}, ServerOptions: serverOptionsOf(metrics),
-		MaxVariants: cmp.Or(variants, -1)} // host.Options: 0 is its default, negative none
+	ho.MaxMessageBytes = int(a.opts.maxMessageBytes)
+	ho.Client = conduit.Options{TracerProvider: a.tracerProvider()}
+	ho.ServerOptions = serverOptionsOf(metrics)
 	gopts := gateway.Options{Logger: logger, Host: ho, Sessions: limits}
 	cl.out, cl.json = a.stderr, a.opts.json
 	joined, err := cl.join(cfg, ho, logger, &gopts)

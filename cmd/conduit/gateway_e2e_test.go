@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -63,24 +64,35 @@ func TestGatewayCallsRelayInput(t *testing.T) {
 // --server-variants bounds the connections a legacy server runs for the
 // capability sets of the gateway's clients: a modern client that declares
 // less than the gateway does reaches a variant of its own (counted on
-// /metrics), and with 0 the server's one connection.
+// /metrics), and with 0 the server's one connection. --server-variant-idle
+// closes a variant without calls that long.
 func TestGatewayServerVariantsFlag(t *testing.T) {
 	_, server := binaries(t)
 	cfg := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers":{"a":{"command":%q,"conduit":{"era":"legacy"}}}}`, server))
+	variants := func(base string) string {
+		_, body := adminGet(t, base+"/metrics", "")
+		return regexp.MustCompile(`\nconduit_server_variants\{server="a"\} (\d+)\n`).FindStringSubmatch(body)[1]
+	}
 	for _, c := range []struct {
 		flags []string
 		want  string
-	}{{nil, "1"}, {[]string{"--server-variants", "0"}, "0"}} {
+	}{{nil, "1"}, {[]string{"--server-variants", "0"}, "0"}, {[]string{"--server-variant-idle", "300ms"}, "1"}} {
 		port := freePorts(t, 1)[0]
 		args := append([]string{"gateway", "--config", cfg, "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--admin", "127.0.0.1:0"}, c.flags...)
 		base := startAdmin(t, nil, `^conduit gateway: 1 servers at `, args...)
 		r := runCLI(t, "call", "--era", "modern", "--url", fmt.Sprintf("http://127.0.0.1:%d/mcp", port), "a__test_simple_text", `{}`)
 		require.Equal(t, 0, r.code, r.String())
 		assert.Equal(t, "This is a simple text response for testing.\n", r.stdout)
-		_, body := adminGet(t, base+"/metrics", "")
-		assert.Contains(t, body, "\nconduit_server_variants{server=\"a\"} "+c.want+"\n", "%v", c.flags)
+		assert.Equal(t, c.want, variants(base), "%v", c.flags)
+		if len(c.flags) > 0 && c.flags[0] == "--server-variant-idle" {
+			start := time.Now()
+			require.Eventually(t, func() bool { return variants(base) == "0" }, 10*time.Second, 20*time.Millisecond, "the idle variant closes")
+			t.Logf("the variant closed %v after the call", time.Since(start).Round(time.Millisecond))
+		}
 	}
-	r := runInProcess(t, "gateway", "--config", cfg, "--server-variants", "-1")
-	assert.Equal(t, exitUsage, r.code, r.String())
-	assert.Equal(t, "conduit: --server-variants must be 0 or more\nRun 'conduit gateway --help' for usage.\n", r.stderr)
+	for flag, msg := range map[string]string{"--server-variants=-1": "--server-variants must be 0 or more", "--server-variant-idle=0s": "--server-variant-idle must be more than 0"} {
+		r := runInProcess(t, "gateway", "--config", cfg, flag)
+		assert.Equal(t, exitUsage, r.code, r.String())
+		assert.Equal(t, "conduit: "+msg+"\nRun 'conduit gateway --help' for usage.\n", r.stderr)
+	}
 }
