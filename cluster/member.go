@@ -326,17 +326,7 @@ func (m *Member) Drain(ctx context.Context) int64 {
 	}
 	m.event(Event{Kind: EventDraining, Member: m.Address(), ID: m.ID(), Members: m.c.MemberList.Members().Len()})
 	data, _ := json.Marshal(drainingNotice{Member: m.Address(), UntilMS: until.UnixMilli()})
-	var futures []*actor.Future
-	for _, mb := range m.c.MemberList.Members().Members() {
-		if mb.Id == m.ID() {
-			continue
-		}
-		futures = append(futures, m.system.Root.RequestFuture(actor.NewPID(mb.Address(), relayName),
-			&pcluster.GrainRequest{MessageTypeName: typeDraining, MessageData: data}, time.Second))
-	}
-	for _, f := range futures {
-		_, _ = f.Result() // an ack, or a member that is gone
-	}
+	m.tellOthers(typeDraining, func(string) []byte { return data })
 	// Wait for the topology without this member (its own poll sees the
 	// 503 as the others' do), then a refresh more for the others'.
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -363,20 +353,26 @@ func (m *Member) Drain(ctx context.Context) int64 {
 // (drainedNotice): from now on, none runs here.
 func (m *Member) drained() {
 	seen := m.drainLog.end()
-	notice := func(addr string) drainedNotice {
-		return drainedNotice{Member: m.Address(), Seen: seen[addr]}
+	if s := m.servers.Load(); s != nil {
+		s.drained(drainedNotice{Member: m.Address(), Seen: seen[m.Address()]})
 	}
+	m.tellOthers(typeDrained, func(addr string) []byte {
+		data, _ := json.Marshal(drainedNotice{Member: m.Address(), Seen: seen[addr]})
+		return data
+	})
+}
+
+// tellOthers sends a notice (data, made for each member's address) to the
+// relay of every other member of the topology, and waits for their acks, a
+// second at most.
+func (m *Member) tellOthers(typeName string, data func(addr string) []byte) {
 	var futures []*actor.Future
 	for _, mb := range m.c.MemberList.Members().Members() {
 		if mb.Id == m.ID() {
 			continue
 		}
-		data, _ := json.Marshal(notice(mb.Address()))
 		futures = append(futures, m.system.Root.RequestFuture(actor.NewPID(mb.Address(), relayName),
-			&pcluster.GrainRequest{MessageTypeName: typeDrained, MessageData: data}, time.Second))
-	}
-	if s := m.servers.Load(); s != nil {
-		s.drained(notice(m.Address()))
+			&pcluster.GrainRequest{MessageTypeName: typeName, MessageData: data(mb.Address())}, time.Second))
 	}
 	for _, f := range futures {
 		_, _ = f.Result() // an ack, or a member that is gone
