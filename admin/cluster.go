@@ -39,7 +39,7 @@ var (
 	notesDroppedDesc = prometheus.NewDesc("conduit_cluster_notes_dropped_total",
 		"Progress notifications and log entries dropped on their way to the calling member.", nil, nil)
 	requestsDesc = prometheus.NewDesc("conduit_cluster_requests_total",
-		"Requests this member's gateway sent to the members holding its servers, by outcome: started, completed (the server answered, a result or its error), lost (the holding member was lost in flight), timed_out, resent (sent again: the grain had stopped before the request reached it, so nothing ran).", []string{"outcome"}, nil)
+		"Requests this member's gateway sent to the members holding its servers, by outcome: started, completed (the server answered, a result or its error), lost (the holding member was lost in flight), timed_out, resent (sent again because it had not run: its grain had stopped before it reached it, or the holding member's drain ended without it).", []string{"outcome"}, nil)
 	cutDesc = prometheus.NewDesc("conduit_cluster_requests_cut_total",
 		"Requests still running on this member's servers when a drain's bound passed, stopped with their server.", nil, nil)
 	unattributedDesc = prometheus.NewDesc("conduit_cluster_inputs_unattributed_total",
