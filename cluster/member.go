@@ -83,7 +83,7 @@ type Member struct {
 	servers  atomic.Pointer[Servers] // its gateway's view, once made
 	tunnels  *tunnels                // the legacy session exchanges through and on it (sessions.go)
 	draining atomic.Bool             // Drain began: the health endpoint answers 503
-	drainLog drainLog                // the grain requests that reached it since
+	drainLog drainLog                // the grain requests that reached it since Drain began
 	busy     atomic.Int64            // grain requests in flight on this member
 	// Cut counts requests in flight on a grain that stopped here which
 	// were still running when Drain's bound passed: their server stopped.
