@@ -29,6 +29,12 @@ func (tr *trail) add(s string) {
 	tr.seen = append(tr.seen, s)
 }
 
+func (tr *trail) count() int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return len(tr.seen)
+}
+
 func (tr *trail) take() []string {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
@@ -239,7 +245,10 @@ func TestReceivingMiddlewareOnNotifications(t *testing.T) {
 	srv.sendRaw(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"secret"}}`)
 	srv.sendRaw(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hello"}}`)
 	assert.Equal(t, "hello", <-got)
-	require.NoError(t, c.Close()) // the callback and its middleware have returned
+	// The callback returns, then its middleware (Close would abandon a
+	// callback still running, not wait for it).
+	require.Eventually(t, func() bool { return tr.count() == 4 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, c.Close())
 	assert.Equal(t, []string{"a>notifications/message", "<a notifications/message", "a>notifications/message", "<a notifications/message"}, tr.take())
 }
 
