@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	cmap "github.com/orcaman/concurrent-map"
@@ -58,10 +59,17 @@ func NewSystem(logger *slog.Logger) *actor.ActorSystem {
 	h := warnFloor{logger.Handler()}
 	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(h).With("component", "protoactor")
-	}))
+	}), actor.WithDeadLetterThrottleInterval(deadLetterThrottle))
 	compactRegistry(sys)
 	return sys
 }
+
+// deadLetterThrottle is the period of protoactor's throttle of its
+// dead-letter log lines. The first dead letter of a period starts a
+// goroutine that lives the whole period (1 s by default), so that a test's
+// leak check could find one still waiting; the lines are Info, which
+// warnFloor drops anyway, so a short period costs nothing.
+const deadLetterThrottle = 10 * time.Millisecond
 
 // registryMaps is how many concurrent maps (of 32 shards each) a
 // compacted PID registry spreads its PIDs over: 512 locks, plenty for the

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"runtime"
+	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/stretchr/testify/assert"
@@ -142,4 +145,21 @@ func TestStartGivesADefaultToANonPositiveLogRate(t *testing.T) {
 			require.NoError(t, rt.Close())
 		}
 	})
+}
+
+// A dead letter starts protoactor's log throttle, a goroutine that lives
+// one throttle period: ours is short, so it has gone long before a leak
+// check gives up (with protoactor's 1 s, goleak once found one after the
+// gateway's tests).
+func TestNewSystemDeadLetterThrottleIsShort(t *testing.T) {
+	sys := NewSystem(nil)
+	defer sys.Shutdown()
+	throttling := func() bool {
+		buf := make([]byte, 1<<20)
+		return strings.Contains(string(buf[:runtime.Stack(buf, true)]), "NewThrottle")
+	}
+	require.False(t, throttling())
+	sys.Root.Send(actor.NewPID(sys.Address(), "nobody"), "lost")
+	require.True(t, throttling(), "the dead letter started the throttle")
+	require.Eventually(t, func() bool { return !throttling() }, 300*time.Millisecond, 5*time.Millisecond)
 }
