@@ -60,22 +60,11 @@ type connection struct {
 	// running maps a server request's id to its child; a child's reply
 	// names its id, so one map serves both ways (a burst paid for a
 	// second, child → id, on every request).
-	running map[messages.ID]*actor.PID
-	slots   supervisor.Cap
-	// live counts the request children whose Terminated has not come,
-	// replied or not (a child stops itself once it has replied, and its
-	// Terminated may overtake the reply). Close waits for them: poisoning
-	// this actor would Stop every child it still lists, and a Stop to a
-	// child already gone is a logged dead letter (and a throttling
-	// goroutine). A count, not a set: every child but the mailbox is a
-	// request child, and its Terminated comes once.
-	live      int
-	closeDone chan struct{} // a Close waiting for live and children to drain (settled)
+	running   map[messages.ID]*request
+	slots     supervisor.Cap
+	closeDone chan struct{} // a Close waiting for the request children to end (settled)
 	dispatch  *dispatcher   // runs the activations of this actor and its children
 	queue     connQueue     // this actor's mailbox (connProps)
-	// childProps and born: see spawn.
-	childProps *actor.Props
-	born       actor.Actor
 }
 
 // logicalCall is an MRTR call: several rounds, one deadline.
@@ -121,7 +110,7 @@ func (c *connection) Receive(ctx actor.Context) {
 		}
 		c.tracker.tick(c.expired, func(k inputKey) {
 			if child, ok := c.running[k.request]; ok {
-				ctx.Send(child, &handlerTimedOut{})
+				child.post(&handlerTimedOut{})
 			}
 		})
 	case *logicalStart:
@@ -165,7 +154,10 @@ func (c *connection) Receive(ctx actor.Context) {
 		}
 		m.done <- err
 	case *childReply:
-		c.childDone(ctx, m.child, m.id, m.data)
+		c.childDone(m.child, m.data)
+		c.settled()
+	case *childFailed:
+		c.childFailed(m.child, m.reason)
 		c.settled()
 	case *readerDone:
 		c.shutdown(ctx, &messages.Error{Kind: messages.KindTransport, Message: "connection to the server lost", Err: m.err})
@@ -210,36 +202,37 @@ func (c *connection) Receive(ctx actor.Context) {
 				close(c.mailboxDone)
 				c.mailboxDone = nil
 			}
-			return
 		}
-		c.live--
-		c.settled()
 	}
 }
 
-// settled ends the wait of a Close once every child has terminated and
-// every request child's reply has come: a Terminated may overtake the
-// reply, which may carry an answer given before the Close, still to send.
+// settled ends the wait of a Close once every request child has ended:
+// its reply may carry an answer given before the Close, still to send.
 func (c *connection) settled() {
-	if c.closeDone != nil && c.live == 0 && len(c.running) == 0 {
+	if c.closeDone != nil && len(c.running) == 0 {
 		close(c.closeDone)
 		c.closeDone = nil
 	}
 }
 
-// HandleFailure runs on this actor's goroutine when a child panicked in
-// Receive. A request child is answered -32603 and stopped; the mailbox
-// failing is a bug, and ends the connection.
+// childFailed is a request child that panicked: the request is answered
+// -32603 (the child takes no more messages; a handler still running is
+// left to return into it, unheard).
+func (c *connection) childFailed(child *request, reason any) {
+	id := child.in.guard.Context.RequestID
+	if c.running[id] != child {
+		return // released already, its id perhaps reused since
+	}
+	c.shared.logger.Error("request child failed", "id", id.String(), "reason", fmt.Sprint(reason))
+	c.release(id)
+	c.send(messages.NewErrorResponse(id, &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: input request failed"}))
+}
+
+// HandleFailure runs on this actor's goroutine when its one protoactor
+// child, the notification mailbox, panicked in Receive: a bug, which ends
+// the connection. (A request child's panic comes as childFailed.)
 func (c *connection) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, _ *actor.RestartStatistics, reason any, _ any) {
 	defer c.settleTracker()
-	if id, ok := c.childID(child); ok {
-		c.shared.logger.Error("request child failed", "id", id.String(), "reason", fmt.Sprint(reason))
-		e := &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: input request failed"}
-		c.release(id)
-		c.send(messages.NewErrorResponse(id, e))
-		sup.StopChildren(child)
-		return
-	}
 	c.shared.logger.Error("conduit actor failed", "actor", child.String(), "reason", fmt.Sprint(reason))
 	sup.StopChildren(child)
 	c.life.stop(&messages.Error{Kind: messages.KindInternal, Message: fmt.Sprintf("internal actor failed: %v", reason)})
@@ -418,7 +411,7 @@ func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame, si
 			return false
 		}
 		if child, ok := c.running[p.RequestID]; ok {
-			ctx.Send(child, &cancelInput{reason: p.Reason})
+			child.post(&cancelInput{reason: p.Reason})
 		}
 		if c.stream != nil && c.stream.id == p.RequestID {
 			// On stdio the server ends a listen stream this way: a
@@ -569,24 +562,11 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 		Method: f.Method, Params: f.Params, Version: sess.version, Origin: c.cfg.Origin, Invited: invited,
 		Context: messages.RequestContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID, Era: sess.era, Assigns: c.cfg.Assigns, RequestID: f.ID},
 	}, "", timeout)
-	child := c.spawn(ctx, r)
 	if c.running == nil {
-		c.running = map[messages.ID]*actor.PID{}
+		c.running = map[messages.ID]*request{}
 	}
-	c.running[f.ID] = child
-	c.live++
-}
-
-// childID is the id of the server request child answers, found by a
-// scan: only a child's crash asks (HandleFailure), every other way in
-// names the id.
-func (c *connection) childID(child *actor.PID) (messages.ID, bool) {
-	for id, p := range c.running {
-		if p == child || p.Equal(child) {
-			return id, true
-		}
-	}
-	return messages.ID{}, false
+	c.running[f.ID] = r
+	r.start(c)
 }
 
 // opening reports whether the handshake has not ended: no initialize
@@ -596,7 +576,8 @@ func (c *connection) opening(sess *session) bool {
 	return !c.initialized && !sess.negotiated
 }
 
-func (c *connection) childDone(ctx actor.Context, child *actor.PID, id messages.ID, data []byte) {
+func (c *connection) childDone(child *request, data []byte) {
+	id := child.in.guard.Context.RequestID
 	if c.running[id] != child {
 		return // released already (a crash), its id perhaps reused since
 	}
@@ -711,11 +692,10 @@ func (c *connection) shutdown(ctx actor.Context, err error) {
 		}
 	}
 	// Every child still running is cancelled: it replies nothing (or the
-	// answer it had already given: still sent), ends its input (abandoning
-	// a handler that ignores its context) and stops itself, and Close
-	// waits for every reply and Terminated (settled). The poison that
-	// follows then finds no request child to Stop.
+	// answer it had already given: still sent) and ends its input
+	// (abandoning a handler that ignores its context), and Close waits for
+	// every reply (settled).
 	for _, child := range c.running {
-		ctx.Send(child, &cancelInput{reason: "client closing"})
+		child.post(&cancelInput{reason: "client closing"})
 	}
 }

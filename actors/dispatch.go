@@ -217,30 +217,10 @@ func growStack() byte {
 	return frame[stackIndex]
 }
 
-// spawn starts a as a child of the connection. Every child shares one
-// Props, made at the first spawn, whose producers hand out c.born and its
-// mailbox (bornQueue): Spawn calls them before it returns, on this actor's
-// goroutine, and a child is never restarted (the strategy stops it), so
-// they are never called later. A Props per child cost four allocations a
-// request.
+// spawn starts a, the notification mailbox, as a protoactor child of the
+// connection (request children are run by the connection itself:
+// request.start).
 func (c *connection) spawn(ctx actor.Context, a actor.Actor) *actor.PID {
-	if c.childProps == nil {
-		if c.dispatch == nil {
-			c.dispatch = newDispatcher()
-		}
-		c.childProps = actor.PropsFromProducer(func() actor.Actor { return c.born },
-			actor.WithDispatcher(c.dispatch), actor.WithMailbox(c.bornQueue))
-	}
-	c.born = a
-	defer func() { c.born = nil }()
-	return ctx.Spawn(c.childProps)
-}
-
-// bornQueue is the mailbox of the child being spawned: a request child's
-// is part of it, any other's a msgQueue of its own.
-func (c *connection) bornQueue() actor.Mailbox {
-	if r, ok := c.born.(*request); ok {
-		return r.queue.init()
-	}
-	return newMsgQueue()
+	return ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return a },
+		actor.WithDispatcher(c.dispatch), actor.WithMailbox(newMsgQueue)))
 }

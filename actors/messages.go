@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
-
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/supervisor"
 	"github.com/conduitmcp/conduit/transport"
@@ -161,9 +159,14 @@ type callExpired struct {
 type (
 	childReply struct {
 		quiet
-		child *actor.PID
-		id    messages.ID // the server request's id, so the parent finds the child in one map
-		data  []byte      // the encoded frame; nil: send nothing (the server cancelled)
+		child *request
+		data  []byte // the encoded frame; nil: send nothing (the server cancelled)
+	}
+	// childFailed: the child panicked (request.EscalateFailure).
+	childFailed struct {
+		quiet
+		child  *request
+		reason any
 	}
 	cancelInput struct {
 		quiet

@@ -17,49 +17,76 @@ const (
 )
 
 // request is the child actor for one legacy server request: the legacy
-// adapter of the input pipeline. It is spawned with its grant (the call it
+// adapter of the input pipeline. It is started with its grant (the call it
 // belongs to, whose deadline the connection paused, and its handler
 // timeout, which the connection's tracker keeps on its clock) and starts
 // the pipeline with the handler in a goroutine the pipeline owns; it feeds
 // the pipeline whichever of answer, timeout or server cancellation comes
 // first, and turns the outcome into the JSON-RPC frame to send (nothing for
-// a cancellation). It never blocks in Receive.
+// a cancellation). It never blocks in a message.
+//
+// It is an actor its connection runs and supervises itself, not a
+// protoactor process (decision 79): its mailbox (queue) takes its messages
+// one at a time on the connection's dispatcher, as every actor of the
+// connection does, and hands them to it (it is its queue's
+// actor.MessageInvoker); a panic in it reaches its connection as a
+// childFailed, which answers the request -32603. It is in no PID registry
+// and gets no Started, Stop or Terminated: it starts with its first
+// message, and its reply is its end. A protoactor child cost a registry
+// entry, a context and five system messages a request, a fifth of a
+// burst's CPU.
 //
 // What a child would allocate one by one is part of it (one allocation
 // per request rather than five): its mailbox, its entry in the tracker,
 // and the two messages it sends once each.
 type request struct {
-	in       input       // its id is in.guard.Context.RequestID
-	grant    *inputGrant // the related call, settled by the connection
-	stopping bool
+	in    input       // its id is in.guard.Context.RequestID
+	grant *inputGrant // the related call, settled by the connection
+	conn  *connection // its parent: the reply and a failure go to its queue
+	ended bool        // it has replied or failed: it takes no more messages
 
-	queue   msgQueue     // its mailbox (connection.bornQueue)
+	queue   msgQueue     // its mailbox
 	tracked trackedInput // the tracker's entry for it (tracker.inputStartedIn)
 	done    handlerDone  // sent once, by handlerDone
 	replied childReply   // sent once, by reply
 }
 
+var _ actor.MessageInvoker = (*request)(nil)
+
+// startInput is a request child's first message: start the pipeline.
+type startInput struct{ quiet }
+
+var startChild = &startInput{}
+
+// start runs r as a child of c, on c's dispatcher.
+func (r *request) start(c *connection) {
+	r.conn = c
+	r.queue.init().RegisterHandlers(r, c.dispatch)
+	r.queue.PostUserMessage(startChild)
+}
+
+// post sends the child m; one that has ended drops it, as a stopped
+// actor's context would.
+func (r *request) post(m any) { r.queue.PostUserMessage(m) }
+
 // handlerDone sends the handler's outcome to the child, from the
 // handler's goroutine. The handler's goroutine calls it once; the child
 // reads r.done only once the message has come through its queue.
-//
-// It is posted to the child's mailbox, which is part of the child, as
-// protoactor's Send would after resolving the child's PID: a PID made at
-// the spawn has no process cached, and resolving it was a lookup in the
-// PID registry (a string hash under a lock) per request. A child that has
-// stopped meanwhile (its handler abandoned) drops the message as a dead
-// letter would: its context takes no message once stopped.
 func (r *request) handlerDone(out supervisor.Outcome) {
 	r.done.out = out
-	r.queue.PostUserMessage(&r.done)
+	r.post(&r.done)
 }
 
-func (r *request) Receive(ctx actor.Context) {
-	switch m := ctx.Message().(type) {
-	case *actor.Started:
+// InvokeUserMessage is the child's Receive.
+func (r *request) InvokeUserMessage(msg any) {
+	if r.ended {
+		return
+	}
+	switch m := msg.(type) {
+	case *startInput:
 		o, ended := r.in.start(r.in.shared.ctx, r.grant, r)
 		if ended {
-			r.reply(ctx, o)
+			r.reply(o)
 		} else {
 			// Let the handler's goroutine run now, on this processor:
 			// one that answers at once posts its outcome while this
@@ -72,37 +99,33 @@ func (r *request) Receive(ctx actor.Context) {
 		}
 	case *handlerDone:
 		if o, ok := r.in.returned(m.out); ok {
-			r.reply(ctx, o)
+			r.reply(o)
 		}
 	case *handlerTimedOut:
 		if o, ok := r.in.timedOut(); ok {
-			r.reply(ctx, o)
+			r.reply(o)
 		}
 	case *cancelInput:
 		if o, ok := r.in.cancelled(); ok {
-			r.reply(ctx, o)
-		}
-	case *actor.Stopping:
-		// Only Conduit's code here: a panic in Stopping leaves a child
-		// that never terminates.
-		r.stopping = true
-		if o, ok := r.in.cancelled(); ok {
-			r.reply(ctx, o)
+			r.reply(o)
 		}
 	}
 }
 
-// stopChild is the Stop a request child posts itself.
-var stopChild = &actor.Stop{}
+// InvokeSystemMessage: nobody sends a request child one.
+func (r *request) InvokeSystemMessage(any) {}
+
+// EscalateFailure is a panic in the child: it takes no more messages, and
+// its connection answers the request (childFailed).
+func (r *request) EscalateFailure(reason any, _ any) {
+	r.ended = true
+	r.conn.queue.PostUserMessage(&childFailed{child: r, reason: reason})
+}
 
 // reply sends the parent the frame for o, encoded here rather than by the
 // parent that every message goes through: the result, the error, or
-// nothing when the request was cancelled. Then the child stops itself, in
-// this same activation (the parent telling it to would cost one more of
-// the child's and, for its Terminated, one more of the parent's); its
-// Terminated may reach the parent before the reply (system messages
-// overtake), and the parent allows for that.
-func (r *request) reply(ctx actor.Context, o outcome) {
+// nothing when the request was cancelled. The child has then ended.
+func (r *request) reply(o outcome) {
 	id, shared := r.in.guard.Context.RequestID, r.in.shared
 	var data []byte
 	switch o.ending {
@@ -119,16 +142,7 @@ func (r *request) reply(ctx actor.Context, o outcome) {
 			data, _ = messages.NewErrorResponse(id, &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: answer could not be encoded"}).Encode()
 		}
 	}
-	r.replied.child, r.replied.id, r.replied.data = ctx.Self(), id, data // reply runs once: the input ends once
-	ctx.Send(ctx.Parent(), &r.replied)
-	if !r.stopping {
-		// What ctx.Stop(ctx.Self()) posts, posted to the mailbox that is
-		// part of the child: the Stop resolved the child's fresh PID in
-		// the PID registry first (a string hash under a lock), once per
-		// request. Only the process's dead mark is not set, which a Stop
-		// from the parent (at shutdown) does not set either: a message
-		// sent to the child after it stopped reaches its context, which
-		// takes none once stopped.
-		r.queue.PostSystemMessage(stopChild)
-	}
+	r.ended = true // reply runs once: the input ends once
+	r.replied.child, r.replied.data = r, data
+	r.conn.queue.PostUserMessage(&r.replied)
 }

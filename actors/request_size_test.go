@@ -4,7 +4,6 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/stretchr/testify/assert"
 
 	"github.com/conduitmcp/conduit/messages"
@@ -23,18 +22,15 @@ func TestRequestChildFitsItsSizeClass(t *testing.T) {
 }
 
 // The connection keeps one map of running children, by request id: a
-// reply names its id and counts only from the child that holds it now (an
-// earlier child of a reused id, released at its crash, is ignored), and a
-// crash finds its child's id by a scan.
+// reply or a failure counts only from the child that holds its id now (an
+// earlier child of a reused id, released at its crash, is ignored).
 func TestAChildsReplyCountsOnlyFromTheChildHoldingItsID(t *testing.T) {
-	old, now := actor.NewPID("nonhost", "conn/$1"), actor.NewPID("nonhost", "conn/$2")
 	id := messages.IntID(5)
-	c := &connection{running: map[messages.ID]*actor.PID{id: now}}
-	c.childDone(nil, old, id, []byte(`{"jsonrpc":"2.0","id":5,"result":{}}`))
+	old, now := &request{}, &request{}
+	old.in.guard.Context.RequestID, now.in.guard.Context.RequestID = id, id
+	c := &connection{running: map[messages.ID]*request{id: now}}
+	c.childDone(old, []byte(`{"jsonrpc":"2.0","id":5,"result":{}}`))
 	assert.Same(t, now, c.running[id], "a stale child's reply released the running one")
-	got, ok := c.childID(actor.NewPID("nonhost", "conn/$2"))
-	assert.True(t, ok)
-	assert.Equal(t, id, got)
-	_, ok = c.childID(old)
-	assert.False(t, ok)
+	c.childFailed(old, "boom")
+	assert.Same(t, now, c.running[id], "a stale child's failure released the running one")
 }
