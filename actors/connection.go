@@ -559,7 +559,7 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 		c.rootsInvited = false
 	}
 	r.in.init(c.shared, guards.Input{
-		Method: f.Method, Params: f.Params, Version: sess.version, Origin: c.cfg.Origin, Invited: invited,
+		Method: f.Method, Params: f.Params, ParamsValid: true, Version: sess.version, Origin: c.cfg.Origin, Invited: invited,
 		Context: messages.RequestContext{Client: c.cfg.Name, ServerID: c.cfg.ServerID, Era: sess.era, Assigns: c.cfg.Assigns, RequestID: f.ID},
 	}, "", timeout)
 	if c.running == nil {

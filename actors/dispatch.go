@@ -38,9 +38,9 @@ const workerIdle = time.Millisecond
 // One timer per dispatcher (reap) does both checks. The timer is made by
 // the connection, inside a synctest bubble when a test runs in one.
 type dispatcher struct {
-	mu     sync.Mutex // guards what follows
-	wake   sync.Cond  // an idle worker waits on it, with mu
-	queue  []func()   // activations waiting for a worker; queue[:head] are taken
+	mu     sync.Mutex  // guards what follows
+	wake   sync.Cond   // an idle worker waits on it, with mu
+	queue  []activator // activations waiting for a worker; queue[:head] are taken
 	head   int
 	closed bool
 	armed  bool // reaper is set to run (beside closed: one word for both)
@@ -56,6 +56,14 @@ type dispatcher struct {
 }
 
 var _ actor.Dispatcher = (*dispatcher)(nil)
+
+// activator is an activation to run: a mailbox (msgQueue) or, through
+// Schedule, a function.
+type activator interface{ activate() }
+
+type activation func()
+
+func (f activation) activate() { f() }
 
 func newDispatcher() *dispatcher {
 	d := &dispatcher{max: 2 * runtime.GOMAXPROCS(0)}
@@ -76,11 +84,14 @@ func (d *dispatcher) close() {
 }
 
 // Schedule runs fn on an idle worker, a new one, or the next that is free.
-func (d *dispatcher) Schedule(fn func()) {
+func (d *dispatcher) Schedule(fn func()) { d.schedule(activation(fn)) }
+
+// schedule is Schedule for any activator.
+func (d *dispatcher) schedule(fn activator) {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
-		go fn()
+		go fn.activate()
 		return
 	}
 	d.scheduled++
@@ -99,7 +110,7 @@ func (d *dispatcher) Schedule(fn func()) {
 	d.mu.Unlock()
 }
 
-func (d *dispatcher) push(fn func()) {
+func (d *dispatcher) push(fn activator) {
 	if d.head == len(d.queue) && d.head > 0 {
 		d.queue, d.head = d.queue[:0], 0
 	}
@@ -156,7 +167,7 @@ func (d *dispatcher) reap() {
 }
 
 // pop takes the next queued activation, with mu held.
-func (d *dispatcher) pop() func() {
+func (d *dispatcher) pop() activator {
 	fn := d.queue[d.head]
 	d.queue[d.head] = nil
 	d.head++
@@ -175,10 +186,10 @@ func (d *dispatcher) pop() func() {
 // yields, protoactor's default.
 func (d *dispatcher) Throughput() int { return 300 }
 
-func (d *dispatcher) worker(fn func()) {
+func (d *dispatcher) worker(fn activator) {
 	growStack()
 	for {
-		fn()
+		fn.activate()
 		d.mu.Lock()
 		for d.head == len(d.queue) {
 			if d.closed || d.ending > 0 {

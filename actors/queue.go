@@ -14,8 +14,9 @@ import (
 // supervisor, a yield every Throughput messages), without its costs on a
 // request's path: that one allocates a closure at every activation and a
 // node per system message, and four queue structures per actor. Here the
-// activation is bound once, and both queues are slices that keep a small
-// backing array between activations.
+// queue itself is what the connection's dispatcher runs (no closure at
+// all), and both queues are slices that keep a small backing array between
+// activations.
 //
 // mu guards the slices and the flags; the activation runs without it, one
 // at a time (scheduled). Batches (actor.MessageBatch) are not unpacked:
@@ -31,7 +32,6 @@ type msgQueue struct {
 
 	invoker    actor.MessageInvoker
 	dispatcher actor.Dispatcher
-	activation func() // m.activate, bound once
 
 	// The first backing arrays of system and user: a request child gets
 	// one system message at a time (Started, then Stop) and one user
@@ -57,7 +57,6 @@ const keptCap = 64
 
 func (m *msgQueue) RegisterHandlers(invoker actor.MessageInvoker, dispatcher actor.Dispatcher) {
 	m.invoker, m.dispatcher = invoker, dispatcher
-	m.activation = m.activate
 }
 
 func (m *msgQueue) Start() {}
@@ -86,8 +85,13 @@ func (m *msgQueue) postedLocked() {
 	schedule := !m.scheduled
 	m.scheduled = true
 	m.mu.Unlock()
-	if schedule {
-		m.dispatcher.Schedule(m.activation)
+	if !schedule {
+		return
+	}
+	if d, ok := m.dispatcher.(*dispatcher); ok {
+		d.schedule(m) // every queue of a connection's actors
+	} else {
+		m.dispatcher.Schedule(m.activate)
 	}
 }
 

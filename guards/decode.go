@@ -32,8 +32,8 @@ var samplingNames = []string{"messages", "modelPreferences", "systemPrompt", "in
 
 // decodeSampling decodes sampling params, refusing params that are not an
 // object, lack "messages" (an array) or "maxTokens", or do not decode.
-func decodeSampling(raw json.RawMessage, mem *samplingMem) (decodedSampling, *Refusal) {
-	if s, ok := fastSampling(raw, mem); ok {
+func decodeSampling(raw json.RawMessage, mem *samplingMem, valid bool) (decodedSampling, *Refusal) {
+	if s, ok := fastSampling(raw, mem, valid); ok {
 		return s, nil
 	}
 	return decodeSamplingJSON(raw)
@@ -78,9 +78,9 @@ type samplingMem struct {
 
 // fastSampling is decodeSampling's fast decoder. mem, if not nil, lends
 // the first message and its single content block their storage.
-func fastSampling(raw json.RawMessage, mem *samplingMem) (decodedSampling, bool) {
+func fastSampling(raw json.RawMessage, mem *samplingMem, valid bool) (decodedSampling, bool) {
 	var s decodedSampling
-	if !jsonscan.Valid(raw) {
+	if !valid && !jsonscan.Valid(raw) {
 		return s, false
 	}
 	p := &s.CreateMessageParams
@@ -180,8 +180,8 @@ var elicitNames = []string{"mode", "message", "requestedSchema", "url", "elicita
 
 // decodeElicit decodes elicitation params, refusing params that are not an
 // object or do not decode.
-func decodeElicit(raw json.RawMessage) (decodedElicit, *Refusal) {
-	if e, ok := fastElicit(raw); ok {
+func decodeElicit(raw json.RawMessage, valid bool) (decodedElicit, *Refusal) {
+	if e, ok := fastElicit(raw, valid); ok {
 		return e, nil
 	}
 	return decodeElicitJSON(raw)
@@ -202,9 +202,9 @@ func decodeElicitJSON(raw json.RawMessage) (decodedElicit, *Refusal) {
 }
 
 // fastElicit is decodeElicit's fast decoder.
-func fastElicit(raw json.RawMessage) (decodedElicit, bool) {
+func fastElicit(raw json.RawMessage, valid bool) (decodedElicit, bool) {
 	var e decodedElicit
-	if !jsonscan.Valid(raw) {
+	if !valid && !jsonscan.Valid(raw) {
 		return e, false
 	}
 	p := &e.ElicitParams

@@ -95,12 +95,12 @@ func TestFastDecodersAreJSON(t *testing.T) {
 		checkFastDecoders(t, in)
 	}
 	for _, in := range fastSamplingInputs {
-		if _, ok := fastSampling(json.RawMessage(in), nil); !ok {
+		if _, ok := fastSampling(json.RawMessage(in), nil, false); !ok {
 			t.Errorf("fastSampling(%s) did not answer", in)
 		}
 	}
 	for _, in := range fastElicitInputs {
-		if _, ok := fastElicit(json.RawMessage(in)); !ok {
+		if _, ok := fastElicit(json.RawMessage(in), false); !ok {
 			t.Errorf("fastElicit(%s) did not answer", in)
 		}
 	}
@@ -134,7 +134,10 @@ func checkFastDecoders(t *testing.T, in string) {
 	if _, r := rawFields(raw); !reflect.DeepEqual(checkObject(raw), r) {
 		t.Fatalf("checkObject(%q) = %v, splitting says %v", in, checkObject(raw), r)
 	}
-	if got, ok := fastSampling(raw, &samplingMem{}); ok {
+	// Params that are valid JSON are decoded as a decoded frame's are
+	// (Input.ParamsValid: not checked again); others are checked.
+	valid := json.Valid(raw)
+	if got, ok := fastSampling(raw, &samplingMem{}, valid); ok {
 		want, r := decodeSamplingJSON(raw)
 		if r != nil {
 			t.Fatalf("fastSampling(%q) answered, encoding/json refuses: %s", in, r.Err.Message)
@@ -143,7 +146,7 @@ func checkFastDecoders(t *testing.T, in string) {
 			t.Fatalf("fastSampling(%q)\n got %+v\nwant %+v", in, got, want)
 		}
 	}
-	if got, ok := fastElicit(raw); ok {
+	if got, ok := fastElicit(raw, valid); ok {
 		want, r := decodeElicitJSON(raw)
 		if r != nil {
 			t.Fatalf("fastElicit(%q) answered, encoding/json refuses: %s", in, r.Err.Message)

@@ -10,7 +10,7 @@ import (
 // must be one the handler declared and the revision defines; a URL must pass
 // CheckURL; a form schema must be the revision's flat primitive subset.
 func (p *Pipeline) beforeElicitation(in *Input) (any, *Refusal) {
-	e, r := decodeElicit(in.Params)
+	e, r := decodeElicit(in.Params, in.ParamsValid)
 	if r != nil {
 		return nil, r
 	}
@@ -58,7 +58,7 @@ func (p *Pipeline) beforeElicitation(in *Input) (any, *Refusal) {
 // request with the URL's verdict (Host, IDN, OriginMismatch …). No handler
 // runs for it, so nothing of the input budget is spent.
 func (p *Pipeline) URLElicitation(in *Input) (*messages.ElicitationRequest, *Refusal) {
-	e, r := decodeElicit(in.Params)
+	e, r := decodeElicit(in.Params, in.ParamsValid)
 	if r != nil {
 		return nil, r
 	}

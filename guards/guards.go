@@ -94,6 +94,10 @@ type Input struct {
 	// Invited marks a roots/list the client asked for: the first after
 	// its notifications/roots/list_changed. It spends no budget.
 	Invited bool
+	// ParamsValid says Params are valid JSON already (a member of a frame
+	// the caller decoded, which checked the whole frame): the decoders do
+	// not check them a second time. Set it for nothing else.
+	ParamsValid bool
 
 	// form is the elicitation form Before parsed and compiled, reused by
 	// After (compiled once per request).

@@ -25,7 +25,7 @@ func (p *Pipeline) beforeSampling(in *Input) (any, *Refusal) {
 		return nil, refuse(cfg.RejectionCode, "Sampling rejected: no call in flight")
 	}
 	mem := &samplingMem{}
-	w, r := decodeSampling(in.Params, mem)
+	w, r := decodeSampling(in.Params, mem, in.ParamsValid)
 	if r != nil {
 		return nil, r
 	}
