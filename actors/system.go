@@ -73,7 +73,8 @@ const deadLetterThrottle = 10 * time.Millisecond
 
 // registryMaps is how many concurrent maps (of 32 shards each) a
 // compacted PID registry spreads its PIDs over: 512 locks, plenty for the
-// spawns and stops of request children.
+// connection actors and their mailboxes (request children are in no
+// registry: decision 79).
 const registryMaps = 16
 
 // compactRegistry gives sys's PID registry registryMaps concurrent maps

@@ -19,7 +19,7 @@ import (
 // It is state of the connection actor, touched on that actor's goroutine
 // only (docs/decisions.md #23): the connection starts and ends calls and
 // grants input in its own order, with no message in between, so a request
-// child is spawned with its grant.
+// child is started with its grant.
 //
 // Every deadline it keeps is on one clock (docs/decisions.md #26): a
 // min-heap of deadlines and one time.Timer per connection, armed for the
