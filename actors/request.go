@@ -115,11 +115,21 @@ func (r *request) InvokeUserMessage(msg any) {
 // InvokeSystemMessage: nobody sends a request child one.
 func (r *request) InvokeSystemMessage(any) {}
 
-// EscalateFailure is a panic in the child: it takes no more messages, and
-// its connection answers the request (childFailed).
+// EscalateFailure is a panic in the child: it ends its input as a
+// cancellation would (the handler's ctx is cancelled, a handler still
+// running is abandoned and counted), takes no more messages, and its
+// connection answers the request (childFailed).
 func (r *request) EscalateFailure(reason any, _ any) {
 	r.ended = true
+	r.abandon()
 	r.conn.queue.PostUserMessage(&childFailed{child: r, reason: reason})
+}
+
+// abandon ends a failed child's input. Its state is what the panic left:
+// a second panic here is dropped, not let out of the mailbox's recover.
+func (r *request) abandon() {
+	defer func() { _ = recover() }()
+	r.in.cancelled()
 }
 
 // reply sends the parent the frame for o, encoded here rather than by the

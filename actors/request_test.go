@@ -6,13 +6,16 @@ import (
 	"log/slog"
 	"testing"
 	"testing/synctest"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conduitmcp/conduit/guards"
 	"github.com/conduitmcp/conduit/messages"
 	"github.com/conduitmcp/conduit/supervisor"
+	"github.com/conduitmcp/conduit/transport"
 )
 
 // A request child is one allocation per server request, live for as long
@@ -84,3 +87,46 @@ type invokerFunc func(any)
 func (f invokerFunc) InvokeUserMessage(m any)      { f(m) }
 func (f invokerFunc) InvokeSystemMessage(any)      {}
 func (f invokerFunc) EscalateFailure(r any, _ any) { panic(r) }
+
+// A child that panics while its handler runs ends its input as a
+// cancellation would: the handler's ctx is cancelled and the handler,
+// still running, is counted as abandoned until it returns.
+func TestAFailedChildAbandonsItsHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, server := transport.NewMemoryPair()
+		defer server.Close()
+		release := make(chan struct{})
+		var seen error
+		roots := func(ctx context.Context, _ *messages.RootsRequest) (*messages.ListRootsResult, error) {
+			<-ctx.Done()
+			seen = ctx.Err()
+			<-release
+			return &messages.ListRootsResult{}, nil
+		}
+		rt := Start(Config{Conn: client, Handlers: messages.Handlers{Roots: roots}})
+		defer rt.Close()
+
+		c := &connection{shared: &rt.m.sh, dispatch: newDispatcher()}
+		var got []any
+		c.queue.init().RegisterHandlers(invokerFunc(func(m any) { got = append(got, m) }), c.dispatch)
+		r := &request{grant: &inputGrant{}}
+		r.in.init(c.shared, guards.Input{Method: messages.MethodListRoots, ParamsValid: true, Version: messages.Version20251125,
+			Context: messages.RequestContext{Era: messages.EraLegacy, RequestID: messages.IntID(3)}}, "", time.Hour)
+		r.start(c)
+		synctest.Wait() // the handler waits for its ctx
+		require.Empty(t, got)
+
+		r.post((*handlerDone)(nil)) // a bug: the child dereferences nil
+		synctest.Wait()
+		require.Len(t, got, 1)
+		assert.IsType(t, &childFailed{}, got[0])
+		assert.ErrorIs(t, seen, context.Canceled, "the handler's ctx was not cancelled")
+		assert.EqualValues(t, 1, rt.Stats().AbandonedHandlers)
+
+		close(release)
+		synctest.Wait()
+		assert.Zero(t, rt.Stats().AbandonedHandlers, "the handler has returned")
+		assert.Len(t, got, 1, "its outcome reached nobody")
+		c.dispatch.close()
+	})
+}
