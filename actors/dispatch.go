@@ -18,7 +18,7 @@ const workerIdle = time.Millisecond
 // dispatcher starts a fresh goroutine per activation, whose 2 KB stack then
 // grows, copy by copy, to what decoding, guards and encoding need. A
 // burst of server requests schedules hundreds of activations at once (each
-// request child's Started): a goroutine each, as a first version of this
+// request child's start): a goroutine each, as a first version of this
 // dispatcher did when no worker was idle, meant about a thousand workers
 // per burst of 1 000, each grown at its start, shrunk by the collector and
 // grown again, and a fifth of the burst's CPU went to copying stacks.

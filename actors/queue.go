@@ -33,10 +33,10 @@ type msgQueue struct {
 	invoker    actor.MessageInvoker
 	dispatcher actor.Dispatcher
 
-	// The first backing arrays of system and user: a request child gets
-	// one system message at a time (Started, then Stop) and one user
-	// message (its handler's outcome) in the common case, so its queues
-	// allocate nothing more.
+	// The first backing arrays of system and user: an actor of the
+	// connection gets its system messages one at a time, and a request
+	// child (which gets none) its start and then its handler's outcome in
+	// the common case, so their queues allocate nothing more.
 	sysInline, userInline [1]any
 }
 
