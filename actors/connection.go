@@ -136,11 +136,11 @@ func (c *connection) Receive(ctx actor.Context) {
 			m.reply <- nil
 			return
 		}
-		grant := c.trk().inputOf(m.key, m.call)
-		grant.related = messages.ID{} // modern input is keyed, never related
-		m.reply <- grant
+		in := c.trk().inputOf(m.key, m.call)
+		in.grant.related = messages.ID{} // modern input is keyed, never related
+		m.reply <- in
 	case *inputEnded:
-		c.expired(c.trk().inputEnded(m.key))
+		c.expired(c.trk().inputEnded(m.input))
 	case *taskBound:
 		c.trk().bindTask(m.task, m.id)
 	case *notifyRequest:
@@ -220,11 +220,11 @@ func (c *connection) settled() {
 // left to return into it, unheard).
 func (c *connection) childFailed(child *request, reason any) {
 	id := child.in.guard.Context.RequestID
-	if c.running[id] != child {
-		return // released already, its id perhaps reused since
+	if child.released {
+		return // its id perhaps reused since
 	}
 	c.shared.logger.Error("request child failed", "id", id.String(), "reason", fmt.Sprint(reason))
-	c.release(id)
+	c.release(child)
 	c.send(messages.NewErrorResponse(id, &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: input request failed"}))
 }
 
@@ -577,20 +577,22 @@ func (c *connection) opening(sess *session) bool {
 }
 
 func (c *connection) childDone(child *request, data []byte) {
-	id := child.in.guard.Context.RequestID
-	if c.running[id] != child {
+	if child.released {
 		return // released already (a crash), its id perhaps reused since
 	}
-	c.release(id)
+	c.release(child)
 	if data != nil {
 		c.writer.send(data)
 	}
 }
 
-func (c *connection) release(id messages.ID) {
-	delete(c.running, id)
+// release ends a running child's request: its id, its slot and its
+// input's pause.
+func (c *connection) release(child *request) {
+	child.released = true
+	delete(c.running, child.in.guard.Context.RequestID)
 	c.slots.Release()
-	c.expired(c.trk().inputEnded(inputKey{request: id}))
+	c.expired(c.trk().inputEnded(&child.tracked))
 }
 
 func (c *connection) call(ctx actor.Context, m *callRequest) {

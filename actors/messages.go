@@ -115,17 +115,18 @@ type actorFailed struct {
 type (
 	// inputStarted opens an MRTR or task input of call (a logical call's
 	// id) and pauses that call's deadline; reply (buffered 1) gets the
-	// grant, or nil once the connection is closing.
+	// input's entry (its grant is the sender's to read), or nil once the
+	// connection is closing.
 	inputStarted struct {
 		quiet
 		key   inputKey
 		call  messages.ID
-		reply chan *inputGrant
+		reply chan *trackedInput
 	}
-	// inputEnded ends the pause of key's input.
+	// inputEnded ends the pause of input's input.
 	inputEnded struct {
 		quiet
-		key inputKey
+		input *trackedInput
 	}
 	// taskBound: server requests related to task belong to call id.
 	taskBound struct {

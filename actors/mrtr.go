@@ -288,11 +288,12 @@ func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, ra
 		return nil, err
 	}
 
-	grant, key, err := rt.inputStarted(m.Method, logical)
+	input, err := rt.inputStarted(m.Method, logical)
 	if err != nil {
 		return nil, err
 	}
-	defer rt.system.Root.Send(rt.pid, &inputEnded{key: key})
+	defer rt.system.Root.Send(rt.pid, &inputEnded{input: input})
+	grant := &input.grant
 
 	if len(reqs) == 1 {
 		res, err := rt.answerInput(ctx, m, reqs[0], grant, expired)
@@ -402,23 +403,23 @@ func readInputRequest(raw []byte) (wireInputRequest, bool) {
 }
 
 // inputStarted pauses the logical call's deadline while its input is
-// gathered and returns the grant (its assigns, the calls in flight) and the
-// key that ends the pause: a number of this runtime's, so that inputs
-// gathered at once never share one (a pointer to a zero-size value, as the
-// token was, is one address for all). Once the connection is ending there
-// is no grant, and the input is not answered.
-func (rt *Runtime) inputStarted(method string, logical messages.ID) (*inputGrant, inputKey, error) {
+// gathered and returns the input's entry: its grant (its assigns, the
+// calls in flight) to read, and what inputEnded takes to end the pause.
+// Its key is a number of this runtime's, so that inputs gathered at once
+// never share one. Once the connection is ending there is no grant, and
+// the input is not answered.
+func (rt *Runtime) inputStarted(method string, logical messages.ID) (*trackedInput, error) {
 	key := inputKey{local: rt.nextID.Add(1)}
-	reply := make(chan *inputGrant, 1)
+	reply := make(chan *trackedInput, 1)
 	rt.system.Root.Send(rt.pid, &inputStarted{key: key, call: logical, reply: reply})
 	select {
-	case grant := <-reply:
-		if grant != nil {
-			return grant, key, nil
+	case in := <-reply:
+		if in != nil {
+			return in, nil
 		}
 	case <-rt.done: // the connection actor is gone: the message was dropped
 	}
-	return nil, inputKey{}, rt.m.life.closedErr(method)
+	return nil, rt.m.life.closedErr(method)
 }
 
 // answerInput runs one input request through the pipeline and maps its

@@ -44,6 +44,10 @@ type request struct {
 	grant *inputGrant // the related call, settled by the connection
 	conn  *connection // its parent: the reply and a failure go to its queue
 	ended bool        // it has replied or failed: it takes no more messages
+	// released is the connection's (read and written on its goroutine
+	// only): the child's request has ended there (release), so a reply or
+	// failure of it that comes later is stale.
+	released bool
 
 	queue   msgQueue     // its mailbox
 	tracked trackedInput // the tracker's entry for it (tracker.inputStartedIn)

@@ -30,18 +30,43 @@ func TestRequestChildFitsItsSizeClass(t *testing.T) {
 	}
 }
 
-// The connection keeps one map of running children, by request id: a
-// reply or a failure counts only from the child that holds its id now (an
-// earlier child of a reused id, released at its crash, is ignored).
-func TestAChildsReplyCountsOnlyFromTheChildHoldingItsID(t *testing.T) {
-	id := messages.IntID(5)
-	old, now := &request{}, &request{}
-	old.in.guard.Context.RequestID, now.in.guard.Context.RequestID = id, id
-	c := &connection{running: map[messages.ID]*request{id: now}}
-	c.childDone(old, []byte(`{"jsonrpc":"2.0","id":5,"result":{}}`))
-	assert.Same(t, now, c.running[id], "a stale child's reply released the running one")
-	c.childFailed(old, "boom")
-	assert.Same(t, now, c.running[id], "a stale child's failure released the running one")
+// A reply or a failure counts once, from a child still running: an earlier
+// child of a reused id, released at its crash, is ignored, and the child
+// that holds the id now keeps it, its slot and its input's pause.
+func TestAChildsReplyCountsOnlyWhileItRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		id := messages.IntID(5)
+		rc := &recordingConn{}
+		sh := &shared{ctx: context.Background(), logger: slog.New(slog.DiscardHandler)}
+		c := &connection{shared: sh, writer: startWriter(rc, DefaultMaxWriteQueueBytes, func(error) {}), slots: supervisor.Cap{Max: 2}}
+		start := func() *request {
+			r := &request{}
+			r.in.guard.Context.RequestID = id
+			require.True(t, c.slots.Acquire())
+			c.trk().inputStartedIn(&r.tracked, inputKey{request: id}, "", "", time.Minute)
+			c.running = map[messages.ID]*request{id: r}
+			return r
+		}
+		old := start()
+		c.childFailed(old, "boom")
+		now := start()
+		c.childDone(old, []byte(`{"jsonrpc":"2.0","id":5,"result":{}}`))
+		c.childFailed(old, "again")
+		assert.Same(t, now, c.running[id], "a stale child released the running one")
+		assert.Equal(t, 1, c.slots.Running)
+		assert.Equal(t, []*trackedInput{&now.tracked}, c.tracker.inputs, "a stale child ended the running one's input")
+		c.childDone(now, []byte(`{"jsonrpc":"2.0","id":5,"result":{}}`))
+		c.childDone(now, []byte(`{"jsonrpc":"2.0","id":5,"result":{"twice":true}}`))
+		assert.Empty(t, c.running)
+		assert.Zero(t, c.slots.Running)
+		assert.Empty(t, c.tracker.inputs)
+		<-c.writer.close()
+		assert.Equal(t, []string{
+			`{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"Internal error: input request failed"}}`,
+			`{"jsonrpc":"2.0","id":5,"result":{}}`,
+		}, rc.written)
+		c.tracker.stop()
+	})
 }
 
 // A request child that panics (a bug of Conduit's: a handler's panic is

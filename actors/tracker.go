@@ -31,7 +31,7 @@ import (
 type tracker struct {
 	fire   func()                       // sends deadlineTick to the connection
 	calls  map[messages.ID]*trackedCall // made on first use: an idle connection has none
-	inputs map[inputKey]*trackedInput   // its call and handler timeout, by input
+	inputs []*trackedInput              // every input open, each at its slot
 	tasks  map[string]messages.ID       // task id → the call awaiting it
 	due    deadlines                    // every deadline on the clock
 	timer  *time.Timer                  // made with the first deadline
@@ -108,10 +108,15 @@ type inputKey struct {
 // hasCall) and, for a request child, its handler timeout. Its grant is
 // what the input's driver reads (never written once granted; the tracker
 // keeps its own fields apart, as the call may end first).
+//
+// The tracker finds it by its slot in inputs, not by key: a map of a
+// burst's thousand inputs cost a twentieth of the burst's CPU in cache
+// misses (docs/benchmarks.md). Whoever ends an input holds its entry.
 type trackedInput struct {
 	key     inputKey
 	call    messages.ID
 	hasCall bool
+	slot    int // its index in the tracker's inputs; -1 when not open there
 	timeout deadline
 	grant   inputGrant
 }
@@ -320,47 +325,45 @@ func (t *tracker) tick(expired func(*callExpired), timedOut func(inputKey)) {
 }
 
 // inputStarted relates an input to its call, pauses that call's deadline
-// and returns the grant; inputEnded(key) ends the pause. hint is the raw
-// id of the call whose stream carried the input ("" when the transport
-// cannot tell), task the related-task id it carries ("" when none). A
-// positive timeout puts the input's handler timeout on the clock (request
-// children; the other drivers time their handlers themselves).
-func (t *tracker) inputStarted(key inputKey, hint, task string, timeout time.Duration) *inputGrant {
-	return t.inputStartedIn(nil, key, hint, task, timeout)
+// and returns its entry, whose grant the input's driver reads;
+// inputEnded(entry) ends the pause. hint is the raw id of the call whose
+// stream carried the input ("" when the transport cannot tell), task the
+// related-task id it carries ("" when none). A positive timeout puts the
+// input's handler timeout on the clock (request children; the other
+// drivers time their handlers themselves).
+func (t *tracker) inputStarted(key inputKey, hint, task string, timeout time.Duration) *trackedInput {
+	return t.open(nil, key, t.relate(hint, task), timeout)
 }
 
-// inputStartedIn is inputStarted keeping its entry in in, when not nil
-// (part of a request child: one allocation less per request); the tracker
-// holds it until inputEnded.
+// inputStartedIn is inputStarted keeping its entry in in (part of a
+// request child: one allocation less per request).
 func (t *tracker) inputStartedIn(in *trackedInput, key inputKey, hint, task string, timeout time.Duration) *inputGrant {
-	return t.open(in, key, t.relate(hint, task), timeout)
+	return &t.open(in, key, t.relate(hint, task), timeout).grant
 }
 
 // inputOf is inputStarted for an input that names its call, id: when that
 // call has ended (its deadline passed before the input started), the input
 // belongs to none, never to whichever call is in flight.
-func (t *tracker) inputOf(key inputKey, id messages.ID) *inputGrant {
+func (t *tracker) inputOf(key inputKey, id messages.ID) *trackedInput {
 	return t.open(nil, key, t.calls[id], 0)
 }
 
 // open opens key's input of call c (nil: none), pausing c's deadline, and
 // puts a positive timeout on the clock; its entry is in (nil: made here).
-func (t *tracker) open(in *trackedInput, key inputKey, c *trackedCall, timeout time.Duration) *inputGrant {
-	if c == nil && timeout <= 0 {
-		return &inputGrant{inFlight: len(t.calls)}
-	}
+// An input of no call and no timeout is not kept: ending it does nothing.
+func (t *tracker) open(in *trackedInput, key inputKey, c *trackedCall, timeout time.Duration) *trackedInput {
 	if in == nil {
 		in = &trackedInput{}
 	}
-	*in = trackedInput{key: key, grant: inputGrant{inFlight: len(t.calls)}}
-	in.timeout = deadline{index: -1, input: in}
-	grant := &in.grant
-	if t.inputs == nil {
-		t.inputs = map[inputKey]*trackedInput{}
+	*in = trackedInput{key: key, slot: -1, grant: inputGrant{inFlight: len(t.calls)}}
+	if c == nil && timeout <= 0 {
+		return in
 	}
-	t.inputs[key] = in
+	in.timeout = deadline{index: -1, input: in}
+	in.slot = len(t.inputs)
+	t.inputs = append(t.inputs, in)
 	if c != nil {
-		grant.related, grant.assigns, grant.hasCall = c.id, c.assigns, true
+		in.grant.related, in.grant.assigns, in.grant.hasCall = c.id, c.assigns, true
 		in.call, in.hasCall = c.id, true
 		if c.open++; c.open == 1 {
 			t.pause(c)
@@ -369,18 +372,23 @@ func (t *tracker) open(in *trackedInput, key inputKey, c *trackedCall, timeout t
 	if timeout > 0 {
 		t.clockIn(&in.timeout, timeout)
 	}
-	return grant
+	return in
 }
 
-// inputEnded ends the pause key's input took and takes its handler timeout off
-// the clock; it reports the expiry to act on when the call's time ran out
-// meanwhile.
-func (t *tracker) inputEnded(key inputKey) *callExpired {
-	in, ok := t.inputs[key]
-	if !ok {
+// inputEnded ends the pause in's input took and takes its handler timeout
+// off the clock; it reports the expiry to act on when the call's time ran
+// out meanwhile. An entry this tracker does not hold (ended already, never
+// kept, or held by a tracker since stopped) ends nothing.
+func (t *tracker) inputEnded(in *trackedInput) *callExpired {
+	if in == nil || in.slot < 0 || in.slot >= len(t.inputs) || t.inputs[in.slot] != in {
 		return nil
 	}
-	delete(t.inputs, key)
+	last := len(t.inputs) - 1
+	moved := t.inputs[last]
+	t.inputs[in.slot], moved.slot = moved, in.slot
+	t.inputs[last] = nil
+	t.inputs = t.inputs[:last]
+	in.slot = -1
 	t.unclock(&in.timeout)
 	if !in.hasCall {
 		return nil

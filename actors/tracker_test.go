@@ -73,10 +73,10 @@ func TestTrackerClockPausesAndResumesTheDeadline(t *testing.T) {
 		tr := ct.tr
 		tr.start(messages.IntID(1), 10*time.Second, 40*time.Second, nil)
 		ct.wait(4 * time.Second)
-		g := tr.inputStarted(req(100), "", "", time.Minute)
-		require.True(t, g.hasCall, "the only call in flight is the input's call")
+		in := tr.inputStarted(req(100), "", "", time.Minute)
+		require.True(t, in.grant.hasCall, "the only call in flight is the input's call")
 		require.Empty(t, ct.wait(20*time.Second), "paused: the deadline is off the clock")
-		require.Nil(t, tr.inputEnded(req(100)))
+		require.Nil(t, tr.inputEnded(in))
 		require.Empty(t, ct.wait(5*time.Second), "6 s were left at the pause")
 		require.Equal(t, []string{"call 1 total=false active=30s paused=20s"}, ct.wait(time.Second))
 		require.Empty(t, ct.wait(time.Hour), "the handler timeout left the clock with its input")
@@ -88,9 +88,9 @@ func TestTrackerClockTotalLimitEndsAPausedCall(t *testing.T) {
 		ct := newClockTest()
 		tr := ct.tr
 		tr.start(messages.IntID(1), 10*time.Second, 30*time.Second, nil)
-		tr.inputStarted(inputKey{local: 1}, "", "", 0)
+		in := tr.inputStarted(inputKey{local: 1}, "", "", 0)
 		require.Equal(t, []string{"call 1 total=true active=30s paused=30s"}, ct.wait(30*time.Second))
-		require.Nil(t, tr.inputEnded(inputKey{local: 1}), "its call is gone: nothing resumes")
+		require.Nil(t, tr.inputEnded(in), "its call is gone: nothing resumes")
 	})
 }
 
@@ -99,13 +99,13 @@ func TestTrackerClockHandlerTimeoutOutlivesItsCall(t *testing.T) {
 		ct := newClockTest()
 		tr := ct.tr
 		tr.start(messages.IntID(1), time.Minute, time.Hour, nil)
-		tr.inputStarted(req(7), "", "", 3*time.Second)
-		tr.inputStarted(req(8), "", "", 2*time.Second) // both belong to call 1, the only call
+		in7 := tr.inputStarted(req(7), "", "", 3*time.Second)
+		in8 := tr.inputStarted(req(8), "", "", 2*time.Second) // both belong to call 1, the only call
 		tr.end(messages.IntID(1))
 		require.Equal(t, []string{"handler 8"}, ct.wait(2*time.Second))
 		require.Equal(t, []string{"handler 7"}, ct.wait(time.Second))
-		require.Nil(t, tr.inputEnded(req(7)))
-		require.Nil(t, tr.inputEnded(req(8)))
+		require.Nil(t, tr.inputEnded(in7))
+		require.Nil(t, tr.inputEnded(in8))
 		require.Empty(t, tr.inputs)
 	})
 }
@@ -144,12 +144,12 @@ func TestTrackerInputOfAnEndedCallBelongsToNone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := newClockTest().tr
 		tr.start(messages.IntID(1), 10*time.Second, time.Hour, map[string]any{"who": "other"})
-		g := tr.inputOf(inputKey{local: 7}, messages.IntID(2)) // call 2 has ended
+		g := &tr.inputOf(inputKey{local: 7}, messages.IntID(2)).grant // call 2 has ended
 		require.False(t, g.hasCall)
 		require.Nil(t, g.assigns)
 		require.Equal(t, 1, g.inFlight)
 		require.Zero(t, tr.calls[messages.IntID(1)].open, "call 1 was not paused")
-		g = tr.inputOf(inputKey{local: 8}, messages.IntID(1))
+		g = &tr.inputOf(inputKey{local: 8}, messages.IntID(1)).grant
 		require.True(t, g.hasCall)
 		require.Equal(t, "other", g.assigns["who"])
 		require.Equal(t, 1, tr.calls[messages.IntID(1)].open)
@@ -165,16 +165,17 @@ func TestTrackerHandlerTimeoutLanes(t *testing.T) {
 		ct := newClockTest()
 		tr := ct.tr
 		tr.start(messages.IntID(100), 25*time.Second, 0, nil)
+		ins := map[int64]*trackedInput{}
 		for n := int64(1); n <= 5; n++ {
-			tr.inputStarted(req(n), "", "", 10*time.Second)
-			tr.inputStarted(req(10+n), "", "", 4*time.Second)
+			ins[n] = tr.inputStarted(req(n), "", "", 10*time.Second)
+			ins[10+n] = tr.inputStarted(req(10+n), "", "", 4*time.Second)
 			time.Sleep(time.Second)
 		}
 		require.Len(t, tr.lanes, 2)
 		require.Len(t, tr.due, 2, "the two lanes' heads (the call is paused, without a total limit)")
-		tr.inputEnded(req(3))  // the middle of its lane
-		tr.inputEnded(req(1))  // the head: the next takes its place in the heap
-		tr.inputEnded(req(15)) // the tail of the other lane
+		tr.inputEnded(ins[3])  // the middle of its lane
+		tr.inputEnded(ins[1])  // the head: the next takes its place in the heap
+		tr.inputEnded(ins[15]) // the tail of the other lane
 		require.Equal(t, []string{"handler 11", "handler 12", "handler 13", "handler 14"}, ct.wait(3*time.Second),
 			"4 s timeouts clocked at 0..4 s, now 8 s: 11 to 14 are due, 15 ended")
 		require.Equal(t, []string{"handler 2"}, ct.wait(3*time.Second), "11 s: 2 (clocked at 1 s) due, 1 and 3 ended")
@@ -183,9 +184,41 @@ func TestTrackerHandlerTimeoutLanes(t *testing.T) {
 		require.Empty(t, tr.lanes[0].head)
 		require.Empty(t, tr.lanes[1].head)
 		for _, n := range []int64{2, 4, 5, 11, 12, 13, 14} {
-			tr.inputEnded(req(n)) // the children answer after their timeout
+			tr.inputEnded(ins[n]) // the children answer after their timeout
 		}
 		require.Equal(t, []string{"call 100 total=false active=39s paused=14s"}, ct.wait(25*time.Second), "its 25 s run from the last input's end, at 14 s")
 		require.Empty(t, tr.due)
+	})
+}
+
+// An input is ended by its entry, once: ending it again, ending one the
+// tracker did not keep (no call, no timeout), or one kept before a stop
+// whose slot another input holds now, ends nothing and leaves the others.
+func TestTrackerEndsOnlyTheEntriesItHolds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newClockTest().tr
+		tr.start(messages.IntID(1), 10*time.Second, 0, nil)
+		a := tr.inputStarted(req(7), "", "", time.Second)
+		b := tr.inputStarted(req(8), "", "", time.Second)
+		require.Nil(t, tr.inputEnded(a))
+		require.Equal(t, 0, b.slot, "the last entry took the ended one's slot")
+		require.Nil(t, tr.inputEnded(a))
+		require.Equal(t, []*trackedInput{b}, tr.inputs)
+		require.Equal(t, 1, tr.calls[messages.IntID(1)].open, "ending a twice resumed the call")
+
+		none := tr.inputStarted(inputKey{local: 9}, "", "", 0)
+		tr.end(messages.IntID(1))
+		loose := tr.inputStarted(inputKey{local: 10}, "", "", 0)
+		require.Equal(t, -1, loose.slot, "an input of no call and no timeout is not kept")
+		require.Nil(t, tr.inputEnded(loose))
+		require.Nil(t, tr.inputEnded(none), "kept while its call ran; its call has ended")
+		require.Equal(t, []*trackedInput{b}, tr.inputs)
+
+		tr.stop()
+		c := tr.inputStarted(req(9), "", "", time.Second)
+		require.Equal(t, 0, c.slot)
+		require.Nil(t, tr.inputEnded(b), "b's slot is c's now")
+		require.Equal(t, []*trackedInput{c}, tr.inputs)
+		tr.stop()
 	})
 }
