@@ -174,7 +174,7 @@ func (c *connection) Receive(ctx actor.Context) {
 		if !c.closed {
 			c.shutdown(ctx, &messages.Error{Kind: messages.KindInternal, Message: fmt.Sprintf("internal actor failed: %v", m.reason)})
 			// Logged once, after: a logger that panics again ends nothing more.
-			c.shared.logger.Error("conduit actor failed", "actor", "connection", "reason", fmt.Sprint(m.reason))
+			c.shared.logger().Error("conduit actor failed", "actor", "connection", "reason", fmt.Sprint(m.reason))
 		}
 	case *closeRequest:
 		c.shutdown(ctx, m.err)
@@ -223,7 +223,7 @@ func (c *connection) childFailed(child *request, reason any) {
 	if child.released {
 		return // its id perhaps reused since
 	}
-	c.shared.logger.Error("request child failed", "id", id.String(), "reason", fmt.Sprint(reason))
+	c.shared.logger().Error("request child failed", "id", id.String(), "reason", fmt.Sprint(reason))
 	c.release(child)
 	c.send(messages.NewErrorResponse(id, &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: input request failed"}))
 }
@@ -233,7 +233,7 @@ func (c *connection) childFailed(child *request, reason any) {
 // the connection. (A request child's panic comes as childFailed.)
 func (c *connection) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, _ *actor.RestartStatistics, reason any, _ any) {
 	defer c.settleTracker()
-	c.shared.logger.Error("conduit actor failed", "actor", child.String(), "reason", fmt.Sprint(reason))
+	c.shared.logger().Error("conduit actor failed", "actor", child.String(), "reason", fmt.Sprint(reason))
 	sup.StopChildren(child)
 	c.life.stop(&messages.Error{Kind: messages.KindInternal, Message: fmt.Sprintf("internal actor failed: %v", reason)})
 }
@@ -298,7 +298,7 @@ func (c *connection) inbound(ctx actor.Context, msg transport.Message, size int6
 	f := &frame
 	if derr := messages.DecodeInto(msg.Data, f); derr != nil {
 		c.shared.count().malformed.Add(1)
-		c.shared.logger.Warn("malformed message from server", "code", derr.Err.Code, "err", derr.Err.Message)
+		c.shared.logger().Warn("malformed message from server", "code", derr.Err.Code, "err", derr.Err.Message)
 		c.send(messages.NewErrorResponse(derr.ID, derr.Err))
 		c.malformedResponse(derr)
 		return false
@@ -324,7 +324,7 @@ func (c *connection) response(ctx actor.Context, f *messages.Frame) {
 		// Counted (Stats.UnknownResponses) and so shown, not warned of: it
 		// is most often a late answer, to a call that timed out (a probe
 		// on a loaded machine), which the caller has already heard of.
-		c.shared.logger.Debug("response to an unknown id dropped", "id", f.ID.String())
+		c.shared.logger().Debug("response to an unknown id dropped", "id", f.ID.String())
 		return
 	}
 	c.forget(f.ID)
@@ -387,12 +387,12 @@ func (c *connection) malformedResponse(derr *messages.DecodeError) {
 func (c *connection) requestFailed(ctx actor.Context, msg transport.Message) {
 	var id messages.ID
 	if err := json.Unmarshal([]byte(msg.Related), &id); err != nil {
-		c.shared.logger.Warn("transport failure of an unknown request dropped", "id", msg.Related, "err", msg.Err)
+		c.shared.logger().Warn("transport failure of an unknown request dropped", "id", msg.Related, "err", msg.Err)
 		return
 	}
 	p, ok := c.pending[id]
 	if !ok {
-		c.shared.logger.Debug("transport failure of a request no longer pending", "id", msg.Related, "err", msg.Err)
+		c.shared.logger().Debug("transport failure of a request no longer pending", "id", msg.Related, "err", msg.Err)
 		return
 	}
 	c.forget(id)
@@ -407,7 +407,7 @@ func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame, si
 	if f.Method == messages.MethodCancelled {
 		var p messages.CancelledParams
 		if err := json.Unmarshal(f.Params, &p); err != nil || p.RequestID.IsZero() {
-			c.shared.logger.Debug("malformed notifications/cancelled ignored")
+			c.shared.logger().Debug("malformed notifications/cancelled ignored")
 			return false
 		}
 		if child, ok := c.running[p.RequestID]; ok {
@@ -440,7 +440,7 @@ func (c *connection) serverNotification(ctx actor.Context, f *messages.Frame, si
 			a.taskWatch.notified(f.Params) // wakes the task's poller; the host gets it too
 		}
 	}
-	if !c.shared.handlers.Listens(f.Method) {
+	if !c.shared.handlers().Listens(f.Method) {
 		return false // nobody listens
 	}
 	if !c.ensureMailbox(ctx) {
@@ -494,7 +494,7 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 		// server has the answer, its record is already written.
 		if outcome != "" {
 			c.shared.audit(messages.AuditRecord{Time: time.Now(), ServerID: c.cfg.ServerID, Era: sess.era, Method: f.Method, RequestID: f.ID, Outcome: outcome}, e)
-			if c.shared.tracer != nil {
+			if c.shared.tracer() != nil {
 				c.refusalSpan(f, hint, sess, outcome, e)
 			}
 		}
@@ -520,20 +520,20 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 		// nothing else (it does not know the client's capabilities yet);
 		// refused before the tracker relates it (to initialize, the one
 		// call in flight) and before any guard or callback.
-		c.shared.logger.Warn("server request before the handshake ended; refused", "method", f.Method)
+		c.shared.logger().Warn("server request before the handshake ended; refused", "method", f.Method)
 		c.shared.count().refused.Add(1)
 		refuse(messages.CodeInvalidRequest, guards.OutcomeRefused, "Invalid Request: %s sent before the handshake ended (until then a server may send only ping and logging)", f.Method)
 		return
 	}
 	if sess.era == messages.EraModern {
-		c.shared.logger.Warn("modern server sent a request; refused", "method", f.Method)
+		c.shared.logger().Warn("modern server sent a request; refused", "method", f.Method)
 		c.shared.count().refused.Add(1)
 		refuse(messages.CodeMethodNotFound, guards.OutcomeRefused, "Method not found: %s (there are no server requests in %s)", f.Method, sess.version)
 		return
 	}
 	if !c.cfg.Declared.Allows(f.Method, sess.version) {
 		e := c.shared.undeclared(messages.AuditRecord{ServerID: c.cfg.ServerID, Era: sess.era, Method: f.Method, RequestID: f.ID})
-		if c.shared.tracer != nil {
+		if c.shared.tracer() != nil {
 			c.refusalSpan(f, hint, sess, guards.OutcomeRefused, e)
 		}
 		c.send(messages.NewErrorResponse(f.ID, e))
@@ -658,7 +658,7 @@ func (c *connection) sendResult(id messages.ID, result any) {
 func (c *connection) send(f *messages.Frame) {
 	data, err := f.Encode()
 	if err != nil {
-		c.shared.logger.Error("frame could not be encoded", "err", err)
+		c.shared.logger().Error("frame could not be encoded", "err", err)
 		return
 	}
 	c.writer.send(data)

@@ -43,8 +43,8 @@ func TestLogicalStartedOnceTheConnectionEndsIsToldAndLeavesNoTimer(t *testing.T)
 		require.NoError(t, rt.Notify("notifications/initialized", nil))
 		expired := make(chan error, 1)
 		// The transport fails; a call begun just before starts after it.
-		rt.system.Root.Send(rt.pid, &writerFailed{err: errors.New("broken pipe")})
-		rt.system.Root.Send(rt.pid, &logicalStart{id: messages.IntID(1), method: messages.MethodCallTool, timeout: time.Hour, expired: expired})
+		rt.post(&writerFailed{err: errors.New("broken pipe")})
+		rt.post(&logicalStart{id: messages.IntID(1), method: messages.MethodCallTool, timeout: time.Hour, expired: expired})
 		<-rt.Done()
 		select {
 		case err := <-expired:

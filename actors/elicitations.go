@@ -58,7 +58,7 @@ func (s *issuedElicitations) complete(id string) (*messages.ElicitationRequest, 
 // hook listens for its completion.
 func (s *shared) issueURL(req any) {
 	r, ok := req.(*messages.ElicitationRequest)
-	if ok && s.handlers.ElicitationComplete != nil && r.Mode == messages.ModeURL && r.Params.ElicitationID != "" {
+	if ok && s.handlers().ElicitationComplete != nil && r.Mode == messages.ModeURL && r.Params.ElicitationID != "" {
 		s.active().elicitations.issue(r)
 	}
 }
@@ -96,7 +96,7 @@ func (rt *Runtime) URLElicitations(data json.RawMessage, rc messages.RequestCont
 	}
 	version := rt.Version()
 	for i, raw := range d.Elicitations {
-		req, refusal := rt.m.sh.guards.URLElicitation(&guards.Input{Method: messages.MethodElicit, Params: raw, Context: rc, Version: version, Origin: rt.cfg.Origin})
+		req, refusal := rt.m.sh.guards().URLElicitation(&guards.Input{Method: messages.MethodElicit, Params: raw, Context: rc, Version: version, Origin: rt.cfg.Origin})
 		if refusal != nil {
 			rt.m.sh.count().refused.Add(1)
 			out.Refused = append(out.Refused, fmt.Errorf("elicitation %d: %w", i, refusal.Err))

@@ -59,7 +59,7 @@ func (c outcomeChan) handlerDone(out supervisor.Outcome) { c <- out }
 // Run and Done make an input the supervisor's Job: Run calls the handler
 // that matches the request the before-guards produced.
 func (in *input) Run(ctx context.Context) (any, error) {
-	return answer(ctx, in.shared.handlers, in.req)
+	return answer(ctx, in.shared.handlers(), in.req)
 }
 
 // Done hands the handler's outcome to the input's driver.
@@ -120,13 +120,13 @@ func (in *input) start(parent context.Context, g *inputGrant, d driver) (outcome
 		return outcome{}, false
 	}
 	in.guard.CallsInFlight = g.inFlight
-	if in.shared.tracer != nil && g.hasCall {
+	if in.shared.tracer() != nil && g.hasCall {
 		in.traceStart(parent, g)
 	}
 	if g.hasCall {
 		in.guard.Context.RelatedRequestID, in.guard.Context.Assigns = g.related, g.assigns
 	}
-	req, refusal := in.shared.guards.Before(&in.guard)
+	req, refusal := in.shared.guards().Before(&in.guard)
 	if refusal != nil {
 		in.shared.refusedBy(refusal)
 		return in.end(outcome{ending: refused, rpc: refusal.Err, audit: refusal.Outcome}), true
@@ -167,7 +167,7 @@ func (in *input) returned(out supervisor.Outcome) (outcome, bool) {
 	if out.Err != nil {
 		return in.end(in.failure(out.Err)), true
 	}
-	result, refusal := in.shared.guards.After(&in.guard, in.req, out.Result)
+	result, refusal := in.shared.guards().After(&in.guard, in.req, out.Result)
 	if refusal != nil {
 		in.shared.refusedBy(refusal)
 		return in.end(outcome{ending: rejected, rpc: refusal.Err, audit: refusal.Outcome}), true
@@ -180,7 +180,7 @@ func (in *input) returned(out supervisor.Outcome) (outcome, bool) {
 		raw, err = messages.MarshalResult(result)
 	}
 	if err != nil {
-		in.shared.logger.Error("input result could not be encoded", in.logAttrs("err", err)...)
+		in.shared.logger().Error("input result could not be encoded", in.logAttrs("err", err)...)
 		e := &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: result could not be encoded"}
 		return in.end(outcome{ending: rejected, rpc: e, audit: guards.OutcomeRefused}), true
 	}
@@ -194,12 +194,12 @@ func (in *input) failure(err error) outcome {
 	var panicErr *supervisor.PanicError
 	switch {
 	case errors.As(err, &panicErr):
-		in.shared.logger.Error("input handler panicked", in.logAttrs("panic", fmt.Sprint(panicErr.Value), "stack", string(panicErr.Stack))...)
+		in.shared.logger().Error("input handler panicked", in.logAttrs("panic", fmt.Sprint(panicErr.Value), "stack", string(panicErr.Stack))...)
 		o.rpc = &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: input handler panicked"}
 	case errors.As(err, &o.rpc):
 		// The handler refused with its own code.
 	default:
-		in.shared.logger.Warn("input handler failed", in.logAttrs("err", err)...)
+		in.shared.logger().Warn("input handler failed", in.logAttrs("err", err)...)
 		o.rpc = &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: input handler failed"}
 	}
 	return o
@@ -238,12 +238,12 @@ func (in *input) end(o outcome) outcome {
 		// still running by definition; it is counted
 		// (Stats.AbandonedHandlers) until it returns, which is what an
 		// operator watches.
-		in.shared.logger.Info("input handler still running after its request ended: abandoned", in.logAttrs()...)
+		in.shared.logger().Info("input handler still running after its request ended: abandoned", in.logAttrs()...)
 	}
 	if in.trace != nil {
 		in.shared.inputSpan(in.trace.started, in.trace.span, true, in.guard.Method, &in.guard.Context, o.audit, o.rpc)
 	}
-	if in.shared.auditFn == nil {
+	if in.shared.rt.cfg.Audit == nil {
 		return o // no hook: no record to build
 	}
 	rc := in.guard.Context

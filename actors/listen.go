@@ -186,7 +186,7 @@ func (c *connection) subscribed(method string, params json.RawMessage) bool {
 	m, ok, retired := c.ofStream(params)
 	switch {
 	case retired:
-		c.shared.logger.Debug("change notification of an ended listen stream dropped", "method", method)
+		c.shared.logger().Debug("change notification of an ended listen stream dropped", "method", method)
 	case !ok:
 		c.unsubscribed(method, "without the subscriptionId of the listen stream in flight")
 	case c.stream.acked == nil:
@@ -201,7 +201,7 @@ func (c *connection) subscribed(method string, params json.RawMessage) bool {
 
 func (c *connection) unsubscribed(method, why string) {
 	c.shared.count().unsubscribed.Add(1)
-	c.shared.logger.Debug("change notification dropped: "+why, "method", method)
+	c.shared.logger().Debug("change notification dropped: "+why, "method", method)
 }
 
 // Listen configures the subscriptions/listen stream of a modern session.
@@ -251,8 +251,8 @@ type ListenResult struct {
 // for want: acknowledged, or why not.
 func (rt *Runtime) Listen(cfg Listen, want messages.Subscriptions) <-chan ListenResult {
 	done := make(chan ListenResult, 1)
-	rt.listenMu.Lock()
-	defer rt.listenMu.Unlock()
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
 	l := rt.listener
 	if l == nil {
 		if rt.listenClosed {
@@ -285,9 +285,9 @@ func (l *listener) answer(r ListenResult) {
 // Listening returns what the server acknowledged on the stream open now,
 // and whether one is; err says why the last attempt failed.
 func (rt *Runtime) Listening() (acked messages.Subscriptions, open bool, err error) {
-	rt.listenMu.Lock()
+	rt.mu.Lock()
 	l := rt.listener
-	rt.listenMu.Unlock()
+	rt.mu.Unlock()
 	if l == nil {
 		return messages.Subscriptions{}, false, nil
 	}
@@ -363,7 +363,7 @@ func (l *listener) run() {
 		if id.IsZero() {
 			return
 		}
-		l.rt.system.Root.Send(l.rt.pid, &listenEnd{id: id, reason: reason})
+		l.rt.post(&listenEnd{id: id, reason: reason})
 		draining, drained = end, id
 		if drain == nil {
 			drain = time.NewTimer(ListenDrain)
@@ -418,7 +418,7 @@ func (l *listener) run() {
 				open()
 			}
 		case <-drainC:
-			l.rt.system.Root.Send(l.rt.pid, &listenForget{id: drained})
+			l.rt.post(&listenForget{id: drained})
 			draining, drainC = nil, nil
 			if reopen {
 				reopen = false
@@ -503,7 +503,7 @@ func (rt *Runtime) openStream(cfg Listen, asked messages.Subscriptions) (message
 	}
 	m.timeout, m.maxTotal = cfg.Timeout, 0
 	ack := make(chan messages.Subscriptions, 1)
-	rt.system.Root.Send(rt.pid, &listenOpen{call: m, asked: asked, ack: ack})
+	rt.post(&listenOpen{call: m, asked: asked, ack: ack})
 	return id, ack, m.reply, nil
 }
 
@@ -517,7 +517,7 @@ type postCallback struct {
 // mailbox, one at a time and in order with the notifications, bounded and
 // counted as they are (dropped when 1 000 wait, discarded at close).
 func (rt *Runtime) Post(f func(ctx context.Context, nc messages.NotificationContext)) {
-	rt.system.Root.Send(rt.pid, &postCallback{f: f})
+	rt.post(&postCallback{f: f})
 }
 
 func (c *connection) post(ctx actor.Context, f func(context.Context, messages.NotificationContext)) {

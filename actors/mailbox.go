@@ -101,11 +101,11 @@ func (m *mailbox) admit(msg *enqueue) {
 	case msg.post != nil:
 		m.queue.admit(item{post: msg.post})
 		return
-	case msg.method == messages.MethodResourceUpdated && m.shared.handlers.ResourceUpdated != nil:
+	case msg.method == messages.MethodResourceUpdated && m.shared.handlers().ResourceUpdated != nil:
 		var u messages.ResourceUpdate
 		if err := json.Unmarshal(msg.params, &u); err != nil || u.URI == "" {
 			c.malformed.Add(1)
-			m.shared.logger.Warn("malformed notifications/resources/updated dropped (no uri)")
+			m.shared.logger().Warn("malformed notifications/resources/updated dropped (no uri)")
 			return
 		}
 		u.URI, u.Title = sanitize.Text(u.URI, sanitize.MaxString), sanitize.Text(u.Title, sanitize.MaxString)
@@ -114,20 +114,20 @@ func (m *mailbox) admit(msg *enqueue) {
 	case m.typedChange(msg.method):
 		m.queue.admit(item{notif: &messages.Notification{Method: msg.method, Params: msg.params}, size: int64(len(msg.params)), change: msg.method})
 		return
-	case msg.method == messages.MethodProgress && m.shared.handlers.Progress != nil:
+	case msg.method == messages.MethodProgress && m.shared.handlers().Progress != nil:
 		p, err := decodeProgress(msg.params)
 		if err != nil {
 			c.malformed.Add(1)
-			m.shared.logger.Warn("malformed server progress notification dropped", "err", err)
+			m.shared.logger().Warn("malformed server progress notification dropped", "err", err)
 			return
 		}
 		m.queue.admit(item{progress: p, size: int64(len(msg.params))})
 		return
-	case msg.method == messages.MethodElicitationComplete && m.shared.handlers.ElicitationComplete != nil:
+	case msg.method == messages.MethodElicitationComplete && m.shared.handlers().ElicitationComplete != nil:
 		id, err := decodeElicitationComplete(msg.params)
 		if err != nil {
 			c.malformed.Add(1)
-			m.shared.logger.Warn("malformed elicitation completion dropped", "err", err)
+			m.shared.logger().Warn("malformed elicitation completion dropped", "err", err)
 			return
 		}
 		req, ok := m.shared.active().elicitations.complete(id)
@@ -135,7 +135,7 @@ func (m *mailbox) admit(msg *enqueue) {
 			// Never issued, forgotten, or completed already: the
 			// specification says to ignore it.
 			c.unknownResponses.Add(1)
-			m.shared.logger.Debug("completion of an unknown elicitation dropped", "elicitation_id", id)
+			m.shared.logger().Debug("completion of an unknown elicitation dropped", "elicitation_id", id)
 			return
 		}
 		m.queue.admit(item{complete: &messages.ElicitationComplete{ElicitationID: id, Request: req}, size: int64(len(msg.params))})
@@ -147,7 +147,7 @@ func (m *mailbox) admit(msg *enqueue) {
 	e, err := sanitize.Log(msg.params)
 	if err != nil {
 		c.malformed.Add(1)
-		m.shared.logger.Warn("malformed server log entry dropped", "err", err)
+		m.shared.logger().Warn("malformed server log entry dropped", "err", err)
 		return
 	}
 	m.queue.admit(item{log: &messages.LoggingMessage{Level: e.Level, Logger: e.Logger, Data: e.Data},
@@ -157,7 +157,7 @@ func (m *mailbox) admit(msg *enqueue) {
 // typedChange reports whether a typed hook takes the list changes of
 // method.
 func (m *mailbox) typedChange(method string) bool {
-	h := m.shared.handlers
+	h := m.shared.handlers()
 	switch method {
 	case messages.MethodToolsListChanged:
 		return h.ToolsChanged != nil
@@ -513,28 +513,28 @@ func (q *notifQueue) deliver(ctx context.Context, it item) {
 	defer func() {
 		if v := recover(); v != nil {
 			q.shared.count().notificationPanics.Add(1)
-			q.shared.logger.Error("notification handler panicked; skipped", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			q.shared.logger().Error("notification handler panicked; skipped", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		}
 	}()
 	nc := q.nc
 	nc.Era = q.shared.session.Load().era
 	if it.log != nil {
-		q.shared.handlers.Log(ctx, nc, it.log)
+		q.shared.handlers().Log(ctx, nc, it.log)
 		return
 	}
 	if it.progress != nil {
-		q.shared.handlers.Progress(ctx, nc, it.progress)
+		q.shared.handlers().Progress(ctx, nc, it.progress)
 		return
 	}
 	if it.complete != nil {
-		q.shared.handlers.ElicitationComplete(ctx, nc, it.complete)
+		q.shared.handlers().ElicitationComplete(ctx, nc, it.complete)
 		return
 	}
 	if it.post != nil {
 		it.post(ctx, nc)
 		return
 	}
-	h := q.shared.handlers
+	h := q.shared.handlers()
 	if it.update != nil {
 		h.ResourceUpdated(ctx, nc, it.update)
 		return

@@ -15,8 +15,8 @@ import (
 // entry that finds 1 000 waiting is dropped as such, even one the
 // sanitiser would reject, and costs no sanitising.
 func TestLogEntriesBeyondTheCapAreDroppedUnsanitised(t *testing.T) {
-	sh := &shared{ctx: context.Background(), logger: slog.New(slog.DiscardHandler),
-		handlers: &messages.Handlers{Log: func(context.Context, messages.NotificationContext, *messages.LoggingMessage) {}}}
+	sh := &shared{ctx: context.Background(), rt: &Runtime{cfg: Config{Logger: slog.New(slog.DiscardHandler),
+		Handlers: messages.Handlers{Log: func(context.Context, messages.NotificationContext, *messages.LoggingMessage) {}}}}}
 	m := newMailbox(sh, messages.NotificationContext{}, rate.Inf, 1, 0)
 	m.queue.running = true // a worker holds one entry; none is started here
 	malformed := &enqueue{method: messages.MethodLog, params: []byte(`{"level":`)}
@@ -36,8 +36,8 @@ func TestLogEntriesBeyondTheCapAreDroppedUnsanitised(t *testing.T) {
 // close counts only what was not claimed.
 func TestAnEntryClaimedAsTheQueueClosesIsCountedDiscarded(t *testing.T) {
 	delivered := 0
-	sh := &shared{ctx: context.Background(), logger: slog.New(slog.DiscardHandler),
-		handlers: &messages.Handlers{Log: func(context.Context, messages.NotificationContext, *messages.LoggingMessage) { delivered++ }}}
+	sh := &shared{ctx: context.Background(), rt: &Runtime{cfg: Config{Logger: slog.New(slog.DiscardHandler),
+		Handlers: messages.Handlers{Log: func(context.Context, messages.NotificationContext, *messages.LoggingMessage) { delivered++ }}}}}
 	m := newMailbox(sh, messages.NotificationContext{}, rate.Inf, 1, 0)
 	q := m.queue
 	q.claimed = func() {

@@ -82,8 +82,8 @@ func (rt *Runtime) CallModern(ctx context.Context, m Modern, opts CallOptions) (
 	}
 	logical := messages.IntID(rt.nextID.Add(1))
 	expired := make(chan error, 1)
-	rt.system.Root.Send(rt.pid, &logicalStart{id: logical, method: m.Method, timeout: opts.Timeout, maxTotal: opts.MaxTotalTimeout, assigns: opts.Assigns, expired: expired})
-	defer rt.system.Root.Send(rt.pid, &logicalEnd{id: logical})
+	rt.post(&logicalStart{id: logical, method: m.Method, timeout: opts.Timeout, maxTotal: opts.MaxTotalTimeout, assigns: opts.Assigns, expired: expired})
+	defer rt.post(&logicalEnd{id: logical})
 	if m.Legacy && rt.m.sh.traceCall(ctx, logical) {
 		// The spans of the server→client requests of its rounds.
 		defer rt.m.sh.untraceCall(logical)
@@ -241,14 +241,14 @@ func (rt *Runtime) send(ctx context.Context, m *callRequest, logical messages.ID
 	id, method := m.id, m.method
 	m.logical, m.bindsTask = logical, bindsTask
 	reply := m.reply
-	rt.system.Root.Send(rt.pid, m)
+	rt.post(m)
 	select {
 	case out := <-reply:
 		return rt.outcome(ctx, out)
 	case err := <-expired:
 		return nil, err
 	case <-ctx.Done():
-		rt.system.Root.Send(rt.pid, &cancelCall{id: id, reason: "cancelled by the caller"})
+		rt.post(&cancelCall{id: id, reason: "cancelled by the caller"})
 		return nil, messages.ContextEnded(ctx, method)
 	case <-rt.done:
 		return nil, rt.m.life.closedErr(method)
@@ -292,7 +292,7 @@ func (rt *Runtime) gather(ctx context.Context, logical messages.ID, m Modern, ra
 	if err != nil {
 		return nil, err
 	}
-	defer rt.system.Root.Send(rt.pid, &inputEnded{input: input})
+	defer rt.post(&inputEnded{input: input})
 	grant := &input.grant
 
 	if len(reqs) == 1 {
@@ -411,7 +411,7 @@ func readInputRequest(raw []byte) (wireInputRequest, bool) {
 func (rt *Runtime) inputStarted(method string, logical messages.ID) (*trackedInput, error) {
 	key := inputKey{local: rt.nextID.Add(1)}
 	reply := make(chan *trackedInput, 1)
-	rt.system.Root.Send(rt.pid, &inputStarted{key: key, call: logical, reply: reply})
+	rt.post(&inputStarted{key: key, call: logical, reply: reply})
 	select {
 	case in := <-reply:
 		if in != nil {

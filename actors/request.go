@@ -152,7 +152,7 @@ func (r *request) reply(o outcome) {
 		if data, err = frame.Encode(); err != nil {
 			// A handler's own error whose Data is not JSON: the server
 			// still gets an answer.
-			shared.logger.Error("answer could not be encoded; sent -32603", "id", id.String(), "err", err)
+			shared.logger().Error("answer could not be encoded; sent -32603", "id", id.String(), "err", err)
 			data, _ = messages.NewErrorResponse(id, &messages.RPCError{Code: messages.CodeInternalError, Message: "Internal error: answer could not be encoded"}).Encode()
 		}
 	}

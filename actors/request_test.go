@@ -37,7 +37,7 @@ func TestAChildsReplyCountsOnlyWhileItRuns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		id := messages.IntID(5)
 		rc := &recordingConn{}
-		sh := &shared{ctx: context.Background(), logger: slog.New(slog.DiscardHandler)}
+		sh := &shared{ctx: context.Background(), rt: &Runtime{cfg: Config{Logger: slog.New(slog.DiscardHandler)}}}
 		c := &connection{shared: sh, writer: startWriter(rc, DefaultMaxWriteQueueBytes, func(error) {}), slots: supervisor.Cap{Max: 2}}
 		start := func() *request {
 			r := &request{}
@@ -76,7 +76,7 @@ func TestAChildsPanicIsAnsweredInternalError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		id := messages.IntID(7)
 		rc := &recordingConn{}
-		sh := &shared{ctx: context.Background(), logger: slog.New(slog.DiscardHandler)}
+		sh := &shared{ctx: context.Background(), rt: &Runtime{cfg: Config{Logger: slog.New(slog.DiscardHandler)}}}
 		c := &connection{shared: sh, dispatch: newDispatcher(), writer: startWriter(rc, DefaultMaxWriteQueueBytes, func(error) {})}
 		c.slots = supervisor.Cap{Max: 1, Running: 1}
 		var got []any

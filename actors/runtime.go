@@ -97,10 +97,6 @@ type shared struct {
 	// session is what was negotiated: the one copy, read by the actors
 	// and, through the Runtime, by the client.
 	session   atomic.Pointer[session]
-	handlers  *messages.Handlers // the Runtime's cfg.Handlers: one copy
-	guards    *guards.Pipeline
-	logger    *slog.Logger
-	auditFn   func(messages.AuditRecord)
 	auditMu   sync.Mutex // the hook is called from several actors: one at a time
 	abandoned supervisor.Gauge
 	// activity is the counters, the task pollers and the issued URL
@@ -109,18 +105,24 @@ type shared struct {
 	// runtime, and a connection at rest has counted nothing).
 	activity atomic.Pointer[activity]
 	// rt is the runtime, whose Notify sends a notification to the server
-	// (a pointer into the same allocation: a method value cost an object).
+	// (a pointer into the same allocation: a method value cost an object),
+	// and whose cfg holds the handlers, guards, logger, audit hook and
+	// tracer every actor reads (one copy: the accessors below).
 	rt *Runtime
 	// budget bounds the bytes the reader has handed over and the actors
 	// have not finished with.
 	budget inboundBudget
-	// tracer is Config.Tracer; calls maps the id of each call in flight
-	// with a valid span context to it, while tracing (trace.go): made by
-	// the first call traced, nil before (decision 74: the global provider
-	// gives every connection a tracer, most never trace a call).
-	tracer trace.Tracer
-	calls  atomic.Pointer[sync.Map]
+	// calls maps the id of each call in flight with a valid span context
+	// to it, while tracing (trace.go): made by the first call traced, nil
+	// before (decision 74: the global provider gives every connection a
+	// tracer, most never trace a call).
+	calls atomic.Pointer[sync.Map]
 }
+
+func (s *shared) handlers() *messages.Handlers { return &s.rt.cfg.Handlers }
+func (s *shared) guards() *guards.Pipeline     { return s.rt.cfg.Guards }
+func (s *shared) logger() *slog.Logger         { return s.rt.cfg.Logger }
+func (s *shared) tracer() trace.Tracer         { return s.rt.cfg.Tracer }
 
 // session is a negotiated protocol version and its era. negotiated is
 // false until the handshake has set them (SetSession): the defaults stand
@@ -200,7 +202,7 @@ func (s *shared) refusedBy(r *guards.Refusal) {
 // audit calls the audit hook with the error filled in. A panicking hook is
 // logged, never allowed to take an actor down.
 func (s *shared) audit(rec messages.AuditRecord, rpcErr *messages.RPCError) {
-	if s.auditFn == nil {
+	if s.rt.cfg.Audit == nil {
 		return
 	}
 	if rpcErr != nil {
@@ -211,10 +213,10 @@ func (s *shared) audit(rec messages.AuditRecord, rpcErr *messages.RPCError) {
 	defer s.auditMu.Unlock()
 	defer func() {
 		if v := recover(); v != nil {
-			s.logger.Error("audit hook panicked", "panic", fmt.Sprint(v))
+			s.logger().Error("audit hook panicked", "panic", fmt.Sprint(v))
 		}
 	}()
-	s.auditFn(rec)
+	s.rt.cfg.Audit(rec)
 }
 
 // lifecycle is how the actors ask the runtime to tear the connection down.
@@ -253,7 +255,6 @@ func (l *lifecycle) closedErr(method string) error {
 // Runtime is one running connection.
 type Runtime struct {
 	cfg     Config
-	system  *actor.ActorSystem
 	pid     *actor.PID
 	m       *runtimeMem // what holds it: its lifecycle, shared, writer
 	cancel  context.CancelFunc
@@ -261,16 +262,16 @@ type Runtime struct {
 	done    chan struct{}  // closed when teardown has finished
 	nextID  atomic.Int64
 
-	// listener keeps the subscriptions/listen stream (Listen); the
-	// teardown waits for its goroutine (listener.exited) once listenClosed
-	// is set: no listener starts after that.
-	listenMu     sync.Mutex
+	// mu guards what follows: listener, which keeps the
+	// subscriptions/listen stream (Listen; the teardown waits for its
+	// goroutine, listener.exited, once listenClosed is set: no listener
+	// starts after that), and after, AfterDone's, until the teardown takes
+	// it (finished). One lock for both: neither is on a request's path.
+	mu           sync.Mutex
 	listener     *listener
 	listenClosed bool
-	finished     bool // teardown has taken after (under afterMu)
-
-	afterMu sync.Mutex
-	after   func() // AfterDone's, until teardown takes it
+	finished     bool
+	after        func()
 }
 
 // Defaults of the zero Config, the one place each is written (package
@@ -315,22 +316,19 @@ func Start(cfg Config) *Runtime {
 	if cfg.MaxWriteQueueBytes <= 0 {
 		cfg.MaxWriteQueueBytes = DefaultMaxWriteQueueBytes
 	}
-	system := cfg.System
-	if system == nil {
-		system = DefaultSystem()
+	if cfg.System == nil {
+		cfg.System = DefaultSystem()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := new(runtimeMem)
 	sh := &m.sh
-	*sh = shared{ctx: ctx, guards: cfg.Guards, logger: cfg.Logger, auditFn: cfg.Audit,
-		tracer: cfg.Tracer}
+	*sh = shared{ctx: ctx}
 	sh.budget.init(cfg.MaxInboundBytes)
 	rt := &m.rt
 	*rt = Runtime{
-		cfg: cfg, system: system, cancel: cancel, m: m,
+		cfg: cfg, cancel: cancel, m: m,
 		done: make(chan struct{}),
 	}
-	sh.handlers = &rt.cfg.Handlers
 	rt.m.life.rt = rt
 	sh.rt = rt
 	// Until negotiation says otherwise, a server request is legacy.
@@ -344,7 +342,7 @@ func Start(cfg Config) *Runtime {
 	conn.dispatch = newDispatcher()
 	spawnMu.Lock()
 	spawning = conn
-	rt.pid = system.Root.Spawn(connProps)
+	rt.pid = cfg.System.Root.Spawn(connProps)
 	spawning = nil
 	spawnMu.Unlock()
 	rt.reading.Add(1)
@@ -353,19 +351,24 @@ func Start(cfg Config) *Runtime {
 }
 
 // writerFailed is the writer's error report to the connection actor.
-func (rt *Runtime) writerFailed(err error) { rt.system.Root.Send(rt.pid, &writerFailed{err: err}) }
+func (rt *Runtime) writerFailed(err error) { rt.post(&writerFailed{err: err}) }
+
+// post sends m to the connection actor.
+func (rt *Runtime) post(m any) { rt.cfg.System.Root.Send(rt.pid, m) }
 
 // runtimeMem is what one connection's runtime holds for its life, in one
 // allocation (decision 60): five objects cost their size classes' rounding,
 // and each shared its spans with the handshake's garbage, so that after a
 // collection the heap in use per idle connection was a fifth above the
-// bytes live. Its 1 120 bytes and the 8-byte header the allocator gives an
-// object over 512 bytes with pointers fit a size class (1 152) with three
-// words to spare: four more in any of the five move it to the next (1 280;
-// TestRuntimeMemFitsItsSizeClass). The call tracker and shared's activity
-// are not part of it: a busy connection takes one from trackers, and makes
-// the other with its first count (decision 75). The Runtime reaches the other four
-// through m, one pointer rather than one each.
+// bytes live. Its 1 016 bytes and the 8-byte header the allocator gives an
+// object over 512 bytes with pointers fill a size class (1 024) exactly:
+// one word more in any of the five moves it to the next (1 152;
+// TestRuntimeMemFitsItsSizeClass). So nothing in it is a copy of another
+// part (decision 80: shared reads the Config through rt). The call
+// tracker and shared's activity are not part of it: a busy connection
+// takes one from trackers, and makes the other with its first count
+// (decision 75). The Runtime reaches the other four through m, one
+// pointer rather than one each.
 type runtimeMem struct {
 	rt   Runtime
 	sh   shared
@@ -411,14 +414,14 @@ func (rt *Runtime) read() {
 	for {
 		msg, err := rt.cfg.Conn.Read(context.Background())
 		if err != nil {
-			rt.system.Root.Send(rt.pid, &readerDone{err: err})
+			rt.post(&readerDone{err: err})
 			return
 		}
 		size := int64(len(msg.Data))
 		if !rt.m.sh.budget.acquire(size) {
 			return // the teardown is under way
 		}
-		rt.system.Root.Send(rt.pid, &inbound{msg: msg, size: size})
+		rt.post(&inbound{msg: msg, size: size})
 	}
 }
 
@@ -430,13 +433,13 @@ func (rt *Runtime) read() {
 // abandoned (counted), so a callback may call Close itself.
 func (rt *Runtime) teardown() {
 	done := make(chan struct{})
-	rt.system.Root.Send(rt.pid, &closeRequest{err: rt.m.life.err, done: done})
+	rt.post(&closeRequest{err: rt.m.life.err, done: done})
 	<-done
 	rt.cancel()
-	rt.listenMu.Lock()
+	rt.mu.Lock()
 	rt.listenClosed = true
 	l := rt.listener
-	rt.listenMu.Unlock()
+	rt.mu.Unlock()
 	if l != nil {
 		<-l.exited // it ends with the ctx, its stream with the connection
 	}
@@ -456,9 +459,9 @@ func (rt *Runtime) teardown() {
 	// Every notification the reader delivered is queued for the connection
 	// now: it hands each to the mailbox, then stops it.
 	stopped := make(chan struct{})
-	rt.system.Root.Send(rt.pid, &stopMailbox{done: stopped})
+	rt.post(&stopMailbox{done: stopped})
 	<-stopped
-	_ = rt.system.Root.PoisonFuture(rt.pid).Wait()
+	_ = rt.cfg.System.Root.PoisonFuture(rt.pid).Wait()
 	if q := rt.m.life.notifications; q != nil {
 		if q.gate.Close() {
 			rt.cfg.Logger.Info("notification callback still running at close: abandoned")
@@ -467,10 +470,10 @@ func (rt *Runtime) teardown() {
 		}
 	}
 	close(rt.done)
-	rt.afterMu.Lock()
+	rt.mu.Lock()
 	f := rt.after
 	rt.after, rt.finished = nil, true
-	rt.afterMu.Unlock()
+	rt.mu.Unlock()
 	if f != nil {
 		f()
 	}
@@ -485,8 +488,8 @@ func (rt *Runtime) Done() <-chan struct{} { return rt.done }
 // runs at once in a goroutine of its own. The runtime keeps one f: a later
 // call replaces an earlier one not yet called.
 func (rt *Runtime) AfterDone(f func()) {
-	rt.afterMu.Lock()
-	defer rt.afterMu.Unlock()
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
 	if rt.finished {
 		go f()
 		return
@@ -568,12 +571,12 @@ func (rt *Runtime) Call(ctx context.Context, method string, raw json.RawMessage,
 		defer rt.m.sh.untraceCall(id)
 	}
 	reply := m.reply
-	rt.system.Root.Send(rt.pid, m)
+	rt.post(m)
 	select {
 	case out := <-reply:
 		return rt.outcome(ctx, out)
 	case <-ctx.Done():
-		rt.system.Root.Send(rt.pid, &cancelCall{id: id, reason: "cancelled by the caller"})
+		rt.post(&cancelCall{id: id, reason: "cancelled by the caller"})
 		return nil, messages.ContextEnded(ctx, method)
 	case <-rt.done:
 		select {
@@ -624,7 +627,7 @@ func newCallEncoded(id messages.ID, method string, params json.RawMessage, encod
 // Notify sends a notification to the server.
 func (rt *Runtime) Notify(method string, params any) error {
 	done := make(chan error, 1)
-	rt.system.Root.Send(rt.pid, &notifyRequest{method: method, params: params, done: done})
+	rt.post(&notifyRequest{method: method, params: params, done: done})
 	select {
 	case err := <-done:
 		return err

@@ -30,7 +30,7 @@ func (rt *Runtime) StartLogical(method string, opts CallOptions) (*Logical, erro
 		return nil, err
 	}
 	l := &Logical{rt: rt, id: messages.IntID(rt.nextID.Add(1)), method: method, expired: make(chan error, 1)}
-	rt.system.Root.Send(rt.pid, &logicalStart{id: l.id, method: method, timeout: opts.Timeout, maxTotal: opts.MaxTotalTimeout, assigns: opts.Assigns, expired: l.expired})
+	rt.post(&logicalStart{id: l.id, method: method, timeout: opts.Timeout, maxTotal: opts.MaxTotalTimeout, assigns: opts.Assigns, expired: l.expired})
 	return l, nil
 }
 
@@ -65,7 +65,7 @@ func (l *Logical) Round(ctx context.Context, method string, params json.RawMessa
 // call created is bound already (OpenTask); BindTask is for a task
 // created earlier and awaited under a new call.
 func (l *Logical) BindTask(taskID string) {
-	l.rt.system.Root.Send(l.rt.pid, &taskBound{task: taskID, id: l.id})
+	l.rt.post(&taskBound{task: taskID, id: l.id})
 }
 
 // Answer answers a task's input requests (modern) through the input
@@ -106,7 +106,7 @@ func (l *Logical) Wait(ctx context.Context, d time.Duration, wake <-chan struct{
 // End ends the logical call: the tracker forgets it. It may be called more
 // than once.
 func (l *Logical) End() {
-	l.once.Do(func() { l.rt.system.Root.Send(l.rt.pid, &logicalEnd{id: l.id}) })
+	l.once.Do(func() { l.rt.post(&logicalEnd{id: l.id}) })
 }
 
 // WatchTask returns a channel that gets a value when the server notifies

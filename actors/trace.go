@@ -26,7 +26,7 @@ import (
 // spans of its inputs; it reports whether it did (then untraceCall must
 // follow).
 func (s *shared) traceCall(ctx context.Context, id messages.ID) bool {
-	if s.tracer == nil {
+	if s.tracer() == nil {
 		return false
 	}
 	sc := trace.SpanContextFromContext(ctx)
@@ -97,7 +97,7 @@ func (s *shared) inputSpan(started time.Time, parent trace.SpanContext, hasCall 
 	if hasCall {
 		paused = end.Sub(started)
 	}
-	_, span := s.tracer.Start(ctx, method, append(internalKind, trace.WithTimestamp(started))...)
+	_, span := s.tracer().Start(ctx, method, append(internalKind, trace.WithTimestamp(started))...)
 	if !span.IsRecording() {
 		return
 	}

@@ -78,7 +78,7 @@ func (c *connection) settleTracker() {
 // fireTick is the tracker's timer callback: a deadlineTick to the connection.
 func (c *connection) fireTick() {
 	rt := c.life.rt
-	rt.system.Root.Send(rt.pid, &deadlineTick{})
+	rt.post(&deadlineTick{})
 }
 
 type trackedCall struct {

@@ -85,7 +85,7 @@ func TestConnectionHoldsATrackerOnlyWhileBusy(t *testing.T) {
 		assert.Equal(t, time.Second, time.Since(start))
 		assert.Nil(t, tracked(t, rt), "the call timed out")
 
-		rt.system.Root.Send(rt.pid, &deadlineTick{})
+		rt.post(&deadlineTick{})
 		assert.Nil(t, tracked(t, rt), "after a late tick")
 	})
 }
