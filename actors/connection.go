@@ -108,8 +108,8 @@ func (c *connection) Receive(ctx actor.Context) {
 		if c.tracker == nil {
 			return // a timer of a busy period that has ended fired as it was stopped
 		}
-		c.tracker.tick(c.expired, func(k inputKey) {
-			if child, ok := c.running[k.request]; ok {
+		c.tracker.tick(c.expired, func(id messages.ID) {
+			if child, ok := c.running[id]; ok {
 				child.post(&handlerTimedOut{})
 			}
 		})
@@ -136,7 +136,7 @@ func (c *connection) Receive(ctx actor.Context) {
 			m.reply <- nil
 			return
 		}
-		in := c.trk().inputOf(m.key, m.call)
+		in := c.trk().inputOf(m.call)
 		in.grant.related = messages.ID{} // modern input is keyed, never related
 		m.reply <- in
 	case *inputEnded:
@@ -553,7 +553,7 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	// child starts with its grant.
 	timeout := c.cfg.handlerTimeout(f.Method)
 	r := &request{}
-	r.grant = c.trk().inputStartedIn(&r.tracked, inputKey{request: f.ID}, c.logicalHint(hint), relatedTask(f.Params), timeout)
+	r.grant = c.trk().inputStartedIn(&r.tracked, f.ID, c.logicalHint(hint), relatedTask(f.Params), timeout)
 	invited := f.Method == messages.MethodListRoots && c.rootsInvited
 	if invited {
 		c.rootsInvited = false

@@ -119,7 +119,6 @@ type (
 	// connection is closing.
 	inputStarted struct {
 		quiet
-		key   inputKey
 		call  messages.ID
 		reply chan *trackedInput
 	}

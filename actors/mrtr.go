@@ -405,13 +405,11 @@ func readInputRequest(raw []byte) (wireInputRequest, bool) {
 // inputStarted pauses the logical call's deadline while its input is
 // gathered and returns the input's entry: its grant (its assigns, the
 // calls in flight) to read, and what inputEnded takes to end the pause.
-// Its key is a number of this runtime's, so that inputs gathered at once
-// never share one. Once the connection is ending there is no grant, and
-// the input is not answered.
+// Once the connection is ending there is no grant, and the input is not
+// answered.
 func (rt *Runtime) inputStarted(method string, logical messages.ID) (*trackedInput, error) {
-	key := inputKey{local: rt.nextID.Add(1)}
 	reply := make(chan *trackedInput, 1)
-	rt.post(&inputStarted{key: key, call: logical, reply: reply})
+	rt.post(&inputStarted{call: logical, reply: reply})
 	select {
 	case in := <-reply:
 		if in != nil {

@@ -96,24 +96,16 @@ type trackedCall struct {
 	assigns     map[string]any
 }
 
-// inputKey names an input: a legacy server request by its id (ids of
-// running requests are unique), any other input by a number of its
-// runtime's (local).
-type inputKey struct {
-	request messages.ID
-	local   int64
-}
-
 // trackedInput is an input the tracker knows: the call it paused (when
 // hasCall) and, for a request child, its handler timeout. Its grant is
 // what the input's driver reads (never written once granted; the tracker
 // keeps its own fields apart, as the call may end first).
 //
-// The tracker finds it by its slot in inputs, not by key: a map of a
+// The tracker finds it by its slot in inputs, not by a key: a map of a
 // burst's thousand inputs cost a twentieth of the burst's CPU in cache
-// misses (docs/benchmarks.md). Whoever ends an input holds its entry.
+// misses (decision 80). Whoever ends an input holds its entry.
 type trackedInput struct {
-	key     inputKey
+	request messages.ID // a request child's id, which its handler timeout names; zero for other inputs
 	call    messages.ID
 	hasCall bool
 	slot    int // its index in the tracker's inputs; -1 when not open there
@@ -300,7 +292,7 @@ func (t *tracker) arm(at time.Time) {
 // tick takes the timer's tick: every deadline that has passed is acted on
 // (a call's through expired, a handler timeout through timedOut, with its
 // input's key), then the timer is armed for the next.
-func (t *tracker) tick(expired func(*callExpired), timedOut func(inputKey)) {
+func (t *tracker) tick(expired func(*callExpired), timedOut func(request messages.ID)) {
 	t.armed = time.Time{}
 	now := time.Now()
 	for len(t.due) > 0 && !t.due[0].at.After(now) {
@@ -314,7 +306,7 @@ func (t *tracker) tick(expired func(*callExpired), timedOut func(inputKey)) {
 		if c := d.call; c != nil {
 			expired(t.expire(c, !c.limit.IsZero() && !c.limit.After(now)))
 		} else {
-			timedOut(d.input.key)
+			timedOut(d.input.request)
 		}
 	}
 	if len(t.due) > 0 {
@@ -331,31 +323,31 @@ func (t *tracker) tick(expired func(*callExpired), timedOut func(inputKey)) {
 // related-task id it carries ("" when none). A positive timeout puts the
 // input's handler timeout on the clock (request children; the other
 // drivers time their handlers themselves).
-func (t *tracker) inputStarted(key inputKey, hint, task string, timeout time.Duration) *trackedInput {
-	return t.open(nil, key, t.relate(hint, task), timeout)
+func (t *tracker) inputStarted(request messages.ID, hint, task string, timeout time.Duration) *trackedInput {
+	return t.open(nil, request, t.relate(hint, task), timeout)
 }
 
 // inputStartedIn is inputStarted keeping its entry in in (part of a
 // request child: one allocation less per request).
-func (t *tracker) inputStartedIn(in *trackedInput, key inputKey, hint, task string, timeout time.Duration) *inputGrant {
-	return &t.open(in, key, t.relate(hint, task), timeout).grant
+func (t *tracker) inputStartedIn(in *trackedInput, request messages.ID, hint, task string, timeout time.Duration) *inputGrant {
+	return &t.open(in, request, t.relate(hint, task), timeout).grant
 }
 
 // inputOf is inputStarted for an input that names its call, id: when that
 // call has ended (its deadline passed before the input started), the input
 // belongs to none, never to whichever call is in flight.
-func (t *tracker) inputOf(key inputKey, id messages.ID) *trackedInput {
-	return t.open(nil, key, t.calls[id], 0)
+func (t *tracker) inputOf(id messages.ID) *trackedInput {
+	return t.open(nil, messages.ID{}, t.calls[id], 0)
 }
 
 // open opens key's input of call c (nil: none), pausing c's deadline, and
 // puts a positive timeout on the clock; its entry is in (nil: made here).
 // An input of no call and no timeout is not kept: ending it does nothing.
-func (t *tracker) open(in *trackedInput, key inputKey, c *trackedCall, timeout time.Duration) *trackedInput {
+func (t *tracker) open(in *trackedInput, request messages.ID, c *trackedCall, timeout time.Duration) *trackedInput {
 	if in == nil {
 		in = &trackedInput{}
 	}
-	*in = trackedInput{key: key, slot: -1, grant: inputGrant{inFlight: len(t.calls)}}
+	*in = trackedInput{request: request, slot: -1, grant: inputGrant{inFlight: len(t.calls)}}
 	if c == nil && timeout <= 0 {
 		return in
 	}

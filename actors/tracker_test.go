@@ -35,8 +35,8 @@ func (ct *clockTest) wait(d time.Duration) []string {
 		<-ct.fired
 		ct.tr.tick(func(e *callExpired) {
 			ct.got = append(ct.got, fmt.Sprintf("call %s total=%v active=%s paused=%s", e.id, e.total, e.active, e.paused))
-		}, func(k inputKey) {
-			ct.got = append(ct.got, fmt.Sprintf("handler %s", k.request))
+		}, func(id messages.ID) {
+			ct.got = append(ct.got, fmt.Sprintf("handler %s", id))
 		})
 	}
 	got := ct.got
@@ -44,8 +44,8 @@ func (ct *clockTest) wait(d time.Duration) []string {
 	return got
 }
 
-// req is the key of the legacy server request n.
-func req(n int64) inputKey { return inputKey{request: messages.IntID(n)} }
+// req is the id of the legacy server request n.
+func req(n int64) messages.ID { return messages.IntID(n) }
 
 func TestTrackerClockFiresEachDeadlineInOrderWithOneTimer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -88,7 +88,7 @@ func TestTrackerClockTotalLimitEndsAPausedCall(t *testing.T) {
 		ct := newClockTest()
 		tr := ct.tr
 		tr.start(messages.IntID(1), 10*time.Second, 30*time.Second, nil)
-		in := tr.inputStarted(inputKey{local: 1}, "", "", 0)
+		in := tr.inputStarted(messages.ID{}, "", "", 0)
 		require.Equal(t, []string{"call 1 total=true active=30s paused=30s"}, ct.wait(30*time.Second))
 		require.Nil(t, tr.inputEnded(in), "its call is gone: nothing resumes")
 	})
@@ -144,12 +144,12 @@ func TestTrackerInputOfAnEndedCallBelongsToNone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := newClockTest().tr
 		tr.start(messages.IntID(1), 10*time.Second, time.Hour, map[string]any{"who": "other"})
-		g := &tr.inputOf(inputKey{local: 7}, messages.IntID(2)).grant // call 2 has ended
+		g := &tr.inputOf(messages.IntID(2)).grant // call 2 has ended
 		require.False(t, g.hasCall)
 		require.Nil(t, g.assigns)
 		require.Equal(t, 1, g.inFlight)
 		require.Zero(t, tr.calls[messages.IntID(1)].open, "call 1 was not paused")
-		g = &tr.inputOf(inputKey{local: 8}, messages.IntID(1)).grant
+		g = &tr.inputOf(messages.IntID(1)).grant
 		require.True(t, g.hasCall)
 		require.Equal(t, "other", g.assigns["who"])
 		require.Equal(t, 1, tr.calls[messages.IntID(1)].open)
@@ -206,9 +206,9 @@ func TestTrackerEndsOnlyTheEntriesItHolds(t *testing.T) {
 		require.Equal(t, []*trackedInput{b}, tr.inputs)
 		require.Equal(t, 1, tr.calls[messages.IntID(1)].open, "ending a twice resumed the call")
 
-		none := tr.inputStarted(inputKey{local: 9}, "", "", 0)
+		none := tr.inputStarted(messages.ID{}, "", "", 0)
 		tr.end(messages.IntID(1))
-		loose := tr.inputStarted(inputKey{local: 10}, "", "", 0)
+		loose := tr.inputStarted(messages.ID{}, "", "", 0)
 		require.Equal(t, -1, loose.slot, "an input of no call and no timeout is not kept")
 		require.Nil(t, tr.inputEnded(loose))
 		require.Nil(t, tr.inputEnded(none), "kept while its call ran; its call has ended")
