@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -221,4 +222,98 @@ func TestTrackerEndsOnlyTheEntriesItHolds(t *testing.T) {
 		require.Equal(t, []*trackedInput{c}, tr.inputs)
 		tr.stop()
 	})
+}
+
+// Random sequences of calls starting and ending, inputs opening and
+// ending (again, or after a stop), and stops keep the tracker's books
+// exact against a model: every open input at its own slot and nothing else
+// there, and every call counting the open inputs that paused it.
+func TestTrackerInputsAgainstAModel(t *testing.T) {
+	for seed := uint64(1); seed <= 100; seed++ {
+		synctest.Test(t, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 0))
+			tr := newClockTest().tr
+			calls := map[messages.ID]bool{}            // the calls in flight
+			related := map[*trackedInput]messages.ID{} // open inputs, with the call each paused
+			open := map[*trackedInput]bool{}           // the inputs the tracker should hold
+			var seen []*trackedInput                   // every entry ever returned
+			var next int64
+			pick := func() (messages.ID, bool) {
+				for id := range calls {
+					return id, true
+				}
+				return messages.ID{}, false
+			}
+			for step := 0; step < 200; step++ {
+				switch op := rng.IntN(20); {
+				case op < 4:
+					next++
+					tr.start(messages.IntID(next), time.Hour, 0, nil)
+					calls[messages.IntID(next)] = true
+				case op < 6:
+					if id, ok := pick(); ok {
+						tr.end(id)
+						delete(calls, id)
+						for in, c := range related {
+							if c == id {
+								delete(related, in)
+							}
+						}
+					}
+				case op < 10:
+					var timeout time.Duration
+					if rng.IntN(2) == 0 {
+						timeout = time.Minute
+					}
+					var only messages.ID
+					hasCall := len(calls) == 1
+					if hasCall {
+						only, _ = pick()
+					}
+					in := tr.inputStarted(messages.IntID(rng.Int64N(50)), "", "", timeout)
+					seen = append(seen, in)
+					if hasCall || timeout > 0 {
+						open[in] = true
+					}
+					if hasCall {
+						related[in] = only
+					}
+				case op < 12:
+					id := messages.IntID(rng.Int64N(next + 2)) // perhaps ended, perhaps never started
+					in := tr.inputOf(id)
+					seen = append(seen, in)
+					if calls[id] {
+						open[in], related[in] = true, id
+					}
+				case op < 19:
+					if len(seen) > 0 {
+						in := seen[rng.IntN(len(seen))]
+						tr.inputEnded(in)
+						delete(open, in)
+						delete(related, in)
+					}
+				default:
+					tr.stop()
+					clear(calls)
+					clear(open)
+					clear(related)
+				}
+				require.Len(t, tr.inputs, len(open), "step %d", step)
+				for i, in := range tr.inputs {
+					require.Equal(t, i, in.slot, "step %d", step)
+					require.True(t, open[in], "step %d: an input held that should not be", step)
+				}
+				for id := range calls {
+					want := 0
+					for _, c := range related {
+						if c == id {
+							want++
+						}
+					}
+					require.Equal(t, want, tr.calls[id].open, "step %d: call %s", step, id)
+				}
+			}
+			tr.stop()
+		})
+	}
 }
