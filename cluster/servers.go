@@ -26,12 +26,14 @@ import (
 // Servers are the cluster's servers as one member's gateway sees them (a
 // gateway.Upstream): every request is a cluster request to the server's
 // grain, wherever it is; the catalog is what the grains answered to the
-// last keep-alive, which every Refresh asks of each (and so activates a
-// grain whose member was lost, on a survivor, without waiting for a call).
+// last keep-alive, which every Refresh asks of each, and which a member's
+// leaving asks at once (and so activates a grain whose member was lost, on
+// a survivor, without waiting for a call).
 type Servers struct {
 	m       *Member
 	names   []string
 	changed chan struct{}
+	kick    chan struct{} // buffered 1: a keep-alive round now (a member left)
 	stop    chan struct{}
 	done    chan struct{}
 	sub     *eventstream.Subscription
@@ -86,7 +88,7 @@ type pending struct {
 func (m *Member) Servers() *Servers {
 	s := &Servers{
 		m: m, names: slices.Sorted(maps.Keys(m.cfg.Servers)),
-		changed: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		changed: make(chan struct{}, 1), kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		tools: map[string]toolsReply{}, rdv: pcluster.NewRendezvous(), members: map[string]string{},
 		lost: map[string]bool{}, topology: make(chan struct{}), rounds: make(chan struct{}), inflight: map[string]map[*pending]struct{}{},
 		calls: map[string]*call{}, draining: map[string]time.Time{}, subs: map[chan host.Event]struct{}{},
@@ -145,6 +147,14 @@ func (s *Servers) onTopology(t *pcluster.ClusterTopology) {
 	}
 	s.wake()
 	s.mu.Unlock()
+	if len(t.Left) > 0 {
+		// The servers the member held start afresh on a survivor now,
+		// rather than at the next round or the next call.
+		select {
+		case s.kick <- struct{}{}:
+		default: // a round is asked for already
+		}
+	}
 }
 
 // onLost fails every request in flight to the member at addr; a member
@@ -197,7 +207,8 @@ func (s *Servers) wake() {
 }
 
 // keepAlive asks every server grain for its catalog and status each
-// Refresh, and says so when the catalog changed.
+// Refresh, and at once when a member has left the topology (its grains
+// activate on survivors then), and says so when the catalog changed.
 func (s *Servers) keepAlive() {
 	defer close(s.done)
 	t := time.NewTicker(s.m.opts.Refresh)
@@ -208,6 +219,7 @@ func (s *Servers) keepAlive() {
 		case <-s.stop:
 			return
 		case <-t.C:
+		case <-s.kick:
 		}
 	}
 }
