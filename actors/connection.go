@@ -553,7 +553,7 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	// child starts with its grant.
 	timeout := c.cfg.handlerTimeout(f.Method)
 	r := &request{}
-	r.grant = c.trk().inputStartedIn(&r.tracked, f.ID, c.logicalHint(hint), relatedTask(f.Params), timeout)
+	c.trk().inputStartedIn(&r.tracked, f.ID, c.logicalHint(hint), relatedTask(f.Params), timeout)
 	invited := f.Method == messages.MethodListRoots && c.rootsInvited
 	if invited {
 		c.rootsInvited = false

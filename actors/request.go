@@ -41,7 +41,6 @@ const (
 // and the two messages it sends once each.
 type request struct {
 	in    input       // its id is in.guard.Context.RequestID
-	grant *inputGrant // the related call, settled by the connection
 	conn  *connection // its parent: the reply and a failure go to its queue
 	ended bool        // it has replied or failed: it takes no more messages
 	// released is the connection's (read and written on its goroutine
@@ -50,7 +49,7 @@ type request struct {
 	released bool
 
 	queue   msgQueue     // its mailbox
-	tracked trackedInput // the tracker's entry for it (tracker.inputStartedIn)
+	tracked trackedInput // the tracker's entry for it (tracker.inputStartedIn); its grant, the related call, is settled by the connection before the child starts
 	done    handlerDone  // sent once, by handlerDone
 	replied childReply   // sent once, by reply
 }
@@ -88,7 +87,7 @@ func (r *request) InvokeUserMessage(msg any) {
 	}
 	switch m := msg.(type) {
 	case *startInput:
-		o, ended := r.in.start(r.in.shared.ctx, r.grant, r)
+		o, ended := r.in.start(r.in.shared.ctx, &r.tracked.grant, r)
 		if ended {
 			r.reply(o)
 		} else {

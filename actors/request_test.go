@@ -134,7 +134,7 @@ func TestAFailedChildAbandonsItsHandler(t *testing.T) {
 		c := &connection{shared: &rt.m.sh, dispatch: newDispatcher()}
 		var got []any
 		c.queue.init().RegisterHandlers(invokerFunc(func(m any) { got = append(got, m) }), c.dispatch)
-		r := &request{grant: &inputGrant{}}
+		r := &request{}
 		r.in.init(c.shared, guards.Input{Method: messages.MethodListRoots, ParamsValid: true, Version: messages.Version20251125,
 			Context: messages.RequestContext{Era: messages.EraLegacy, RequestID: messages.IntID(3)}}, "", time.Hour)
 		r.start(c)

@@ -291,7 +291,7 @@ func (t *tracker) arm(at time.Time) {
 
 // tick takes the timer's tick: every deadline that has passed is acted on
 // (a call's through expired, a handler timeout through timedOut, with its
-// input's key), then the timer is armed for the next.
+// request's id), then the timer is armed for the next.
 func (t *tracker) tick(expired func(*callExpired), timedOut func(request messages.ID)) {
 	t.armed = time.Time{}
 	now := time.Now()
@@ -329,8 +329,8 @@ func (t *tracker) inputStarted(request messages.ID, hint, task string, timeout t
 
 // inputStartedIn is inputStarted keeping its entry in in (part of a
 // request child: one allocation less per request).
-func (t *tracker) inputStartedIn(in *trackedInput, request messages.ID, hint, task string, timeout time.Duration) *inputGrant {
-	return &t.open(in, request, t.relate(hint, task), timeout).grant
+func (t *tracker) inputStartedIn(in *trackedInput, request messages.ID, hint, task string, timeout time.Duration) {
+	t.open(in, request, t.relate(hint, task), timeout)
 }
 
 // inputOf is inputStarted for an input that names its call, id: when that
@@ -340,7 +340,7 @@ func (t *tracker) inputOf(id messages.ID) *trackedInput {
 	return t.open(nil, messages.ID{}, t.calls[id], 0)
 }
 
-// open opens key's input of call c (nil: none), pausing c's deadline, and
+// open opens an input of call c (nil: none), pausing c's deadline, and
 // puts a positive timeout on the clock; its entry is in (nil: made here).
 // An input of no call and no timeout is not kept: ending it does nothing.
 func (t *tracker) open(in *trackedInput, request messages.ID, c *trackedCall, timeout time.Duration) *trackedInput {
