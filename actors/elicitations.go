@@ -96,7 +96,7 @@ func (rt *Runtime) URLElicitations(data json.RawMessage, rc messages.RequestCont
 	}
 	version := rt.Version()
 	for i, raw := range d.Elicitations {
-		req, refusal := rt.m.sh.guards().URLElicitation(&guards.Input{Method: messages.MethodElicit, Params: raw, Context: rc, Version: version, Origin: rt.cfg.Origin})
+		req, refusal := rt.cfg.Guards.URLElicitation(&guards.Input{Method: messages.MethodElicit, Params: raw, Context: rc, Version: version, Origin: rt.cfg.Origin})
 		if refusal != nil {
 			rt.m.sh.count().refused.Add(1)
 			out.Refused = append(out.Refused, fmt.Errorf("elicitation %d: %w", i, refusal.Err))
