@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -27,12 +26,7 @@ import (
 // server process that had them), calls made meanwhile complete, the next
 // call starts the server afresh on a survivor, and the member exits 0.
 func TestGatewayClusterDrainsOnSIGTERM(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "mark")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-	marks, err := os.OpenFile(fifo, os.O_RDWR, 0)
-	require.NoError(t, err)
-	defer marks.Close()
+	fifo, marks := markFIFO(t)
 	started := bufio.NewScanner(marks)
 	cfg := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers":{"s":{"command":%q,"env":{%q:"1","CONDUIT_CLUSTER_MARK":%q}}}}`, os.Args[0], clusterServerEnv, fifo))
 	members := startCluster(t, 3, cfg, "--cluster-drain", "20s", "-v")
@@ -185,12 +179,7 @@ func TestGatewayClusterPrintsMembershipEventsAsJSON(t *testing.T) {
 var requestsRE = regexp.MustCompile(`(?m)^conduit_cluster_requests_total\{outcome="(\w+)"\} (\d+)$`)
 
 func TestGatewayClusterServesAdmin(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "mark")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-	marks, err := os.OpenFile(fifo, os.O_RDWR, 0)
-	require.NoError(t, err)
-	defer marks.Close()
+	fifo, marks := markFIFO(t)
 	cfg := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers":{"s":{"command":%q,"env":{%q:"1","CONDUIT_CLUSTER_MARK":%q}}}}`, os.Args[0], clusterServerEnv, fifo))
 	members := startCluster(t, 2, cfg, "--admin", "127.0.0.1:0", "--cluster-drain", "5s")
 	adminRE := regexp.MustCompile(`^conduit gateway: admin at (http://127\.0\.0\.1:\d+/) `)
@@ -210,6 +199,7 @@ func TestGatewayClusterServesAdmin(t *testing.T) {
 	for _, m := range members {
 		cs := connectMCP(t, ctx, m.url)
 		for range 3 {
+			var err error
 			pid, err = work(ctx, cs, false, &counts)
 			require.NoError(t, err)
 		}
@@ -269,12 +259,7 @@ func TestGatewayClusterServesAdmin(t *testing.T) {
 // does not hold the server ends on the holding member too: the server is
 // told the call is cancelled, not left to run to its 5 min deadline.
 func TestGatewayClusterCancelReachesTheHoldingMember(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "mark")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-	marks, err := os.OpenFile(fifo, os.O_RDWR, 0)
-	require.NoError(t, err)
-	defer marks.Close()
+	fifo, marks := markFIFO(t)
 	lines := make(chan string, 16)
 	go func() {
 		sc := bufio.NewScanner(marks)

@@ -314,6 +314,19 @@ func work(ctx context.Context, cs *mcp.ClientSession, hang bool, counts *tally) 
 	return "", err
 }
 
+// markFIFO makes the FIFO the test servers write their marks to
+// ($CONDUIT_CLUSTER_MARK) and opens its read end, RDWR so that opening
+// never blocks, closed at the test's end: its path, and the end to read.
+func markFIFO(t *testing.T) (string, *os.File) {
+	t.Helper()
+	fifo := filepath.Join(t.TempDir(), "mark")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	marks, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = marks.Close() })
+	return fifo, marks
+}
+
 // parentPID is the parent process of pid (Linux).
 func parentPID(t *testing.T, pid string) int {
 	stat, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
@@ -330,12 +343,7 @@ func parentPID(t *testing.T, pid string) int {
 // others fail at once with an error naming the lost member, and the next
 // call through a survivor starts the server afresh on a survivor.
 func TestGatewayClusterServerMovesWhenItsMemberDies(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "mark")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-	marks, err := os.OpenFile(fifo, os.O_RDWR, 0) // read end; RDWR so that opening never blocks
-	require.NoError(t, err)
-	defer marks.Close()
+	fifo, marks := markFIFO(t)
 	hangs := bufio.NewScanner(marks)
 	cfg := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers":{"s":{"command":%q,"env":{%q:"1","CONDUIT_CLUSTER_MARK":%q}}}}`, os.Args[0], clusterServerEnv, fifo))
 	members := startCluster(t, 3, cfg)
@@ -437,12 +445,7 @@ func TestGatewayClusterServerMovesWhenItsMemberDies(t *testing.T) {
 // survivor's "left" (24–45 ms in four runs; without the kick, at the next
 // round: 1.0–1.05 s after it in this test's timing, four runs of four).
 func TestGatewayClusterRestartsALostMembersServerAtOnce(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "mark")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-	marks, err := os.OpenFile(fifo, os.O_RDWR, 0)
-	require.NoError(t, err)
-	defer marks.Close()
+	fifo, marks := markFIFO(t)
 	type mark struct {
 		text string
 		at   time.Time
@@ -481,6 +484,7 @@ func TestGatewayClusterRestartsALostMembersServerAtOnce(t *testing.T) {
 	var counts tally
 	cs := connectMCP(t, ctx, members[0].url)
 	var pid string
+	var err error
 	require.Eventually(t, func() bool { // the catalog comes with the members' first rounds
 		pid, err = work(ctx, cs, false, &counts)
 		return err == nil || !strings.Contains(err.Error(), `unknown tool "s__work"`)

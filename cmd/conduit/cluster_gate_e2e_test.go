@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -122,11 +121,7 @@ func clusterAskServer(r io.Reader, w io.Writer) int {
 // holder says when a call waits at its gate), and returns them, the FIFO's
 // marks, and the index of the member holding the server.
 func askCluster(t *testing.T, ctx context.Context, n int) ([]*clusterMember, *bufio.Scanner, int) {
-	fifo := filepath.Join(t.TempDir(), "mark")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-	marks, err := os.OpenFile(fifo, os.O_RDWR, 0) // read end; RDWR so that opening never blocks
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = marks.Close() })
+	fifo, marks := markFIFO(t)
 	cfg := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers":{"s":{"command":%q,"env":{%q:"1","CONDUIT_CLUSTER_MARK":%q}}}}`, os.Args[0], clusterAskServerEnv, fifo))
 	members := startCluster(t, n, cfg, "-v")
 	cs := connectMCP(t, ctx, members[0].url)

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -102,11 +101,7 @@ func holderOf(t *testing.T, id string) string {
 // scanner reads.
 func sessionCluster(t *testing.T) ([]*clusterMember, *bufio.Scanner) {
 	_, server := clusterBinaries(t)
-	fifo := filepath.Join(t.TempDir(), "mark")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-	marks, err := os.OpenFile(fifo, os.O_RDWR, 0)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = marks.Close() })
+	fifo, marks := markFIFO(t)
 	cfg := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers":{"e":{"command":%q,"conduit":{"era":"legacy"}},"s":{"command":%q,"env":{%q:"1","CONDUIT_CLUSTER_MARK":%q}}}}`,
 		server, os.Args[0], clusterServerEnv, fifo))
 	return startCluster(t, 3, cfg), bufio.NewScanner(marks)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -26,11 +25,7 @@ import (
 // if any, starts afresh on the other member.
 func TestGatewayClusterDrainsAStdioMember(t *testing.T) {
 	cli, _ := clusterBinaries(t)
-	fifo := filepath.Join(t.TempDir(), "mark")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-	marks, err := os.OpenFile(fifo, os.O_RDWR, 0)
-	require.NoError(t, err)
-	defer marks.Close()
+	fifo, _ := markFIFO(t) // its read end lets the server open it; no mark is read here
 	cfg := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers":{"s":{"command":%q,"env":{%q:"1","CONDUIT_CLUSTER_MARK":%q}}}}`, os.Args[0], clusterServerEnv, fifo))
 	ports := freePorts(t, 4)
 	seeds := fmt.Sprintf("127.0.0.1:%d,127.0.0.1:%d", ports[2], ports[3])
