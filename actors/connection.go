@@ -137,7 +137,7 @@ func (c *connection) Receive(ctx actor.Context) {
 			return
 		}
 		in := c.trk().inputOf(m.call)
-		in.grant.related = messages.ID{} // modern input is keyed, never related
+		in.grant.related = messages.ID{} // a modern input names its call: nothing to relate
 		m.reply <- in
 	case *inputEnded:
 		c.expired(c.trk().inputEnded(m.input))
@@ -553,7 +553,7 @@ func (c *connection) serverRequest(ctx actor.Context, f *messages.Frame, hint st
 	// child starts with its grant.
 	timeout := c.cfg.handlerTimeout(f.Method)
 	r := &request{}
-	c.trk().inputStartedIn(&r.tracked, f.ID, c.logicalHint(hint), relatedTask(f.Params), timeout)
+	c.trk().inputStarted(&r.tracked, f.ID, c.logicalHint(hint), relatedTask(f.Params), timeout)
 	invited := f.Method == messages.MethodListRoots && c.rootsInvited
 	if invited {
 		c.rootsInvited = false

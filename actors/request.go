@@ -49,7 +49,7 @@ type request struct {
 	released bool
 
 	queue   msgQueue     // its mailbox
-	tracked trackedInput // the tracker's entry for it (tracker.inputStartedIn); its grant, the related call, is settled by the connection before the child starts
+	tracked trackedInput // the tracker's entry for it (tracker.inputStarted); its grant, the related call, is settled by the connection before the child starts
 	done    handlerDone  // sent once, by handlerDone
 	replied childReply   // sent once, by reply
 }

@@ -43,7 +43,7 @@ func TestAChildsReplyCountsOnlyWhileItRuns(t *testing.T) {
 			r := &request{}
 			r.in.guard.Context.RequestID = id
 			require.True(t, c.slots.Acquire())
-			c.trk().inputStartedIn(&r.tracked, id, "", "", time.Minute)
+			c.trk().inputStarted(&r.tracked, id, "", "", time.Minute)
 			c.running = map[messages.ID]*request{id: r}
 			return r
 		}

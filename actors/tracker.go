@@ -318,19 +318,15 @@ func (t *tracker) tick(expired func(*callExpired), timedOut func(request message
 
 // inputStarted relates an input to its call, pauses that call's deadline
 // and returns its entry, whose grant the input's driver reads;
-// inputEnded(entry) ends the pause. hint is the raw id of the call whose
-// stream carried the input ("" when the transport cannot tell), task the
-// related-task id it carries ("" when none). A positive timeout puts the
-// input's handler timeout on the clock (request children; the other
-// drivers time their handlers themselves).
-func (t *tracker) inputStarted(request messages.ID, hint, task string, timeout time.Duration) *trackedInput {
-	return t.open(nil, request, t.relate(hint, task), timeout)
-}
-
-// inputStartedIn is inputStarted keeping its entry in in (part of a
-// request child: one allocation less per request).
-func (t *tracker) inputStartedIn(in *trackedInput, request messages.ID, hint, task string, timeout time.Duration) {
-	t.open(in, request, t.relate(hint, task), timeout)
+// inputEnded(entry) ends the pause. The entry is in when not nil (part of
+// a request child: one allocation less per request), else made here.
+// hint is the raw id of the call whose stream carried the input ("" when
+// the transport cannot tell), task the related-task id it carries (""
+// when none). A positive timeout puts the input's handler timeout on the
+// clock (request children; the other drivers time their handlers
+// themselves).
+func (t *tracker) inputStarted(in *trackedInput, request messages.ID, hint, task string, timeout time.Duration) *trackedInput {
+	return t.open(in, request, t.relate(hint, task), timeout)
 }
 
 // inputOf is inputStarted for an input that names its call, id: when that

@@ -74,7 +74,7 @@ func TestTrackerClockPausesAndResumesTheDeadline(t *testing.T) {
 		tr := ct.tr
 		tr.start(messages.IntID(1), 10*time.Second, 40*time.Second, nil)
 		ct.wait(4 * time.Second)
-		in := tr.inputStarted(req(100), "", "", time.Minute)
+		in := tr.inputStarted(nil, req(100), "", "", time.Minute)
 		require.True(t, in.grant.hasCall, "the only call in flight is the input's call")
 		require.Empty(t, ct.wait(20*time.Second), "paused: the deadline is off the clock")
 		require.Nil(t, tr.inputEnded(in))
@@ -89,7 +89,7 @@ func TestTrackerClockTotalLimitEndsAPausedCall(t *testing.T) {
 		ct := newClockTest()
 		tr := ct.tr
 		tr.start(messages.IntID(1), 10*time.Second, 30*time.Second, nil)
-		in := tr.inputStarted(messages.ID{}, "", "", 0)
+		in := tr.inputStarted(nil, messages.ID{}, "", "", 0)
 		require.Equal(t, []string{"call 1 total=true active=30s paused=30s"}, ct.wait(30*time.Second))
 		require.Nil(t, tr.inputEnded(in), "its call is gone: nothing resumes")
 	})
@@ -100,8 +100,8 @@ func TestTrackerClockHandlerTimeoutOutlivesItsCall(t *testing.T) {
 		ct := newClockTest()
 		tr := ct.tr
 		tr.start(messages.IntID(1), time.Minute, time.Hour, nil)
-		in7 := tr.inputStarted(req(7), "", "", 3*time.Second)
-		in8 := tr.inputStarted(req(8), "", "", 2*time.Second) // both belong to call 1, the only call
+		in7 := tr.inputStarted(nil, req(7), "", "", 3*time.Second)
+		in8 := tr.inputStarted(nil, req(8), "", "", 2*time.Second) // both belong to call 1, the only call
 		tr.end(messages.IntID(1))
 		require.Equal(t, []string{"handler 8"}, ct.wait(2*time.Second))
 		require.Equal(t, []string{"handler 7"}, ct.wait(time.Second))
@@ -129,7 +129,7 @@ func TestTrackerStopLeavesNothingToFire(t *testing.T) {
 		ct := newClockTest()
 		tr := ct.tr
 		tr.start(messages.IntID(1), time.Second, time.Hour, nil)
-		tr.inputStarted(req(7), "", "", 2*time.Second)
+		tr.inputStarted(nil, req(7), "", "", 2*time.Second)
 		tr.stop()
 		time.Sleep(time.Hour)
 		synctest.Wait()
@@ -168,8 +168,8 @@ func TestTrackerHandlerTimeoutLanes(t *testing.T) {
 		tr.start(messages.IntID(100), 25*time.Second, 0, nil)
 		ins := map[int64]*trackedInput{}
 		for n := int64(1); n <= 5; n++ {
-			ins[n] = tr.inputStarted(req(n), "", "", 10*time.Second)
-			ins[10+n] = tr.inputStarted(req(10+n), "", "", 4*time.Second)
+			ins[n] = tr.inputStarted(nil, req(n), "", "", 10*time.Second)
+			ins[10+n] = tr.inputStarted(nil, req(10+n), "", "", 4*time.Second)
 			time.Sleep(time.Second)
 		}
 		require.Len(t, tr.lanes, 2)
@@ -199,24 +199,24 @@ func TestTrackerEndsOnlyTheEntriesItHolds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := newClockTest().tr
 		tr.start(messages.IntID(1), 10*time.Second, 0, nil)
-		a := tr.inputStarted(req(7), "", "", time.Second)
-		b := tr.inputStarted(req(8), "", "", time.Second)
+		a := tr.inputStarted(nil, req(7), "", "", time.Second)
+		b := tr.inputStarted(nil, req(8), "", "", time.Second)
 		require.Nil(t, tr.inputEnded(a))
 		require.Equal(t, 0, b.slot, "the last entry took the ended one's slot")
 		require.Nil(t, tr.inputEnded(a))
 		require.Equal(t, []*trackedInput{b}, tr.inputs)
 		require.Equal(t, 1, tr.calls[messages.IntID(1)].open, "ending a twice resumed the call")
 
-		none := tr.inputStarted(messages.ID{}, "", "", 0)
+		none := tr.inputStarted(nil, messages.ID{}, "", "", 0)
 		tr.end(messages.IntID(1))
-		loose := tr.inputStarted(messages.ID{}, "", "", 0)
+		loose := tr.inputStarted(nil, messages.ID{}, "", "", 0)
 		require.Equal(t, -1, loose.slot, "an input of no call and no timeout is not kept")
 		require.Nil(t, tr.inputEnded(loose))
 		require.Nil(t, tr.inputEnded(none), "kept while its call ran; its call has ended")
 		require.Equal(t, []*trackedInput{b}, tr.inputs)
 
 		tr.stop()
-		c := tr.inputStarted(req(9), "", "", time.Second)
+		c := tr.inputStarted(nil, req(9), "", "", time.Second)
 		require.Equal(t, 0, c.slot)
 		require.Nil(t, tr.inputEnded(b), "b's slot is c's now")
 		require.Equal(t, []*trackedInput{c}, tr.inputs)
@@ -270,7 +270,7 @@ func TestTrackerInputsAgainstAModel(t *testing.T) {
 					if hasCall {
 						only, _ = pick()
 					}
-					in := tr.inputStarted(messages.IntID(rng.Int64N(50)), "", "", timeout)
+					in := tr.inputStarted(nil, messages.IntID(rng.Int64N(50)), "", "", timeout)
 					seen = append(seen, in)
 					if hasCall || timeout > 0 {
 						open[in] = true
