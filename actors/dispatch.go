@@ -27,7 +27,8 @@ const workerIdle = time.Millisecond
 // never blocks; it wakes an idle worker, or starts one while fewer than max
 // run (twice the processors: as many, or one more, cost more CPU a request
 // in the burst benchmarks), or else queues the activation for the next
-// worker that finishes one. A Receive that blocks (a slow audit hook) must
+// worker that finishes one; the connection actor's goes ahead of the
+// queue, since every request and every answer passes through it. A Receive that blocks (a slow audit hook) must
 // not hold up the connection's other actors for long: whenever activations
 // have waited a whole workerIdle with none taken (every worker is stuck),
 // one more worker is started, past the bound, for each period that goes
@@ -44,10 +45,13 @@ type dispatcher struct {
 	head   int
 	closed bool
 	armed  bool // reaper is set to run (beside closed: one word for both)
-	max    int  // workers started while fewer run; the watchdog starts more
+	max    int32 // workers started while fewer run; the watchdog starts more
 	// workers are started and not yet ended; idle of them wait on wake;
 	// ending of those idle are told to end.
-	workers, idle, ending int
+	workers, idle, ending int32
+	// first is the connection actor's mailbox while its activation waits:
+	// a worker takes it before the queue (msgQueue, decision 81).
+	first *msgQueue
 	// scheduled counts Schedules, seen is its value at the last reap; taken
 	// counts queued activations taken, takenSeen its value at the last
 	// reap: counters, as a clock read per activation cost more.
@@ -66,7 +70,7 @@ type activation func()
 func (f activation) activate() { f() }
 
 func newDispatcher() *dispatcher {
-	d := &dispatcher{max: 2 * runtime.GOMAXPROCS(0)}
+	d := &dispatcher{max: 2 * int32(runtime.GOMAXPROCS(0))}
 	d.wake.L = &d.mu
 	return d
 }
@@ -111,6 +115,10 @@ func (d *dispatcher) schedule(fn activator) {
 }
 
 func (d *dispatcher) push(fn activator) {
+	if q, ok := fn.(*msgQueue); ok && q.first {
+		d.first = q // one at most: a mailbox has one activation at a time
+		return
+	}
 	if d.head == len(d.queue) && d.head > 0 {
 		d.queue, d.head = d.queue[:0], 0
 	}
@@ -145,7 +153,7 @@ func (d *dispatcher) reap() {
 	if d.closed {
 		return
 	}
-	if d.head < len(d.queue) && d.taken == d.takenSeen {
+	if d.waiting() && d.taken == d.takenSeen {
 		d.start()
 		go d.worker(d.pop())
 	}
@@ -166,8 +174,16 @@ func (d *dispatcher) reap() {
 	}
 }
 
-// pop takes the next queued activation, with mu held.
+// waiting reports an activation waiting for a worker, with mu held.
+func (d *dispatcher) waiting() bool { return d.first != nil || d.head < len(d.queue) }
+
+// pop takes the next activation, with mu held: the connection actor's,
+// then the queue's in order.
 func (d *dispatcher) pop() activator {
+	if q := d.first; q != nil {
+		d.first = nil
+		return q
+	}
 	fn := d.queue[d.head]
 	d.queue[d.head] = nil
 	d.head++
@@ -191,7 +207,7 @@ func (d *dispatcher) worker(fn activator) {
 	for {
 		fn.activate()
 		d.mu.Lock()
-		for d.head == len(d.queue) {
+		for !d.waiting() {
 			if d.closed || d.ending > 0 {
 				if d.ending > 0 {
 					d.ending--

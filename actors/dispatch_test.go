@@ -136,7 +136,7 @@ func TestDispatcherBurstRunsOnBoundedWorkers(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, [10]bool{true, true, true, true, true, true, true, true, true, true}, ran)
 		d.mu.Lock()
-		assert.Equal(t, 2, d.workers)
+		assert.Equal(t, int32(2), d.workers)
 		assert.Equal(t, uint64(8), d.taken, "eight taken from the queue")
 		d.mu.Unlock()
 	})
@@ -162,8 +162,34 @@ func TestDispatcherStartsAWorkerPastStuckOnes(t *testing.T) {
 		time.Sleep(workerIdle)
 		<-second
 		d.mu.Lock()
-		assert.Equal(t, 2, d.workers, "one past the bound")
+		assert.Equal(t, int32(2), d.workers, "one past the bound")
 		d.mu.Unlock()
 		close(release)
+	})
+}
+
+// The connection actor's activation goes ahead of the queued ones: every
+// request and answer passes through it, and behind a burst's children it
+// would hold them all.
+func TestDispatcherRunsTheConnectionsActivationFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDispatcher()
+		defer d.close()
+		d.max = 1
+		var order []string
+		release := make(chan struct{})
+		d.Schedule(func() { <-release }) // the one worker is busy
+		d.Schedule(func() { order = append(order, "child1") })
+		d.Schedule(func() { order = append(order, "child2") })
+		conn := (&msgQueue{}).init()
+		conn.first = true
+		conn.RegisterHandlers(invokerFunc(func(m any) { order = append(order, m.(string)) }), d)
+		conn.PostUserMessage("conn")
+		other := (&msgQueue{}).init() // another actor's: queued in order
+		other.RegisterHandlers(invokerFunc(func(m any) { order = append(order, m.(string)) }), d)
+		other.PostUserMessage("mailbox")
+		close(release)
+		synctest.Wait()
+		assert.Equal(t, []string{"conn", "child1", "child2", "mailbox"}, order)
 	})
 }

@@ -21,14 +21,25 @@ import (
 // mu guards the slices and the flags; the activation runs without it, one
 // at a time (scheduled). Batches (actor.MessageBatch) are not unpacked:
 // no connection actor is sent one.
+//
+// The connection actor's mailbox has one more lane, urgent, for its
+// children's replies and failures (PostUrgent), taken before its other
+// user messages; and the dispatcher runs its activations before those of
+// the children (first). Each of those messages ends a request: it frees
+// its slot, ends the pause of its call and sends its answer. Behind a
+// burst's frames, queued first, they held every child and every answer
+// until the last frame had started its child, and behind the children's
+// activations, the connection's own waited for each of them (decision 81).
 type msgQueue struct {
 	mu        sync.Mutex
 	system    []any
 	user      []any
-	sysHead   int  // system[:sysHead] are taken
-	userHead  int  // user[:userHead] are taken
-	scheduled bool // an activation is scheduled or running
+	urgent    *urgentQueue // nil until the first PostUrgent
+	sysHead   int32        // system[:sysHead] are taken
+	userHead  int32        // user[:userHead] are taken
+	scheduled bool         // an activation is scheduled or running
 	suspended bool
+	first     bool // the connection actor's (set before any post, never changed)
 
 	invoker    actor.MessageInvoker
 	dispatcher actor.Dispatcher
@@ -64,12 +75,28 @@ func (m *msgQueue) Start() {}
 func (m *msgQueue) UserMessageCount() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.user) - m.userHead
+	n := len(m.user) - int(m.userHead)
+	if u := m.urgent; u != nil {
+		n += len(u.q) - int(u.head)
+	}
+	return n
 }
 
 func (m *msgQueue) PostUserMessage(msg any) {
 	m.mu.Lock()
 	m.user = append(m.user, msg)
+	m.postedLocked()
+}
+
+// PostUrgent posts a user message taken before the others (but after
+// the system messages, and not while suspended): a child's reply or
+// failure to the connection actor.
+func (m *msgQueue) PostUrgent(msg any) {
+	m.mu.Lock()
+	if m.urgent == nil {
+		m.urgent = new(urgentQueue)
+	}
+	m.urgent.q = append(m.urgent.q, msg)
 	m.postedLocked()
 }
 
@@ -110,17 +137,15 @@ func (m *msgQueue) activate() {
 	}
 }
 
-// next takes the next message: a system message first; a user message
-// unless suspended. With none, the activation ends (scheduled is cleared
-// under mu, so a message posted after that schedules a new one).
+// next takes the next message: a system message first; an urgent one,
+// then a user one, unless suspended. With none, the activation ends
+// (scheduled is cleared under mu, so a message posted after that
+// schedules a new one).
 func (m *msgQueue) next() (msg any, system, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for m.sysHead < len(m.system) {
-		msg = m.system[m.sysHead]
-		m.system[m.sysHead] = nil
-		m.sysHead++
-		m.system, m.sysHead = drained(m.system, m.sysHead)
+	for int(m.sysHead) < len(m.system) {
+		msg, m.system, m.sysHead = take(m.system, m.sysHead)
 		switch msg.(type) {
 		case *actor.SuspendMailbox:
 			m.suspended = true
@@ -130,27 +155,38 @@ func (m *msgQueue) next() (msg any, system, ok bool) {
 			return msg, true, true
 		}
 	}
-	if !m.suspended && m.userHead < len(m.user) {
-		msg = m.user[m.userHead]
-		m.user[m.userHead] = nil
-		m.userHead++
-		m.user, m.userHead = drained(m.user, m.userHead)
-		return msg, false, true
+	if !m.suspended {
+		if u := m.urgent; u != nil && int(u.head) < len(u.q) {
+			msg, u.q, u.head = take(u.q, u.head)
+			return msg, false, true
+		}
+		if int(m.userHead) < len(m.user) {
+			msg, m.user, m.userHead = take(m.user, m.userHead)
+			return msg, false, true
+		}
 	}
 	m.scheduled = false
 	return nil, false, false
 }
 
-// drained resets a queue whose messages were all taken, keeping a small
-// backing array.
-func drained(q []any, head int) ([]any, int) {
-	if head < len(q) {
-		return q, head
+// urgentQueue is the urgent lane: q[:head] are taken.
+type urgentQueue struct {
+	q    []any
+	head int32
+}
+
+// take takes q[head], resetting a queue whose messages were all taken,
+// which keeps a small backing array.
+func take(q []any, head int32) (any, []any, int32) {
+	msg := q[head]
+	q[head] = nil
+	if head++; int(head) < len(q) {
+		return msg, q, head
 	}
 	if cap(q) > keptCap {
-		return nil, 0 // the next append starts small again
+		return msg, nil, 0 // the next append starts small again
 	}
-	return q[:0], 0
+	return msg, q[:0], 0
 }
 
 // invoke hands msg to the actor; a panic goes to its supervisor, as in

@@ -90,3 +90,34 @@ func TestMsgQueueReleasesAFloodsArray(t *testing.T) {
 	assert.Nil(t, q.user, "a flood's array is let go")
 	assert.Len(t, r.got, keptCap+2)
 }
+
+// An urgent message (a child's reply or failure to its connection) is
+// taken after the system messages and before the user messages posted
+// ahead of it, in the order posted; a suspended queue holds it too, and
+// a drained lane keeps its small array (no allocation a reply).
+func TestMsgQueueTakesUrgentMessagesFirst(t *testing.T) {
+	r, d := &recorder{}, &manual{}
+	q := newMsgQueue().(*msgQueue)
+	q.RegisterHandlers(r, d)
+	q.PostUserMessage("frame1")
+	q.PostUserMessage("frame2")
+	q.PostUrgent("reply1")
+	q.PostSystemMessage("s1")
+	q.PostUrgent("reply2")
+	assert.Len(t, d.pending, 1, "one activation for five posts")
+	assert.Equal(t, 4, q.UserMessageCount())
+	d.run()
+	assert.Equal(t, []string{"sys:s1", "user:reply1", "user:reply2", "user:frame1", "user:frame2"}, r.got)
+	assert.Equal(t, 0, len(q.urgent.q))
+	assert.Equal(t, 2, cap(q.urgent.q), "drained, the lane keeps its array")
+
+	r.got = nil
+	q.PostSystemMessage(&actor.SuspendMailbox{})
+	q.PostUrgent("reply3")
+	d.run()
+	assert.Empty(t, r.got, "suspended: the urgent message waits")
+	assert.Equal(t, 1, q.UserMessageCount())
+	q.PostSystemMessage(&actor.ResumeMailbox{})
+	d.run()
+	assert.Equal(t, []string{"user:reply3"}, r.got)
+}

@@ -125,7 +125,7 @@ func (r *request) InvokeSystemMessage(any) {}
 func (r *request) EscalateFailure(reason any, _ any) {
 	r.ended = true
 	r.abandon()
-	r.conn.queue.PostUserMessage(&childFailed{child: r, reason: reason})
+	r.conn.queue.PostUrgent(&childFailed{child: r, reason: reason})
 }
 
 // abandon ends a failed child's input. Its state is what the panic left:
@@ -157,5 +157,5 @@ func (r *request) reply(o outcome) {
 	}
 	r.ended = true // reply runs once: the input ends once
 	r.replied.child, r.replied.data = r, data
-	r.conn.queue.PostUserMessage(&r.replied)
+	r.conn.queue.PostUrgent(&r.replied)
 }

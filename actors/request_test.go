@@ -155,3 +155,31 @@ func TestAFailedChildAbandonsItsHandler(t *testing.T) {
 		c.dispatch.close()
 	})
 }
+
+// A child's reply and a child's failure reach the connection ahead of the
+// frames queued before them: each ends a request (its slot, its pause,
+// its answer), which behind a burst's frames would wait for all of them.
+func TestAChildsReplyGoesAheadOfQueuedFrames(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &connection{dispatch: newDispatcher()}
+		defer c.dispatch.close()
+		c.dispatch.max = 1
+		var got []any
+		q := c.queue.init()
+		q.first = true // as connProps makes it
+		q.RegisterHandlers(invokerFunc(func(m any) { got = append(got, m) }), c.dispatch)
+		release := make(chan struct{})
+		c.dispatch.Schedule(func() { <-release }) // the one worker is busy
+		frame := &inbound{}
+		c.queue.PostUserMessage(frame)
+		replied, failed := &request{conn: c}, &request{conn: c}
+		replied.reply(outcome{ending: answered, raw: []byte("{}")})
+		failed.EscalateFailure("boom", nil)
+		close(release)
+		synctest.Wait()
+		require.Len(t, got, 3)
+		assert.Same(t, &replied.replied, got[0])
+		assert.IsType(t, &childFailed{}, got[1])
+		assert.Same(t, frame, got[2])
+	})
+}

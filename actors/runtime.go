@@ -388,7 +388,7 @@ var (
 	spawning  *connection
 	connProps = actor.PropsFromProducer(func() actor.Actor { return spawning },
 		actor.WithGuardian(topLevel), actor.WithMailbox(func() actor.Mailbox {
-			spawning.queue.init()
+			spawning.queue.init().first = true
 			return &spawning.queue
 		}))
 )
