@@ -44,7 +44,7 @@ type dispatcher struct {
 	queue  []activator // activations waiting for a worker; queue[:head] are taken
 	head   int
 	closed bool
-	armed  bool // reaper is set to run (beside closed: one word for both)
+	armed  bool  // reaper is set to run (beside closed: one word for both)
 	max    int32 // workers started while fewer run; the watchdog starts more
 	// workers are started and not yet ended; idle of them wait on wake;
 	// ending of those idle are told to end.
