@@ -49,9 +49,9 @@ type dispatcher struct {
 	// workers are started and not yet ended; idle of them wait on wake;
 	// ending of those idle are told to end.
 	workers, idle, ending int32
-	// first is the connection actor's mailbox while its activation waits:
-	// a worker takes it before the queue (msgQueue, decision 81).
-	first *msgQueue
+	// first is the connection actor's activation while it waits: a
+	// worker takes it before the queue (msgQueue, decision 81).
+	first activator
 	// scheduled counts Schedules, seen is its value at the last reap; taken
 	// counts queued activations taken, takenSeen its value at the last
 	// reap: counters, as a clock read per activation cost more.
@@ -92,6 +92,14 @@ func (d *dispatcher) Schedule(fn func()) { d.schedule(activation(fn)) }
 
 // schedule is Schedule for any activator.
 func (d *dispatcher) schedule(fn activator) {
+	q, ok := fn.(*msgQueue)
+	d.enqueue(fn, ok && q.first)
+}
+
+// enqueue runs fn on an idle worker, a new one, or the next that is free:
+// ahead of the queue when first (the connection actor's mailbox; one at
+// most, as a mailbox has one activation at a time), else behind it.
+func (d *dispatcher) enqueue(fn activator, first bool) {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -101,7 +109,7 @@ func (d *dispatcher) schedule(fn activator) {
 	d.scheduled++
 	switch {
 	case d.idle > d.ending:
-		d.push(fn)
+		d.push(fn, first)
 		d.wake.Signal()
 	case d.workers < d.max:
 		d.start()
@@ -109,14 +117,14 @@ func (d *dispatcher) schedule(fn activator) {
 		go d.worker(fn)
 		return
 	default:
-		d.push(fn)
+		d.push(fn, first)
 	}
 	d.mu.Unlock()
 }
 
-func (d *dispatcher) push(fn activator) {
-	if q, ok := fn.(*msgQueue); ok && q.first {
-		d.first = q // one at most: a mailbox has one activation at a time
+func (d *dispatcher) push(fn activator, first bool) {
+	if first {
+		d.first = fn
 		return
 	}
 	if d.head == len(d.queue) && d.head > 0 {

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -191,5 +192,51 @@ func TestDispatcherRunsTheConnectionsActivationFirst(t *testing.T) {
 		close(release)
 		synctest.Wait()
 		assert.Equal(t, []string{"conn", "child1", "child2", "mailbox"}, order)
+	})
+}
+
+// The connection actor takes connectionChunk messages, then lets the
+// children they started run before it takes more; a reply posted
+// meanwhile is its first message when it runs again.
+func TestTheConnectionYieldsToTheChildrenItStarted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDispatcher()
+		defer d.close()
+		d.max = 1 // one worker: the order is the dispatcher's
+		var order []string
+		conn := (&msgQueue{}).init()
+		conn.first = true
+		conn.RegisterHandlers(invokerFunc(func(m any) {
+			order = append(order, m.(string))
+			var n int
+			if _, err := fmt.Sscanf(m.(string), "frame%d", &n); err == nil {
+				d.Schedule(func() {
+					order = append(order, fmt.Sprint("child", n))
+					if n == 2 {
+						conn.PostUrgent("reply2")
+					}
+				})
+			}
+		}), d)
+		n := connectionChunk + 4
+		for i := range n {
+			conn.PostUserMessage(fmt.Sprint("frame", i))
+		}
+		synctest.Wait()
+		var want []string
+		for i := range connectionChunk {
+			want = append(want, fmt.Sprint("frame", i))
+		}
+		for i := range connectionChunk {
+			want = append(want, fmt.Sprint("child", i))
+		}
+		want = append(want, "reply2")
+		for i := connectionChunk; i < n; i++ {
+			want = append(want, fmt.Sprint("frame", i))
+		}
+		for i := connectionChunk; i < n; i++ {
+			want = append(want, fmt.Sprint("child", i))
+		}
+		assert.Equal(t, want, order)
 	})
 }

@@ -131,10 +131,36 @@ func (m *msgQueue) activate() {
 			return
 		}
 		m.invoke(msg, system)
+		if m.first && i%connectionChunk == 0 && m.yieldToChildren() {
+			return
+		}
 		if i%throughput == 0 {
 			runtime.Gosched()
 		}
 	}
+}
+
+// connectionChunk is how many messages the connection actor takes in one
+// go before the children those messages started get to run.
+const connectionChunk = 16
+
+// yieldToChildren ends an activation of the connection actor that has
+// messages left, unless a reply waits: it is scheduled again behind the
+// activations queued meanwhile, the starts of the children it has just
+// made. Taking a whole burst's frames at once made a child of each before
+// any ran: every request's memory live at once, and the collector's work
+// with it (decision 81).
+func (m *msgQueue) yieldToChildren() bool {
+	m.mu.Lock()
+	left := int(m.userHead) < len(m.user) || int(m.sysHead) < len(m.system)
+	urgent := m.urgent != nil && int(m.urgent.head) < len(m.urgent.q)
+	m.mu.Unlock()
+	d, ok := m.dispatcher.(*dispatcher)
+	if !left || urgent || !ok {
+		return false
+	}
+	d.enqueue(m, false) // still scheduled: posts meanwhile schedule nothing
+	return true
 }
 
 // next takes the next message: a system message first; an urgent one,
