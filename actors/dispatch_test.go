@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conduitmcp/conduit/internal/testpeer"
+	"github.com/conduitmcp/conduit/transport"
 )
 
 // An idle worker takes the next activation: no new goroutine per
@@ -238,5 +239,18 @@ func TestTheConnectionYieldsToTheChildrenItStarted(t *testing.T) {
 			want = append(want, fmt.Sprint("child", i))
 		}
 		assert.Equal(t, want, order)
+	})
+}
+
+// A runtime's connection actor has the mailbox the dispatcher runs first;
+// the notification mailbox's producer makes one that queues in order.
+func TestTheConnectionsMailboxIsTheFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, server := transport.NewMemoryPair()
+		defer server.Close()
+		rt := Start(Config{Conn: client})
+		defer rt.Close()
+		assert.True(t, rt.m.conn.queue.first)
+		assert.False(t, newMsgQueue().(*msgQueue).first)
 	})
 }
