@@ -28,8 +28,10 @@ const workerIdle = time.Millisecond
 // run (twice the processors: as many, or one more, cost more CPU a request
 // in the burst benchmarks), or else queues the activation for the next
 // worker that finishes one; the connection actor's goes ahead of the
-// queue, since every request and every answer passes through it. A Receive that blocks (a slow audit hook) must
-// not hold up the connection's other actors for long: whenever activations
+// queue, since every request and every answer passes through it (but for
+// its yields to its children: msgQueue.yieldToChildren). A Receive that
+// blocks (a slow audit hook) must not hold up the connection's other
+// actors for long: whenever activations
 // have waited a whole workerIdle with none taken (every worker is stuck),
 // one more worker is started, past the bound, for each period that goes
 // so. Idle workers exit once a whole workerIdle has passed without an

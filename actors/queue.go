@@ -24,12 +24,14 @@ import (
 //
 // The connection actor's mailbox has one more lane, urgent, for its
 // children's replies and failures (PostUrgent), taken before its other
-// user messages; and the dispatcher runs its activations before those of
-// the children (first). Each of those messages ends a request: it frees
-// its slot, ends the pause of its call and sends its answer. Behind a
-// burst's frames, queued first, they held every child and every answer
-// until the last frame had started its child, and behind the children's
-// activations, the connection's own waited for each of them (decision 81).
+// user messages; the dispatcher runs its activations before those of the
+// children (first); and it takes connectionChunk messages at a time before
+// the children they started run (yieldToChildren). Each reply or failure
+// ends a request: it frees its slot, ends the pause of its call and sends
+// its answer. Behind a burst's frames, queued first, they held every child
+// and every answer until the last frame had started its child, and behind
+// the children's activations, the connection's own waited for each of
+// them (decision 81).
 type msgQueue struct {
 	mu        sync.Mutex
 	system    []any
