@@ -196,9 +196,10 @@ func TestDispatcherRunsTheConnectionsActivationFirst(t *testing.T) {
 	})
 }
 
-// The connection actor takes connectionChunk messages, then lets the
-// children they started run before it takes more; a reply posted
-// meanwhile is its first message when it runs again.
+// The connection actor starts connectionChunk children, then lets them
+// run before it takes more messages; a reply posted meanwhile is its first
+// message when it runs again. Messages that start no child are taken in
+// one go.
 func TestTheConnectionYieldsToTheChildrenItStarted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDispatcher()
@@ -211,12 +212,13 @@ func TestTheConnectionYieldsToTheChildrenItStarted(t *testing.T) {
 			order = append(order, m.(string))
 			var n int
 			if _, err := fmt.Sscanf(m.(string), "frame%d", &n); err == nil {
-				d.Schedule(func() {
+				d.Schedule(func() { // as request.start does
 					order = append(order, fmt.Sprint("child", n))
 					if n == 2 {
 						conn.PostUrgent("reply2")
 					}
 				})
+				conn.started++
 			}
 		}), d)
 		n := connectionChunk + 4
@@ -239,6 +241,18 @@ func TestTheConnectionYieldsToTheChildrenItStarted(t *testing.T) {
 			want = append(want, fmt.Sprint("child", i))
 		}
 		assert.Equal(t, want, order)
+
+		order, want = nil, nil
+		release := make(chan struct{})
+		d.Schedule(func() { <-release }) // the one worker is busy
+		for i := range n {
+			conn.PostUserMessage(fmt.Sprint("note", i))
+			want = append(want, fmt.Sprint("note", i))
+		}
+		d.Schedule(func() { order = append(order, "other") })
+		close(release)
+		synctest.Wait()
+		assert.Equal(t, append(want, "other"), order, "no child started: no yield")
 	})
 }
 

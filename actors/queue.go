@@ -25,8 +25,8 @@ import (
 // The connection actor's mailbox has one more lane, urgent, for its
 // children's replies and failures (PostUrgent), taken before its other
 // user messages; the dispatcher runs its activations before those of the
-// children (first); and it takes connectionChunk messages at a time before
-// the children they started run (yieldToChildren). Each reply or failure
+// children (first); and after it has started connectionChunk children it
+// lets them run before it takes more (yieldToChildren). Each reply or failure
 // ends a request: it frees its slot, ends the pause of its call and sends
 // its answer. Behind a burst's frames, queued first, they held every child
 // and every answer until the last frame had started its child, and behind
@@ -42,6 +42,10 @@ type msgQueue struct {
 	scheduled bool         // an activation is scheduled or running
 	suspended bool
 	first     bool // the connection actor's (set before any post, never changed)
+	// started counts the children the connection actor has started since
+	// it last yielded to them (request.start); its activation alone reads
+	// and writes it.
+	started int32
 
 	invoker    actor.MessageInvoker
 	dispatcher actor.Dispatcher
@@ -127,13 +131,14 @@ func (m *msgQueue) postedLocked() {
 // activate hands the actor its messages until there is none it may take.
 func (m *msgQueue) activate() {
 	throughput := m.dispatcher.Throughput()
+	m.started = 0
 	for i := 1; ; i++ {
 		msg, system, ok := m.next()
 		if !ok {
 			return
 		}
 		m.invoke(msg, system)
-		if m.first && i%connectionChunk == 0 && m.yieldToChildren() {
+		if m.started >= connectionChunk && m.yieldToChildren() {
 			return
 		}
 		if i%throughput == 0 {
@@ -142,8 +147,8 @@ func (m *msgQueue) activate() {
 	}
 }
 
-// connectionChunk is how many messages the connection actor takes in one
-// go before the children those messages started get to run.
+// connectionChunk is how many children the connection actor starts in
+// one go before they get to run.
 const connectionChunk = 16
 
 // yieldToChildren ends an activation of the connection actor that has
@@ -151,8 +156,10 @@ const connectionChunk = 16
 // activations queued meanwhile, the starts of the children it has just
 // made. Taking a whole burst's frames at once made a child of each before
 // any ran: every request's memory live at once, and the collector's work
-// with it (decision 81).
+// with it (decision 81). Messages that start no child (a flood of
+// notifications) are taken in one go, as before.
 func (m *msgQueue) yieldToChildren() bool {
+	m.started = 0
 	m.mu.Lock()
 	left := int(m.userHead) < len(m.user) || int(m.sysHead) < len(m.system)
 	urgent := m.urgent != nil && int(m.urgent.head) < len(m.urgent.q)

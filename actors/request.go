@@ -66,6 +66,7 @@ func (r *request) start(c *connection) {
 	r.conn = c
 	r.queue.init().RegisterHandlers(r, c.dispatch)
 	r.queue.PostUserMessage(startChild)
+	c.queue.started++
 }
 
 // post sends the child m; one that has ended drops it, as a stopped

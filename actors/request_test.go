@@ -86,6 +86,7 @@ func TestAChildsPanicIsAnsweredInternalError(t *testing.T) {
 		r.in.guard.Context.RequestID = id
 		c.running = map[messages.ID]*request{id: r}
 		r.start(c)
+		assert.EqualValues(t, 1, c.queue.started, "counted toward its connection's yield to its children")
 		synctest.Wait()
 		require.Len(t, got, 1)
 		failed, ok := got[0].(*childFailed)
