@@ -64,9 +64,9 @@ var startChild = &startInput{}
 // start runs r as a child of c, on c's dispatcher.
 func (r *request) start(c *connection) {
 	r.conn = c
+	c.queue.started++ // before it can run: the connection's activation alone touches it
 	r.queue.init().RegisterHandlers(r, c.dispatch)
 	r.queue.PostUserMessage(startChild)
-	c.queue.started++
 }
 
 // post sends the child m; one that has ended drops it, as a stopped

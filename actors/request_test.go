@@ -86,7 +86,6 @@ func TestAChildsPanicIsAnsweredInternalError(t *testing.T) {
 		r.in.guard.Context.RequestID = id
 		c.running = map[messages.ID]*request{id: r}
 		r.start(c)
-		assert.EqualValues(t, 1, c.queue.started, "counted toward its connection's yield to its children")
 		synctest.Wait()
 		require.Len(t, got, 1)
 		failed, ok := got[0].(*childFailed)
@@ -182,5 +181,25 @@ func TestAChildsReplyGoesAheadOfQueuedFrames(t *testing.T) {
 		assert.Same(t, &replied.replied, got[0])
 		assert.IsType(t, &childFailed{}, got[1])
 		assert.Same(t, frame, got[2])
+	})
+}
+
+// A child's start counts toward its connection's yield to its children
+// (msgQueue.yieldToChildren), before the child can run.
+func TestAChildsStartCountsTowardItsConnectionsYield(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &connection{dispatch: newDispatcher()}
+		defer c.dispatch.close()
+		c.dispatch.max = 1
+		var got []any
+		c.queue.init().RegisterHandlers(invokerFunc(func(m any) { got = append(got, m) }), c.dispatch)
+		release := make(chan struct{})
+		c.dispatch.Schedule(func() { <-release }) // the child waits for the one worker
+		(&request{}).start(c)
+		(&request{}).start(c)
+		assert.EqualValues(t, 2, c.queue.started)
+		close(release)
+		synctest.Wait() // both fail (no pipeline), and the connection hears it
+		assert.Len(t, got, 2)
 	})
 }
