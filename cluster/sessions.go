@@ -322,32 +322,40 @@ func (s *Servers) Tunnel(w http.ResponseWriter, r *http.Request, member string) 
 	rc := http.NewResponseController(w)
 	var head http.Header // the holder's, once it came
 	var next int64
+	// take hands on one of the holder's messages; it reports the exchange
+	// over.
+	take := func(f framed) bool {
+		if f.msg.Seq != next {
+			// The remote delivers in order; a gap is a bug, said rather
+			// than streamed on.
+			s.m.logger.Error("cluster: a session exchange's answer came out of order; cut", "member", member, "want", next, "got", f.msg.Seq)
+			cancelThere()
+			return true
+		}
+		next++
+		switch f.typeName {
+		case typeSessionHead:
+			head = f.msg.Header
+			for k, v := range head {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(f.msg.Status)
+		case typeSessionChunk:
+			_, _ = w.Write(f.body)
+			_ = rc.Flush()
+		case typeSessionEnd:
+			t.completed.Add(1)
+			if f.msg.Error != "" && head == nil {
+				http.Error(w, f.msg.Error, http.StatusBadGateway)
+			}
+			return true
+		}
+		return false
+	}
 	for {
 		select {
 		case f := <-ex.ch:
-			if f.msg.Seq != next {
-				// The remote delivers in order; a gap is a bug, said
-				// rather than streamed on.
-				s.m.logger.Error("cluster: a session exchange's answer came out of order; cut", "member", member, "want", next, "got", f.msg.Seq)
-				cancelThere()
-				return
-			}
-			next++
-			switch f.typeName {
-			case typeSessionHead:
-				head = f.msg.Header
-				for k, v := range head {
-					w.Header()[k] = v
-				}
-				w.WriteHeader(f.msg.Status)
-			case typeSessionChunk:
-				_, _ = w.Write(f.body)
-				_ = rc.Flush()
-			case typeSessionEnd:
-				t.completed.Add(1)
-				if f.msg.Error != "" && head == nil {
-					http.Error(w, f.msg.Error, http.StatusBadGateway)
-				}
+			if take(f) {
 				return
 			}
 		case <-ex.overflow:
@@ -356,6 +364,19 @@ func (s *Servers) Tunnel(w http.ResponseWriter, r *http.Request, member string) 
 			cancelThere()
 			return
 		case lm := <-p.lost:
+			// What the holder sent before it was lost goes first (select
+			// picks at random among ready cases): its head, so that the
+			// error goes on the stream it began, or its whole answer.
+			for drained := false; !drained; {
+				select {
+				case f := <-ex.ch:
+					if take(f) {
+						return
+					}
+				default:
+					drained = true
+				}
+			}
 			t.lost.Add(1)
 			failLost(w, head, body, fmt.Sprintf("cluster member %s holding the downstream session was lost with the request in flight: %s", lm.member, lm.why))
 			return
