@@ -82,9 +82,14 @@ type Member struct {
 
 	servers  atomic.Pointer[Servers] // its gateway's view, once made
 	tunnels  *tunnels                // the legacy session exchanges through and on it (sessions.go)
-	draining atomic.Bool             // Drain began: the health endpoint answers 503
-	drainLog drainLog                // the grain requests that reached it since Drain began
-	busy     atomic.Int64            // grain requests in flight on this member
+	draining atomic.Bool             // Drain began
+	// leaving: the other members have heard of the drain (or had a second
+	// to), so the health endpoint answers 503. Not before: a member that
+	// dropped this one at its poll before the notice came would fail the
+	// requests in flight here instead of waiting for their answers.
+	leaving  atomic.Bool
+	drainLog drainLog     // the grain requests that reached it since Drain began
+	busy     atomic.Int64 // grain requests in flight on this member
 	// Cut counts requests in flight on a grain that stopped here which
 	// were still running when Drain's bound passed: their server stopped.
 	Cut atomic.Int64
@@ -151,9 +156,10 @@ func Join(cfg host.Config, opts Options) (m *Member, err error) {
 	health.Logger.SetOutput(io.Discard)
 	node := automanaged.NewNode(opts.Name, m.system.ID, hostName, port, opts.HealthPort, []string{Kind})
 	health.GET("/_health", func(c echo.Context) error {
-		if m.draining.Load() {
-			// Draining: every member, this one too, drops it at its
-			// next poll and places its grains elsewhere.
+		if m.leaving.Load() {
+			// Draining, and the others know it: every member, this one
+			// too, drops it at its next poll and places its grains
+			// elsewhere.
 			return c.JSON(http.StatusServiceUnavailable, map[string]string{"draining": m.system.ID})
 		}
 		return c.JSON(http.StatusOK, node)
@@ -304,7 +310,7 @@ func (m *Member) othersStay() bool {
 
 // Drain hands this member's grains over before it leaves: it tells the
 // other members that it drains (so that they wait for its answers, rather
-// than fail them, when the provider drops it), stops answering the
+// than fail them, when the provider drops it), then stops answering the
 // provider's health checks (so that every member, this one too, places its
 // grains elsewhere from its next poll on: a grain that stops here finishes
 // its requests in flight, Options.Drain at most), and waits until no
@@ -327,6 +333,7 @@ func (m *Member) Drain(ctx context.Context) int64 {
 	m.event(Event{Kind: EventDraining, Member: m.Address(), ID: m.ID(), Members: m.c.MemberList.Members().Len()})
 	data, _ := json.Marshal(drainingNotice{Member: m.Address(), UntilMS: until.UnixMilli()})
 	m.tellOthers(typeDraining, func(string) []byte { return data })
+	m.leaving.Store(true)
 	// Wait for the topology without this member (its own poll sees the
 	// 503 as the others' do), then a refresh more for the others'.
 	tick := time.NewTicker(20 * time.Millisecond)
