@@ -161,15 +161,8 @@ func TestAFailedChildAbandonsItsHandler(t *testing.T) {
 // its answer), which behind a burst's frames would wait for all of them.
 func TestAChildsReplyGoesAheadOfQueuedFrames(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &connection{dispatch: newDispatcher()}
+		c, got, release := heldConnection()
 		defer c.dispatch.close()
-		c.dispatch.max = 1
-		var got []any
-		q := c.queue.init()
-		q.first = true // as connProps makes it
-		q.RegisterHandlers(invokerFunc(func(m any) { got = append(got, m) }), c.dispatch)
-		release := make(chan struct{})
-		c.dispatch.Schedule(func() { <-release }) // the one worker is busy
 		frame := &inbound{}
 		c.queue.PostUserMessage(frame)
 		replied, failed := &request{conn: c}, &request{conn: c}
@@ -177,10 +170,10 @@ func TestAChildsReplyGoesAheadOfQueuedFrames(t *testing.T) {
 		failed.EscalateFailure("boom", nil)
 		close(release)
 		synctest.Wait()
-		require.Len(t, got, 3)
-		assert.Same(t, &replied.replied, got[0])
-		assert.IsType(t, &childFailed{}, got[1])
-		assert.Same(t, frame, got[2])
+		require.Len(t, *got, 3)
+		assert.Same(t, &replied.replied, (*got)[0])
+		assert.IsType(t, &childFailed{}, (*got)[1])
+		assert.Same(t, frame, (*got)[2])
 	})
 }
 
@@ -188,18 +181,28 @@ func TestAChildsReplyGoesAheadOfQueuedFrames(t *testing.T) {
 // (msgQueue.yieldToChildren), before the child can run.
 func TestAChildsStartCountsTowardItsConnectionsYield(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &connection{dispatch: newDispatcher()}
+		c, got, release := heldConnection() // the children wait for the one worker
 		defer c.dispatch.close()
-		c.dispatch.max = 1
-		var got []any
-		c.queue.init().RegisterHandlers(invokerFunc(func(m any) { got = append(got, m) }), c.dispatch)
-		release := make(chan struct{})
-		c.dispatch.Schedule(func() { <-release }) // the child waits for the one worker
 		(&request{}).start(c)
 		(&request{}).start(c)
 		assert.EqualValues(t, 2, c.queue.started)
 		close(release)
 		synctest.Wait() // both fail (no pipeline), and the connection hears it
-		assert.Len(t, got, 2)
+		assert.Len(t, *got, 2)
 	})
+}
+
+// heldConnection is a connection whose mailbox records what it is handed
+// (first, as connProps makes it), on a dispatcher of one worker held busy
+// until release is closed. Call it inside a synctest bubble.
+func heldConnection() (c *connection, got *[]any, release chan struct{}) {
+	c = &connection{dispatch: newDispatcher()}
+	c.dispatch.max = 1
+	got = new([]any)
+	q := c.queue.init()
+	q.first = true
+	q.RegisterHandlers(invokerFunc(func(m any) { *got = append(*got, m) }), c.dispatch)
+	release = make(chan struct{})
+	c.dispatch.Schedule(func() { <-release })
+	return c, got, release
 }
