@@ -26,12 +26,12 @@ import (
 // children's replies and failures (PostUrgent), taken before its other
 // user messages; the dispatcher runs its activations before those of the
 // children (first); and after it has started connectionChunk children it
-// lets them run before it takes more (yieldToChildren). Each reply or failure
-// ends a request: it frees its slot, ends the pause of its call and sends
-// its answer. Behind a burst's frames, queued first, they held every child
-// and every answer until the last frame had started its child, and behind
-// the children's activations, the connection's own waited for each of
-// them (decision 81).
+// lets them run before it takes more (yieldToChildren). Each reply or
+// failure ends a request: it frees its slot, ends the pause of its call
+// and sends its answer. Behind a burst's frames, queued first, they held
+// every child and every answer until the last frame had started its
+// child, and behind the children's activations, the connection's own
+// waited for each of them (decision 81).
 type msgQueue struct {
 	mu        sync.Mutex
 	system    []any
