@@ -142,6 +142,18 @@ func (m *clusterMember) beforeReady() []string {
 	return append([]string(nil), m.before...)
 }
 
+// logAfterReadyOnFailure logs what each member wrote after its ready line
+// when t fails: what a failure on a loaded CI machine needs to be read.
+func logAfterReadyOnFailure(t *testing.T, members []*clusterMember) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, m := range members {
+				t.Logf("member %s after its ready line: %q", m.remote, m.after())
+			}
+		}
+	})
+}
+
 // after is what the member wrote on stderr after its ready line.
 func (m *clusterMember) after() []string {
 	m.mu.Lock()
@@ -469,13 +481,7 @@ func TestGatewayClusterRestartsALostMembersServerAtOnce(t *testing.T) {
 	cfg := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers":{"s":{"command":%q,"env":{%q:"1","CONDUIT_CLUSTER_MARK":%q,"CONDUIT_CLUSTER_MARK_START":"1"}}}}`, os.Args[0], clusterServerEnv, fifo))
 	const refresh = 6 * time.Second
 	members := startCluster(t, 3, cfg, "--cluster-refresh", refresh.String())
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, m := range members {
-				t.Logf("member %s after its ready line: %q", m.remote, m.after())
-			}
-		}
-	})
+	logAfterReadyOnFailure(t, members)
 
 	// The server's process now (the first rounds may have started one on
 	// a member before the others joined): a call through one member.

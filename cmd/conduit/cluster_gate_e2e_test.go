@@ -124,13 +124,7 @@ func askCluster(t *testing.T, ctx context.Context, n int) ([]*clusterMember, *bu
 	fifo, marks := markFIFO(t)
 	cfg := writeFile(t, "mcp.json", fmt.Sprintf(`{"mcpServers":{"s":{"command":%q,"env":{%q:"1","CONDUIT_CLUSTER_MARK":%q}}}}`, os.Args[0], clusterAskServerEnv, fifo))
 	members := startCluster(t, n, cfg, "-v")
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, m := range members {
-				t.Logf("member %s after its ready line: %q", m.remote, m.after())
-			}
-		}
-	})
+	logAfterReadyOnFailure(t, members)
 	cs := connectMCP(t, ctx, members[0].url)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "s__work"})
 	require.NoError(t, err)
